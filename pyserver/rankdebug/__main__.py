@@ -1,0 +1,3 @@
+from rankdebug.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,34 @@
+"""The ``rankdebug`` command: one sub-command per verb, each in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# verb -> module providing add_arguments(parser) and run(args) -> int.
+# Imported lazily so `rankdebug plan` does not pay for the server or the runtime.
+_VERBS: dict[str, tuple[str, str]] = {
+    "plan": ("rankdebug.cli_plan", "print the launch plan of a training command"),
+    "launch": ("rankdebug.supervise.cli", "run a job with chosen ranks under the debugger"),
+    "server": ("rankdebug.server", "start the language server on stdio"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="rankdebug", description=__doc__)
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb, (_module, helptext) in _VERBS.items():
+        sub.add_parser(verb, help=helptext, add_help=False)
+    if not args or args[0] not in _VERBS:
+        parser.parse_args(args)  # prints usage / errors with exit status 2
+        parser.print_help()
+        return 2
+    module = importlib.import_module(_VERBS[args[0]][0])
+    verb_parser = argparse.ArgumentParser(prog=f"rankdebug {args[0]}")
+    module.add_arguments(verb_parser)
+    ns = verb_parser.parse_args(args[1:])
+    result: int = module.run(ns)
+    return result
