@@ -1,0 +1,43 @@
+NUM_NODES=4
+NGPU_PER_NODE=8
+MODEL_FILE="../../ckpt/bert-large-uncased-whole-word-masking-pytorch_model.bin"
+ORIGIN_CONFIG_FILE="../../ckpt/bert-large-uncased-whole-word-masking-config.json"
+SQUAD_DIR="../../data"
+OUTPUT_DIR=$1
+LR=3e-5
+SEED=$RANDOM
+MASTER_PORT=12345
+DROPOUT=0.1
+
+sudo rm -rf ${OUTPUT_DIR}
+
+NGPU=$((NGPU_PER_NODE*NUM_NODES))
+EFFECTIVE_BATCH_SIZE=96
+MAX_GPU_BATCH_SIZE=3
+PER_GPU_BATCH_SIZE=$((EFFECTIVE_BATCH_SIZE/NGPU))
+if [[ $PER_GPU_BATCH_SIZE -lt $MAX_GPU_BATCH_SIZE ]]; then
+       GRAD_ACCUM_STEPS=1
+else
+       GRAD_ACCUM_STEPS=$((PER_GPU_BATCH_SIZE/MAX_GPU_BATCH_SIZE))
+fi
+JOB_NAME="onebit_deepspeed_${NGPU}GPUs_${EFFECTIVE_BATCH_SIZE}batch_size"
+config_json=deepspeed_onebitadam_bsz96_config.json
+
+mpirun -np $NGPU -npernode $NGPU_PER_NODE -hostfile hostfiles/mpi_hostfile -x UCX_TLS=tcp --mca btl ^openib --mca btl_tcp_if_include eth0 -x NCCL_TREE_THRESHOLD=0 -x NCCL_IB_DISABLE=1 python ../../nvidia_run_squad_deepspeed.py \
+--bert_model bert-large-uncased \
+--do_train \
+--train_file $SQUAD_DIR/train-v1.1.json \
+--train_batch_size $PER_GPU_BATCH_SIZE \
+--learning_rate ${LR} \
+--output_dir $OUTPUT_DIR \
+--job_name ${JOB_NAME} \
+--gradient_accumulation_steps ${GRAD_ACCUM_STEPS} \
+--fp16 \
+--deepspeed \
+--deepspeed_mpi \
+--deepspeed_config ${config_json} \
+--dropout ${DROPOUT} \
+--model_file $MODEL_FILE \
+--seed ${SEED} \
+--ckpt_type HF \
+--origin_bert_config_file ${ORIGIN_CONFIG_FILE} \

@@ -1,0 +1,3 @@
+#!/bin/bash
+# single machine, every GPU the machine has
+deepspeed train.py --deepspeed --deepspeed_config ds_config.json

@@ -1,0 +1,2 @@
+#!/bin/bash
+msrun --log_dir=msrun_log --join=True train.py --epochs 1
