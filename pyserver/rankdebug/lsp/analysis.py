@@ -1,0 +1,165 @@
+"""One version of one document → its launch commands, lenses and diagnostics.
+
+:func:`analyze` is pure (no server, no event loop): it runs in a worker thread on a
+:class:`Snapshot`, so a large document never blocks the server. Everything positional
+is converted to the client's units here, once per version.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types
+from pygls.workspace import PositionCodec
+
+from rankdebug.command import CommandError, Diagnostic, LaunchPlan, plan_all
+from rankdebug.command.words import Span
+from rankdebug.lsp import actions, checks, lenses
+from rankdebug.lsp.positions import Converter, Lines
+from rankdebug.lsp.settings import Settings
+
+SOURCE = "rankdebug"
+# "This value is not known here": not a mistake, shown as the unknownValues setting says.
+UNKNOWN_CODES = frozenset({"unknown-value", "unknown-command"})
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the worker needs, copied on the event loop: nothing here changes under it."""
+
+    uri: str
+    seq: int  # the server's own count of changes to this document
+    version: int | None
+    text: str
+    path: str | None
+    language: str  # "shell" or "markdown"
+    settings: Settings
+    codec: PositionCodec
+
+
+@dataclass
+class Command:
+    """One launch command of the document."""
+
+    plan: LaunchPlan
+    range: types.Range
+
+
+@dataclass
+class Analysis:
+    snapshot: Snapshot
+    converter: Converter
+    commands: list[Command] = field(default_factory=list)
+    diagnostics: list[types.Diagnostic] = field(default_factory=list)
+    lenses: list[types.CodeLens] = field(default_factory=list)
+    # An unexpected failure (a bug), for the log; the document then shows nothing.
+    failure: str | None = None
+    seconds: float = 0.0
+
+    def command_at(self, row: int) -> Command | None:
+        """The innermost command whose lines include ``row``."""
+        best: Command | None = None
+        for cmd in self.commands:
+            span = cmd.plan.span
+            if span.start_line <= row <= span.end_line and (
+                best is None or span.start_line >= best.plan.span.start_line
+            ):
+                best = cmd
+        return best
+
+
+def analyze(snap: Snapshot) -> Analysis:
+    """Plan every launch command of the snapshot and check them."""
+    started = time.perf_counter()
+    lines = Lines(snap.text)
+    conv = Converter(lines, snap.codec)
+    out = Analysis(snap, conv)
+    settings = snap.settings
+    try:
+        if not settings.enable:
+            return out
+        if len(snap.text) > settings.max_document_bytes or (
+            len(snap.text) * 4 > settings.max_document_bytes
+            and len(snap.text.encode("utf-8", "surrogatepass")) > settings.max_document_bytes
+        ):
+            size = settings.max_document_bytes >> 20
+            out.diagnostics.append(_lsp(conv, Diagnostic(
+                f"the document is larger than {size} MB; launch commands are not read",
+                Span.point(0, 0), "info", "too-large"), settings))
+            return out
+        try:
+            plans, doc_diags = plan_all(
+                snap.text,
+                path=snap.path,
+                language=snap.language,
+                caller_env=settings.caller_env(),
+                cwd=settings.resolve_cwd(snap.path),
+            )
+        except CommandError as exc:
+            row = max((exc.line or 1) - 1, 0)
+            col = max((exc.column or 1) - 1, 0)
+            if settings.diagnostics:
+                out.diagnostics.append(_lsp(conv, Diagnostic(
+                    exc.message, Span(row, col, row, col + 1), "error", "unreadable"),
+                    settings))
+            return out
+        findings = checks.run_checks(plans, lines, snap.path)
+        for plan in plans:
+            out.commands.append(Command(plan, conv.range(plan.span)))
+            if settings.code_lens:
+                start = conv.position(plan.span.start_line, plan.span.start_col)
+                out.lenses.extend(lenses.lenses_for(snap.uri, plan, start))
+        if settings.diagnostics:
+            found: list[Diagnostic] = list(doc_diags)
+            for plan in plans:
+                found.extend(d for d in plan.diagnostics if id(d) not in findings.superseded)
+            found.extend(findings.diagnostics)
+            out.diagnostics = _convert_all(conv, found, settings)
+    except Exception:  # a bug: keep the server up, say so in the log
+        out.failure = traceback.format_exc()
+        out.commands, out.lenses, out.diagnostics = [], [], []
+    finally:
+        out.seconds = time.perf_counter() - started
+    return out
+
+
+def _convert_all(conv: Converter, found: Sequence[Diagnostic],
+                 settings: Settings) -> list[types.Diagnostic]:
+    seen: set[tuple[Span, str]] = set()
+    result: list[types.Diagnostic] = []
+    for d in found:
+        key = (d.span, d.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        if d.code in UNKNOWN_CODES and settings.unknown_values == "off":
+            continue
+        result.append(_lsp(conv, d, settings))
+    return result
+
+
+def _lsp(conv: Converter, d: Diagnostic, settings: Settings) -> types.Diagnostic:
+    level: str = d.severity
+    if d.code in UNKNOWN_CODES and settings.unknown_values != "off":
+        level = settings.unknown_values
+    data: dict[str, Any] | None = None
+    if d.fix is not None:
+        data = {"fix": d.fix, "title": actions.fix_title(d.code, d.fix)}
+    return types.Diagnostic(
+        range=conv.range(d.span),
+        message=d.message,
+        severity=_SEVERITY.get(level, types.DiagnosticSeverity.Warning),
+        code=d.code,
+        source=SOURCE,
+        data=data,
+    )
