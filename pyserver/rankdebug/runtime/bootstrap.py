@@ -1,0 +1,275 @@
+"""The in-rank bootstrap: copied as ``sitecustomize.py`` into a folder on the job's PYTHONPATH.
+
+It runs at the start of every Python process of a debugged job and decides, from the
+environment alone, whether this process is a rank, and whether it is a chosen one:
+
+1. no ``RANKDEBUG_JOB``, or a process started by a rank (DataLoader worker, spawned helper,
+   subprocess: ``RANKDEBUG_ACTED`` names another pid), or no rank variable (the launcher's
+   own agent): do nothing but chain to the sitecustomize it shadows;
+2. any rank: install the collective-timeout guard (an import hook that patches
+   ``torch.distributed`` when the script imports it; torch itself is not imported here);
+3. a chosen rank only: import ``rankdebug.runtime.debug``, which starts debugpy.
+
+Unchosen ranks import nothing: this file uses only modules every interpreter has loaded
+before ``site`` runs (``sys``, ``os`` and the frozen import machinery).
+Pure Python, 3.9 and later.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no `typing` import at run time: unchosen ranks import nothing
+    from collections.abc import Callable, MutableMapping
+    from typing import Any
+
+# Rank variables, per launcher family: "RANK/LOCAL_RANK/WORLD_SIZE" triples, tried in order.
+# The supervisor narrows them with RANKDEBUG_RANKVARS so a launcher's agent is never taken
+# for a rank (under srun, torchrun's agent has SLURM_PROCID but no RANK).
+DEFAULT_RANKVARS = (
+    "RANK/LOCAL_RANK/WORLD_SIZE,"
+    "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_LOCAL_RANK/OMPI_COMM_WORLD_SIZE,"
+    "PMIX_RANK/MPI_LOCALRANKID/PMI_SIZE,"
+    "PMI_RANK/MPI_LOCALRANKID/PMI_SIZE"
+)
+
+_ACTED = "RANKDEBUG_ACTED"
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    return None
+
+
+def detect_rank(env: MutableMapping[str, str]) -> tuple[int, int | None, int | None] | None:
+    """(rank, local_rank, world_size) of this process from the launcher's variables, or None.
+
+    ``RANKDEBUG_RANKVARS`` lists ``RANK/LOCAL/SIZE`` triples; a triple whose rank name is
+    ``=N`` means "rank N when nothing else says" (plain ``python`` runs are rank 0).
+    """
+    spec = env.get("RANKDEBUG_RANKVARS") or DEFAULT_RANKVARS
+    for triple in spec.split(","):
+        names = [*triple.split("/"), "", ""][:3]
+        if names[0].startswith("="):
+            fixed = _int(names[0][1:])
+            if fixed is not None:
+                return fixed, fixed, None
+            continue
+        rank = _int(env.get(names[0]))
+        if rank is None:
+            continue
+        local = _int(env.get(names[1])) if names[1] else None
+        world = _int(env.get(names[2])) if names[2] else None
+        return rank, local, world
+    return None
+
+
+def rank_chosen(spec: str, rank: int, local_rank: int | None) -> bool:
+    """Whether ``rank`` is picked by ``spec``: ``all``, ``N``, ``A-B``, ``localN``, comma-joined."""
+    for raw in spec.split(","):
+        item = raw.strip().lower()
+        if not item:
+            continue
+        if item == "all":
+            return True
+        if item.startswith("local"):
+            want = _int(item[5:])
+            if want is not None and local_rank == want:
+                return True
+            continue
+        if "-" in item:
+            lo_text, _, hi_text = item.partition("-")
+            lo, hi = _int(lo_text), _int(hi_text)
+            if lo is not None and hi is not None and lo <= rank <= hi:
+                return True
+            continue
+        if _int(item) == rank:
+            return True
+    return False
+
+
+# --- collective-timeout guard ----------------------------------------------------------
+
+_C10D = "torch.distributed.distributed_c10d"
+# Functions of distributed_c10d that take a ``timeout`` argument that bounds collectives.
+_TIMEOUT_FUNCS = (
+    "init_process_group",
+    "new_group",
+    "_new_group_with_tag",
+    "new_subgroups",
+    "new_subgroups_by_enumeration",
+    "split_group",
+    "monitored_barrier",
+    "_set_pg_timeout",
+)
+
+
+class GuardFinder:
+    """A meta-path finder that waits for torch's c10d module and raises its timeouts.
+
+    It finds nothing itself: for ``torch.distributed.distributed_c10d`` it asks the other
+    finders, and wraps the found loader's ``exec_module`` so the module is patched the moment
+    it has run, before ``torch.distributed`` copies its functions.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != _C10D:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                break
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+        seconds = self.seconds
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            patch_c10d(module, seconds)
+
+        try:  # noqa: SIM105 (contextlib is not loaded yet: unchosen ranks import nothing)
+            loader.exec_module = exec_module
+        except (AttributeError, TypeError):
+            pass  # a loader that refuses attributes: no guard
+        return spec
+
+
+def patch_c10d(module: Any, seconds: float) -> None:
+    """Raise every process-group timeout of torch's c10d module to at least ``seconds``."""
+    import datetime
+    import functools
+    import inspect
+
+    floor = datetime.timedelta(seconds=seconds)
+
+    def raised(value: Any) -> Any:
+        if value is None:
+            return floor
+        if isinstance(value, datetime.timedelta) and value < floor:
+            return floor
+        return value
+
+    default = getattr(module, "_get_default_timeout", None)
+    if callable(default) and not getattr(default, "__rankdebug_guard__", False):
+        module._get_default_timeout = _wrap_result(default, raised, functools)
+
+    for name in _TIMEOUT_FUNCS:
+        fn = getattr(module, name, None)
+        if not callable(fn) or getattr(fn, "__rankdebug_guard__", False):
+            continue
+        try:
+            params = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            continue
+        if "timeout" in params:
+            setattr(module, name, _wrap_timeout(fn, params.index("timeout"), raised, functools))
+
+
+def _wrap_result(fn: Callable[..., Any], raised: Callable[[Any], Any], functools: Any) -> Any:
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        return raised(fn(*args, **kwargs))
+
+    guarded = functools.wraps(fn)(guarded)
+    guarded.__rankdebug_guard__ = True  # type: ignore[attr-defined]
+    return guarded
+
+
+def _wrap_timeout(
+    fn: Callable[..., Any], index: int, raised: Callable[[Any], Any], functools: Any
+) -> Any:
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > index:
+            args = (*args[:index], raised(args[index]), *args[index + 1 :])
+        else:
+            kwargs["timeout"] = raised(kwargs.get("timeout"))
+        return fn(*args, **kwargs)
+
+    guarded = functools.wraps(fn)(guarded)
+    guarded.__rankdebug_guard__ = True  # type: ignore[attr-defined]
+    return guarded
+
+
+def install_guard(seconds: float) -> None:
+    """Arm the guard: patch c10d when it loads, or now if it already has."""
+    module = sys.modules.get(_C10D)
+    if module is not None:
+        patch_c10d(module, seconds)
+        return
+    if not any(isinstance(f, GuardFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, GuardFinder(seconds))
+
+
+# --- chaining -------------------------------------------------------------------------
+
+
+def chain_sitecustomize(here: str) -> None:
+    """Run the ``sitecustomize`` this file shadows (the next one on sys.path), if any."""
+    bootstrap = sys.modules.get("_frozen_importlib")
+    external = sys.modules.get("_frozen_importlib_external")
+    if bootstrap is None or external is None:
+        return
+    rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    spec = external.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    module = bootstrap.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # what site.py would do with a broken sitecustomize
+        sys.stderr.write(f"Error in sitecustomize; set PYTHONVERBOSE for traceback:\n{exc!r}\n")
+
+
+# --- entry ----------------------------------------------------------------------------
+
+
+def act(env: MutableMapping[str, str]) -> None:
+    """Everything the bootstrap does in one process (see the module docstring)."""
+    if not env.get("RANKDEBUG_JOB"):
+        return
+    acted = env.get(_ACTED)
+    if acted and acted != str(os.getpid()):
+        return  # started by a rank: its parent already acted
+    found = detect_rank(env)
+    if found is None:
+        return  # the launcher's own process
+    rank, local_rank, world_size = found
+    env[_ACTED] = str(os.getpid())
+    try:
+        seconds = float(env.get("RANKDEBUG_TIMEOUT", "86400") or "0")
+    except ValueError:
+        seconds = 86400.0
+    if seconds > 0:
+        install_guard(seconds)
+    if not rank_chosen(env.get("RANKDEBUG_RANKS", ""), rank, local_rank):
+        return
+    try:
+        from rankdebug.runtime import debug
+    except ImportError as exc:
+        sys.stderr.write(f"rankdebug: rank {rank}: cannot start the debugger: {exc}\n")
+        return
+    debug.start(rank, local_rank, world_size)
+
+
+if __name__ == "sitecustomize":
+    try:
+        act(os.environ)
+    finally:
+        chain_sitecustomize(os.path.dirname(os.path.abspath(__file__)))

@@ -1,0 +1,221 @@
+"""The debugger in a chosen rank: debugpy on loopback, reported to the supervisor.
+
+Imported by the bootstrap in chosen ranks only. Reads its settings from the environment
+``rankdebug launch`` sets:
+
+    RANKDEBUG_JOB        job id (registry folder name)
+    RANKDEBUG_CTL        the supervisor's control socket (AF_UNIX); absent: write the registry
+    RANKDEBUG_HOST       address to listen on (127.0.0.1)
+    RANKDEBUG_PORTS      "rank:port,..." ports the supervisor reserved
+    RANKDEBUG_BASE_PORT  port of rank 0 for ranks not in RANKDEBUG_PORTS (0: any free port)
+    RANKDEBUG_WAIT       "1": wait for a client before the script runs on
+    RANKDEBUG_DEBUGPY    a folder holding (a link to) the ``debugpy`` package
+    RANKDEBUG_BREAKS     JSON [[file, line], ...]: breakpoints known at start (fast path)
+    RANKDEBUG_ATTACH     "start" (listen before the script runs) or "hit" (at the first
+                         breakpoint hit, through hit-hooks; see ``hithook``)
+
+Pure Python, 3.9 and later; imports debugpy only when it is about to listen.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import socket
+import sys
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
+
+
+class _State:
+    rank = 0
+    local_rank: int | None = None
+    world_size: int | None = None
+    listening: tuple[str, int] | None = None
+    attached = False
+    ctl: socket.socket | None = None
+    lock = threading.Lock()
+    pid = 0
+
+
+state = _State()
+
+
+def _env(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def send(event: str, **fields: Any) -> None:
+    """Report to the supervisor (a JSON line on its control socket) and the registry."""
+    fields.update(event=event, rank=state.rank, pid=os.getpid())
+    if state.ctl is not None:
+        data = (json.dumps(fields) + "\n").encode()
+        with state.lock:
+            try:
+                state.ctl.sendall(data)
+            except OSError:
+                state.ctl = None
+        return
+    job = _env("RANKDEBUG_JOB")
+    if not job:
+        return
+    from rankdebug.runtime import registry
+
+    entry = {k: v for k, v in fields.items() if k != "event"}
+    entry["state"] = {"started": "running", "exit": "exited"}.get(event, event)
+    with contextlib.suppress(OSError, registry.RegistryError):
+        registry.update_rank(job, state.rank, **entry)
+
+
+def _connect_ctl() -> None:
+    path = _env("RANKDEBUG_CTL")
+    if not path:
+        return
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return
+    state.ctl = sock
+
+
+def _port_for(rank: int) -> int:
+    for item in _env("RANKDEBUG_PORTS").split(","):
+        r, _, p = item.partition(":")
+        if r.strip() == str(rank) and p.strip().isdigit():
+            return int(p)
+    base = _env("RANKDEBUG_BASE_PORT", "0")
+    return int(base) + rank if base.isdigit() and int(base) > 0 else 0
+
+
+def _import_debugpy() -> Any:
+    # Frozen stdlib modules are fine for us: do not warn about them in every rank.
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    where = _env("RANKDEBUG_DEBUGPY")
+    if where and where not in sys.path:
+        sys.path.insert(0, where)
+    try:
+        import debugpy
+    finally:
+        if where in sys.path:
+            sys.path.remove(where)
+    return debugpy
+
+
+def listen() -> tuple[str, int]:
+    """Start debugpy's adapter on this rank's port (any free one if that is taken)."""
+    if state.listening is not None:
+        return state.listening
+    debugpy = _import_debugpy()
+    # One debugger per rank: DataLoader workers and other children run without one.
+    debugpy.configure(subProcess=False)
+    host = _env("RANKDEBUG_HOST", "127.0.0.1") or "127.0.0.1"
+    port = _port_for(state.rank)
+    try:
+        got = debugpy.listen((host, port))
+    except RuntimeError:
+        if port == 0:
+            raise
+        got = debugpy.listen((host, 0))  # the reserved port was taken meanwhile
+    state.listening = (str(got[0]), int(got[1]))
+    send("listening", host=state.listening[0], port=state.listening[1],
+         local_rank=state.local_rank, world_size=state.world_size)
+    return state.listening
+
+
+def wait_for_client() -> None:
+    """Block until a client has attached and finished configuring (breakpoints set)."""
+    import debugpy
+
+    if not debugpy.is_client_connected():
+        debugpy.wait_for_client()
+    if not state.attached:
+        state.attached = True
+        send("attached")
+
+
+def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
+    """Called by the bootstrap in a chosen rank before the user's script runs."""
+    state.rank, state.local_rank, state.world_size = rank, local_rank, world_size
+    state.pid = os.getpid()
+    _connect_ctl()
+    send("started", local_rank=local_rank, world_size=world_size,
+         argv=list(sys.argv), cwd=os.getcwd())
+    atexit.register(_at_exit)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+    threading_atexit = getattr(threading, "_register_atexit", None)
+    if threading_atexit is not None:
+        threading_atexit(_before_thread_join)
+
+    breaks = _breaks()
+    if _env("RANKDEBUG_ATTACH", "start") == "hit" and breaks:
+        from rankdebug.runtime import hithook
+
+        if hithook.install(breaks, on_hit):
+            return
+    listen()
+    if _env("RANKDEBUG_WAIT", "1") == "1":
+        wait_for_client()
+
+
+def _breaks() -> list[tuple[str, int]]:
+    text = _env("RANKDEBUG_BREAKS")
+    if not text:
+        return []
+    try:
+        data = json.loads(text)
+        return [(str(f), int(n)) for f, n in data]
+    except (ValueError, TypeError):
+        return []
+
+
+def on_hit(frame: FrameType) -> None:
+    """First hit of a planted breakpoint: attach the full debugger, then let it trace
+    ``frame`` so the breakpoint on the next line stops there with reason "breakpoint"."""
+    listen()
+    wait_for_client()
+    import pydevd
+
+    debugger = pydevd.get_global_debugger()
+    if debugger is not None:
+        debugger.set_trace_for_frame_and_parents(threading.get_ident(), frame)
+
+
+def _after_fork_in_child() -> None:
+    # A forked child (DataLoader worker) keeps no debugger: no tracer, no reports.
+    state.ctl = None
+    if state.listening is None:
+        return
+    sys.settrace(None)
+    threading.settrace(None)
+    try:
+        from _pydevd_bundle.pydevd_constants import set_global_debugger
+
+        set_global_debugger(None)
+    except Exception:
+        pass
+
+
+def _before_thread_join() -> None:
+    """The script has ended: stop the debugger so its threads cannot keep the rank alive."""
+    if os.getpid() != state.pid or state.listening is None:
+        return
+    try:
+        import pydevd
+
+        pydevd.stoptrace()
+    except Exception:
+        pass
+
+
+def _at_exit() -> None:
+    if os.getpid() == state.pid:
+        send("exit")

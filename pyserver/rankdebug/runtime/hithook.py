@@ -1,0 +1,236 @@
+"""Tracer-free breakpoints: hit-hooks planted in the user's code (``--attach hit``).
+
+A debugger attached at start makes the rank run its imports and model construction under a
+trace function (1.4x to 1.9x slower to reach the first breakpoint). The breakpoints of a
+debug session are known when the job starts, so a chosen rank can instead run untraced
+until it reaches one:
+
+1. every file holding a breakpoint is compiled with a call ``__rankdebug_hit__()`` planted
+   before the statement of each breakpoint line. The call carries line number 0, so every
+   other line keeps its number, and the statement after it starts a new line: once a
+   tracer is on, that line's ``line`` event fires, and the debugger stops there with reason
+   ``breakpoint`` (conditions, hit counts and logpoints are the debugger's own);
+2. imported files are compiled that way by a wrapper around ``SourceFileLoader.get_code``;
+   the main script, which Python runs without the import system, is caught by an audit hook
+   on the ``exec`` event of its module code, which runs the planted code in ``__main__``
+   instead and ends the interpreter with its outcome (as ``python -m debugpy`` runs a
+   script through ``runpy``, one frame of ours sits at the bottom of the stack);
+3. the first hook to run attaches the full debugger (``debug.on_hit``): listen, report the
+   port, wait for the client's breakpoints, trace the caller's frame. Later hook calls cost a
+   global lookup and a call.
+
+Pure Python, 3.9 and later. Only chosen ranks with ``--break`` breakpoints load it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import sys
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import CodeType, FrameType
+    from typing import Any
+
+HOOK = "__rankdebug_hit__"
+
+
+class _Hooks:
+    files: dict[str, set[int]] = {}  # noqa: RUF012 (one instance, module state)
+    names: set[str] = set()  # noqa: RUF012
+    on_hit: Callable[[FrameType], None] | None = None
+    fired = False
+    main_done = False
+    lock = threading.Lock()
+
+
+hooks = _Hooks()
+
+
+def plant(tree: ast.Module, lines: set[int]) -> tuple[ast.Module, set[int]]:
+    """Insert a hook call before the statement of each line in ``lines``; returns the tree
+    and the lines that got a hook (a line between statements gets the next statement's)."""
+    planted: set[int] = set()
+    for line in sorted(lines):
+        body, index = _find(tree.body, line)
+        if body is None or _is_future_or_docstring(body, index):
+            continue
+        if not (index > 0 and _is_hook(body[index - 1])):
+            body.insert(index, _hook_stmt())
+        planted.add(line)
+    return tree, planted
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists nested in ``stmt``, in source order."""
+    out: list[list[ast.stmt]] = []
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            out.append(block)
+    for name in ("handlers", "cases"):
+        for part in getattr(stmt, name, None) or []:
+            if part.body:
+                out.append(part.body)
+    return sorted(out, key=lambda b: _first_line(b[0]))
+
+
+def _find(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt] | None, int]:
+    """The innermost statement list, and the index in it, of the statement that starts on
+    ``line``, or holds it, or (for a line between statements) comes next."""
+    for i, stmt in enumerate(body):
+        if _is_hook(stmt):
+            continue
+        if line < _first_line(stmt):
+            return body, i
+        if line > (getattr(stmt, "end_lineno", None) or stmt.lineno):
+            continue
+        if line <= stmt.lineno:
+            return body, i  # a decorator or the statement's first line
+        for block in _blocks(stmt):
+            if line <= (getattr(block[-1], "end_lineno", None) or block[-1].lineno):
+                found, j = _find(block, line)
+                if found is not None:
+                    return found, j
+                break
+        return body, i  # a later line of the statement itself (a multi-line expression)
+    return None, 0
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    decorators: list[ast.expr] = getattr(stmt, "decorator_list", None) or []
+    return min([stmt.lineno] + [d.lineno for d in decorators])
+
+
+def _is_hook(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Name)
+        and stmt.value.func.id == HOOK
+    )
+
+
+def _is_future_or_docstring(body: list[ast.stmt], index: int) -> bool:
+    stmt = body[index]
+    if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+        return True
+    return (
+        index == 0
+        and isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def _hook_stmt() -> ast.stmt:
+    node = ast.Expr(ast.Call(ast.Name(HOOK, ast.Load()), [], []))
+    for n in ast.walk(node):
+        n.lineno = n.end_lineno = 0  # type: ignore[attr-defined]
+        n.col_offset = n.end_col_offset = 0  # type: ignore[attr-defined]
+    return node
+
+
+def compile_planted(path: str, lines: set[int], filename: str | None = None) -> CodeType | None:
+    """The code of the file at ``path`` with hooks for ``lines``; None if it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+        tree = ast.parse(source, filename or path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    tree, _ = plant(tree, lines)
+    code: CodeType = compile(tree, filename or path, "exec", dont_inherit=True)
+    return code
+
+
+def _targets(path: str) -> set[int] | None:
+    if os.path.basename(path) not in hooks.names:
+        return None
+    return hooks.files.get(os.path.realpath(path))
+
+
+def _hit() -> None:
+    """The planted call: the first one attaches the debugger; later ones return at once."""
+    if hooks.fired:
+        return
+    with hooks.lock:
+        if hooks.fired:
+            return
+        hooks.fired = True
+    frame = sys._getframe(1)
+    if hooks.on_hit is not None:
+        hooks.on_hit(frame)
+
+
+def _patch_loader() -> None:
+    external: Any = sys.modules["_frozen_importlib_external"]
+    loader_cls = external.SourceFileLoader
+    original = loader_cls.get_code
+    if getattr(original, "__rankdebug_hithook__", False):
+        return
+
+    def get_code(self: Any, fullname: str) -> Any:
+        path = self.get_filename(fullname)
+        lines = _targets(path)
+        if lines:
+            code = compile_planted(path, lines)
+            if code is not None:
+                return code
+        return original(self, fullname)
+
+    get_code.__rankdebug_hithook__ = True  # type: ignore[attr-defined]
+    loader_cls.get_code = get_code
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event != "exec" or hooks.main_done:
+        return
+    code = args[0] if args else None
+    if getattr(code, "co_name", None) != "<module>":
+        return
+    filename = code.co_filename  # type: ignore[union-attr]
+    lines = _targets(filename)
+    if not lines:
+        return
+    try:
+        sys._getframe(1)
+        return  # exec() called from Python code: not the main script's run
+    except ValueError:
+        pass
+    hooks.main_done = True
+    planted = compile_planted(filename, lines, filename)
+    if planted is None:
+        return
+    main = sys.modules["__main__"]
+    exec(planted, main.__dict__)
+    # The script ran to its end: stop Python from running the original code again.
+    raise SystemExit(0)
+
+
+# Audit hooks run with tracing off unless they say otherwise; the debugger must see the
+# script that this one runs.
+_audit.__cantrace__ = True  # type: ignore[attr-defined]
+
+
+def install(breaks: Sequence[tuple[str, int]], on_hit: Callable[[FrameType], None]) -> bool:
+    """Plant hit-hooks for ``breaks`` (absolute paths, 1-based lines); False when they cannot
+    be planted (the caller then attaches the debugger at start)."""
+    if not hasattr(sys, "addaudithook"):
+        return False
+    for path, line in breaks:
+        if line < 1:
+            return False
+        real = os.path.realpath(path)
+        hooks.files.setdefault(real, set()).add(line)
+        hooks.names.add(os.path.basename(path))
+        hooks.names.add(os.path.basename(real))
+    hooks.on_hit = on_hit
+    setattr(builtins, HOOK, _hit)
+    _patch_loader()
+    sys.addaudithook(_audit)
+    return True

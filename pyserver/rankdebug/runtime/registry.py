@@ -1,0 +1,161 @@
+"""The job registry: one folder per job, one JSON file per rank, readable by the owner only.
+
+Layout (shared/design.md, "Job registry")::
+
+    $XDG_RUNTIME_DIR/rankdebug/          (fallback /tmp/rankdebug-$UID), mode 0700
+        <job id>/                        mode 0700
+            job.json                     the supervisor: pid, command, cwd, host, start time
+            rank-<N>.json                pid, rank, local_rank, world_size, host, port,
+                                         state, command, cwd, start time
+            ctl.sock                     the supervisor's control socket (ranks report here)
+
+Files are written whole (temporary file + rename) with mode 0600, so a reader never sees
+half a file. Used by ``rankdebug launch`` (writer), by ``rankdebug.breakpoint`` in jobs it
+did not start, and by ``rankdebug jobs`` and the VS Code view (readers).
+Pure Python, 3.9 and later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import stat
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# Rank states, in the order a rank goes through them.
+STATES = ("starting", "running", "listening", "attached", "exited")
+
+
+class RegistryError(Exception):
+    """The registry folder is unusable (not ours, or open to other users)."""
+
+
+def root() -> str:
+    """The registry's root folder, created with mode 0700 if missing; checked otherwise."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    uid = os.getuid()
+    if runtime and os.path.isdir(runtime) and os.stat(runtime).st_uid == uid:
+        path = os.path.join(runtime, "rankdebug")
+    else:
+        path = os.path.join("/tmp", f"rankdebug-{uid}")
+    _private_dir(path)
+    return path
+
+
+def _private_dir(path: str) -> None:
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise RegistryError(f"{path} is not a folder owned by this user")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+
+
+def new_job_id() -> str:
+    """A job id that sorts by start time and is unique on this host."""
+    return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+
+
+def job_dir(job: str) -> str:
+    if not job or "/" in job or job.startswith("."):
+        raise RegistryError(f"bad job id {job!r}")
+    return os.path.join(root(), job)
+
+
+def create_job(job: str, info: dict[str, Any]) -> str:
+    """Create the job's folder (0700) and write ``job.json``; returns the folder."""
+    path = job_dir(job)
+    _private_dir(path)
+    entry = {"job": job, "host": socket.gethostname(), "start_time": time.time()}
+    entry.update(info)
+    _write(os.path.join(path, "job.json"), entry)
+    return path
+
+
+def write_rank(job: str, entry: dict[str, Any]) -> None:
+    """Write (replace) one rank's entry; ``entry["rank"]`` names the file."""
+    path = job_dir(job)
+    _private_dir(path)
+    _write(os.path.join(path, f"rank-{int(entry['rank'])}.json"), entry)
+
+
+def update_rank(job: str, rank: int, **fields: Any) -> dict[str, Any]:
+    """Merge ``fields`` into a rank's entry (created if missing); returns the new entry."""
+    current = read_rank(job, rank) or {"rank": rank}
+    current.update(fields)
+    write_rank(job, current)
+    return current
+
+
+def read_rank(job: str, rank: int) -> dict[str, Any] | None:
+    return _read(os.path.join(job_dir(job), f"rank-{rank}.json"))
+
+
+def read_job(job: str) -> dict[str, Any] | None:
+    """``{"job": ..., <job.json fields>, "ranks": [entries sorted by rank]}``, or None."""
+    path = job_dir(job)
+    if not os.path.isdir(path):
+        return None
+    out: dict[str, Any] = _read(os.path.join(path, "job.json")) or {"job": job}
+    ranks = []
+    for name in os.listdir(path):
+        if name.startswith("rank-") and name.endswith(".json"):
+            entry = _read(os.path.join(path, name))
+            if entry is not None:
+                ranks.append(entry)
+    out["ranks"] = sorted(ranks, key=lambda e: int(e.get("rank", 0)))
+    return out
+
+
+def list_jobs() -> list[dict[str, Any]]:
+    """Every job in the registry (as ``read_job`` gives it), oldest first."""
+    base = root()
+    jobs = []
+    for name in sorted(os.listdir(base)):
+        if os.path.isdir(os.path.join(base, name)):
+            job = read_job(name)
+            if job is not None:
+                jobs.append(job)
+    return jobs
+
+
+def remove_job(job: str) -> None:
+    """Remove the job's folder and everything in it; no error if it is gone."""
+    shutil.rmtree(job_dir(job), ignore_errors=True)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _write(path: str, entry: dict[str, Any]) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, json.dumps(entry, sort_keys=True).encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _read(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

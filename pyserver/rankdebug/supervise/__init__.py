@@ -1,0 +1,1 @@
+"""``rankdebug launch``: run a job with chosen ranks under the debugger, and stop it cleanly."""

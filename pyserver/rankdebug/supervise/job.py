@@ -1,0 +1,251 @@
+"""The supervisor: starts the job, relays what ranks report, and ends every process it started.
+
+One job, one supervisor process (the ``rankdebug launch`` process itself):
+
+1. it listens on a control socket in the job's registry folder; chosen ranks connect to it
+   and report ``started``, ``listening`` (the port accepts connections), ``attached`` and
+   ``exit`` as JSON lines;
+2. it starts the command in a session of its own, as a child subreaper, so that debugpy's
+   daemonized adapters and the ranks of a dead launcher re-parent to it;
+3. it ends the job (SIGTERM to every descendant, SIGKILL after a grace period) on SIGINT,
+   SIGTERM or SIGHUP, when a chosen rank ends without finishing its script (a crash, or a
+   debugger's ``terminate``), and when the launcher exits; then it removes the registry
+   entries and prints ``{"event": "exited", "code": N}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from rankdebug.rewrite import DebugPlan
+from rankdebug.runtime import registry
+from rankdebug.supervise import procs
+
+STOP_GRACE_S = 2.5  # SIGTERM -> SIGKILL; the whole stop stays under 5 s
+ABNORMAL_GRACE_S = 1.0  # a rank ended badly: give the launcher this long to notice first
+
+
+@dataclass
+class _Conn:
+    rank: int | None = None
+    finished: bool = False  # the rank's script ended (its atexit ran)
+
+
+@dataclass
+class Supervisor:
+    plan: DebugPlan
+    job: str
+    job_dir: str
+    json_mode: bool
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+
+    def __post_init__(self) -> None:
+        self.events: queue.Queue[tuple[str, int, dict[str, Any] | None]] = queue.Queue()
+        self.ctl_path = os.path.join(self.job_dir, "ctl.sock")
+        self._conns: dict[int, _Conn] = {}
+        self._next_conn = 0
+        self._listener: socket.socket | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stop_reason: str | None = None
+        self.stop_signal: int | None = None
+        self.abnormal_at: float | None = None
+
+    # --- output ---------------------------------------------------------------------
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self.json_mode:
+            self.out.write(json.dumps(event) + "\n")
+            self.out.flush()
+        else:
+            self.say(" ".join(f"{k}={v}" for k, v in event.items()))
+
+    def say(self, text: str) -> None:
+        self.err.write(f"rankdebug: {text}\n")
+        self.err.flush()
+
+    # --- control socket -------------------------------------------------------------
+
+    def open_ctl(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(self.ctl_path)
+        os.chmod(self.ctl_path, 0o600)
+        sock.listen(64)
+        self._listener = sock
+        threading.Thread(target=self._accept, name="rankdebug-ctl", daemon=True).start()
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            self._next_conn += 1
+            cid = self._next_conn
+            threading.Thread(
+                target=self._read, args=(cid, conn), name=f"rankdebug-ctl-{cid}", daemon=True
+            ).start()
+
+    def _read(self, cid: int, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as f:
+            for line in f:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(msg, dict):
+                    self.events.put(("msg", cid, msg))
+        self.events.put(("eof", cid, None))
+
+    # --- the job ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        procs.become_subreaper()
+        stdout = sys.stderr.fileno() if self.json_mode else None
+        self.proc = subprocess.Popen(
+            self.plan.argv,
+            env=self.plan.env,
+            cwd=self.plan.cwd,
+            stdout=stdout,
+            start_new_session=True,
+        )
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self.events.put(("signal", signum, None))
+
+    def run(self) -> int:
+        """Start the job, supervise it to its end; returns the exit status."""
+        old = {
+            s: signal.signal(s, self._on_signal)
+            for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        }
+        try:
+            self.open_ctl()
+            try:
+                self.start()
+            except OSError as exc:
+                self.say(f"cannot start {self.plan.argv[0]!r}: {exc.strerror or exc}")
+                code = 127 if isinstance(exc, FileNotFoundError) else 126
+            else:
+                code = self._loop()
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+            self._cleanup()
+        self.emit({"event": "exited", "code": code})
+        return code
+
+    def _loop(self) -> int:
+        assert self.proc is not None
+        while True:
+            try:
+                kind, ident, msg = self.events.get(timeout=0.1)
+            except queue.Empty:
+                kind, ident, msg = "tick", 0, None
+            if kind == "signal":
+                self.stop_signal = ident
+                self.stop_reason = f"received {signal.Signals(ident).name}"
+            elif kind == "msg" and msg is not None:
+                self._on_msg(ident, msg)
+            elif kind == "eof":
+                conn = self._conns.pop(ident, None)
+                if conn is not None and conn.rank is not None and not conn.finished:
+                    self.say(f"rank {conn.rank} ended before its script finished")
+                    if self.abnormal_at is None:
+                        self.abnormal_at = time.monotonic()
+            if (
+                self.abnormal_at is not None
+                and self.stop_reason is None
+                and time.monotonic() - self.abnormal_at > ABNORMAL_GRACE_S
+            ):
+                self.stop_reason = "a rank ended before its script finished"
+            code = self.proc.poll()
+            if code is not None:
+                return self._status(code)
+            if self.stop_reason is not None:
+                self.say(f"stopping the job: {self.stop_reason}")
+                self._end_all()
+                code = self.proc.wait()
+                return self._status(code)
+            procs.reap(self.proc.pid)
+
+    def _status(self, code: int) -> int:
+        if self.stop_signal is not None:
+            return 128 + self.stop_signal
+        if code < 0:
+            return 128 - code
+        if code == 0 and self.stop_reason is not None:
+            return 1
+        return code
+
+    def _on_msg(self, cid: int, msg: dict[str, Any]) -> None:
+        event = msg.get("event")
+        rank = msg.get("rank")
+        if not isinstance(rank, int):
+            return
+        conn = self._conns.setdefault(cid, _Conn())
+        conn.rank = rank
+        fields: dict[str, Any] = {"pid": msg.get("pid")}
+        if event == "started":
+            fields.update(state="running", local_rank=msg.get("local_rank"),
+                          world_size=msg.get("world_size"))
+        elif event == "listening":
+            fields.update(state="listening", host=msg.get("host"), port=msg.get("port"))
+            self.emit(
+                {
+                    "event": "listening",
+                    "rank": rank,
+                    "host": msg.get("host"),
+                    "port": msg.get("port"),
+                    "pid": msg.get("pid"),
+                    "job": self.job,
+                }
+            )
+        elif event == "attached":
+            fields.update(state="attached")
+            self.emit({"event": "attached", "rank": rank, "pid": msg.get("pid"), "job": self.job})
+        elif event == "exit":
+            conn.finished = True
+            fields.update(state="exited")
+        else:
+            return
+        with contextlib.suppress(OSError, registry.RegistryError):
+            registry.update_rank(self.job, rank, **fields)
+
+    def _job_processes(self) -> list[int]:
+        me = os.getpid()
+        found = set(procs.descendants(me))
+        found.update(procs.with_env("RANKDEBUG_JOB", self.job))
+        found.discard(me)
+        return sorted(found)
+
+    def _end_all(self) -> None:
+        keep = self.proc.pid if self.proc is not None else None
+        left = procs.end_all(self._job_processes, keep, STOP_GRACE_S)
+        if left:
+            self.say(f"processes still alive after SIGKILL: {left}")
+
+    def _cleanup(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self._end_all()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=1.0)
+        # Whatever the launcher left behind: debugpy adapters, orphaned ranks.
+        if self._job_processes():
+            self._end_all()
+        procs.reap(None)
+        if self._listener is not None:
+            self._listener.close()
+        registry.remove_job(self.job)

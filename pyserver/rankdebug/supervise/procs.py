@@ -1,0 +1,137 @@
+"""Process-tree chores for the supervisor: adopt orphans, find every process of a job, end them.
+
+debugpy's adapter daemonizes (``setsid`` and a second fork), and torchrun starts each rank in
+a session of its own, so neither a process group nor ``PR_SET_PDEATHSIG`` reaches them all.
+The supervisor therefore makes itself a *child subreaper* (orphans of the job re-parent to it,
+not to PID 1), walks ``/proc`` for its descendants, and as a last resort looks for processes
+whose environment carries the job's id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants re-parent to this process (Linux); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _parents() -> dict[int, int]:
+    """pid -> ppid for every process visible in /proc."""
+    out: dict[int, int] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        rest = data[data.rfind(b")") + 2 :].split()
+        if len(rest) >= 2:
+            out[int(name)] = int(rest[1])
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children first), ``pid`` excluded."""
+    parents = _parents()
+    children: dict[int, list[int]] = {}
+    for child, parent in parents.items():
+        children.setdefault(parent, []).append(child)
+    out: list[int] = []
+    todo = list(children.get(pid, []))
+    while todo:
+        p = todo.pop(0)
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def children(pid: int) -> list[int]:
+    return [c for c, p in _parents().items() if p == pid]
+
+
+def with_env(name: str, value: str) -> list[int]:
+    """Processes of this user whose environment has ``name=value`` (escaped job processes)."""
+    needle = f"{name}={value}".encode()
+    me = os.getpid()
+    out = []
+    for pid in _parents():
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if needle in env.split(b"\0"):
+            out.append(pid)
+    return out
+
+
+def is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return True
+    rest = data[data.rfind(b")") + 2 :].split()
+    return bool(rest) and rest[0] in (b"Z", b"X")
+
+
+def alive(pids: Iterable[int]) -> list[int]:
+    return [p for p in pids if not is_zombie(p)]
+
+
+def signal_all(pids: Iterable[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def reap(keep: int | None = None) -> None:
+    """Collect exit statuses of adopted orphans (never ``keep``: Popen waits for that one)."""
+    for pid in children(os.getpid()):
+        if pid == keep:
+            continue
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def end_all(find: Callable[[], list[int]], keep: int | None, grace: float) -> list[int]:
+    """SIGTERM what ``find()`` returns, SIGKILL what is left after ``grace`` seconds; returns
+    the survivors (empty when all are gone)."""
+    deadline = time.monotonic() + grace
+    signal_all(alive(find()), signal.SIGTERM)
+    while time.monotonic() < deadline:
+        reap(keep)
+        if not alive(find()):
+            return []
+        time.sleep(0.05)
+    signal_all(alive(find()), signal.SIGKILL)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        reap(keep)
+        left = alive(find())
+        if not left:
+            return []
+        time.sleep(0.05)
+    return alive(find())

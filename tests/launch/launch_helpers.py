@@ -1,0 +1,174 @@
+"""Running ``rankdebug launch`` from tests: its JSON events, its end, what it leaves behind."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+BIN = Path(sys.executable).parent
+
+
+def line_of(script: str, tag: str = "# BREAK") -> int:
+    """1-based line of the first line of ``script`` holding ``tag``."""
+    for n, text in enumerate((SCRIPTS / script).read_text().splitlines(), 1):
+        if tag in text:
+            return n
+    raise AssertionError(f"{tag} not in {script}")
+
+
+def tool(name: str) -> str:
+    """An executable of this venv (torchrun, accelerate), else from PATH."""
+    path = BIN / name
+    return str(path) if path.exists() else (shutil.which(name) or name)
+
+
+class Launch:
+    """``rankdebug launch --json ARGS`` as a child process, its events read as they come."""
+
+    def __init__(self, args: list[str], tmp: Path, env: dict[str, str] | None = None) -> None:
+        self.tmp = tmp
+        self.stderr_path = tmp / "launch.stderr"
+        full_env = dict(os.environ)
+        full_env["PATH"] = f"{BIN}{os.pathsep}{full_env.get('PATH', '')}"
+        full_env["MARKER_DIR"] = str(tmp)
+        full_env.setdefault("OMP_NUM_THREADS", "1")
+        full_env.update(env or {})
+        self._err = open(self.stderr_path, "wb")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rankdebug", "launch", "--json", *args],
+            stdout=subprocess.PIPE, stderr=self._err, cwd=SCRIPTS, env=full_env,
+        )
+        self.events: list[dict[str, Any]] = []
+        self._q: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.job: str | None = None
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            self._q.put(ev)
+        self._q.put(None)
+
+    def event(self, name: str, timeout: float = 60.0) -> dict[str, Any]:
+        """The next event called ``name`` (earlier ones of other names are kept)."""
+        for ev in self.events:
+            if ev.get("event") == name and not ev.get("_seen"):
+                ev["_seen"] = True
+                return ev
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {name!r} event; got {self.events}\n{self.stderr()}")
+            try:
+                ev = self._q.get(timeout=left)
+            except queue.Empty:
+                continue
+            if ev is None:
+                raise AssertionError(f"launch ended without {name!r}: {self.events}\n"
+                                     f"{self.stderr()}")
+            self.events.append(ev)
+            if ev.get("event") == "job":
+                self.job = ev["job"]
+            if ev.get("event") == name:
+                ev["_seen"] = True
+                return ev
+
+    def wait(self, timeout: float = 120.0) -> int:
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired as exc:
+            self.kill()
+            raise AssertionError(f"launch still running after {timeout}s\n{self.stderr()}") from exc
+        return code
+
+    def exited(self, timeout: float = 120.0) -> int:
+        """The code of the ``exited`` event (the launch process then ends with it too)."""
+        code = int(self.event("exited", timeout)["code"])
+        assert self.wait(10) == code
+        return code
+
+    def signal(self, sig: int = signal.SIGTERM) -> None:
+        self.proc.send_signal(sig)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.job:
+            for pid in job_processes(self.job):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def stderr(self) -> str:
+        self._err.flush()
+        return self.stderr_path.read_text(errors="replace")[-6000:]
+
+    def close(self) -> None:
+        self.kill()
+        self._err.close()
+
+
+def job_processes(job: str) -> list[int]:
+    """Live processes whose environment carries the job id (zombies excluded)."""
+    needle = f"RANKDEBUG_JOB={job}".encode()
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if needle in env and stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
+            out.append(int(name))
+    return out
+
+
+def adapter_processes(port: int) -> list[int]:
+    """debugpy adapters serving ``port`` (their command line names it)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"debugpy/adapter") for a in argv) and str(port).encode() in argv:
+            out.append(int(name))
+    return out
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data

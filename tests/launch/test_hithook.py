@@ -1,0 +1,72 @@
+"""Hit-hooks: planted without moving any line, and the first hit attaches (real debugpy)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from rankdebug.runtime import hithook
+
+SRC = textwrap.dedent('''\
+    """doc"""
+    from __future__ import annotations
+    import os
+
+
+    @staticmethod
+    def f(xs):
+        t = 0
+        for x in xs:
+            if x:
+                t += x
+            else:
+                t -= 1
+        try:
+            t = int(
+                t)
+        except ValueError:
+            pass
+        return t
+    ''')
+
+
+def _hook_parents(tree: ast.Module) -> list[tuple[int, int]]:
+    """(line of the statement after each hook, hook's own line) pairs."""
+    out = []
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block):
+                if hithook._is_hook(stmt):
+                    out.append((block[i + 1].lineno, stmt.lineno))
+    return sorted(out)
+
+
+def test_plant_before_the_statement_of_each_line() -> None:
+    tree, planted = hithook.plant(ast.parse(SRC), {6, 8, 9, 11, 13, 16, 18, 5})
+    assert planted == {5, 6, 8, 9, 11, 13, 16, 18}
+    # line 5 (blank) and 6 (decorator) -> the def (its first line is the decorator's)
+    assert _hook_parents(tree) == [(7, 0), (8, 0), (9, 0), (11, 0), (13, 0), (15, 0), (18, 0)]
+
+
+def test_no_hook_before_docstring_or_future_import() -> None:
+    tree, planted = hithook.plant(ast.parse(SRC), {1, 2})
+    assert planted == set()
+    assert _hook_parents(tree) == []
+
+
+def test_line_numbers_of_the_code_are_unchanged() -> None:
+    tree, _ = hithook.plant(ast.parse(SRC), {8, 11, 16})
+    code = compile(tree, "f.py", "exec")
+    plain = compile(SRC, "f.py", "exec")
+
+    def lines(c: object) -> set[int]:
+        got = {n for _, _, n in c.co_lines() if n}  # type: ignore[attr-defined]
+        for const in c.co_consts:  # type: ignore[attr-defined]
+            if hasattr(const, "co_lines"):
+                got |= lines(const)
+        return got
+
+    assert lines(code) == lines(plain)

@@ -1,0 +1,96 @@
+"""Other launchers, DataLoader workers and the collective-timeout guard, on real processes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from launch_helpers import SCRIPTS, Launch, job_processes, line_of, read_json, tool
+
+from dap_client import DAPClient
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _debug_one_stop(launch: Launch, script: str, line: int, rank: int) -> None:
+    ev = launch.event("listening")
+    assert ev["rank"] == rank
+    client = DAPClient(str(ev["host"]), int(ev["port"]))
+    client.attach({script: [line]})
+    stopped = client.stopped()
+    assert stopped["reason"] == "breakpoint"
+    frame = client.top_frame(stopped["threadId"])
+    assert frame["line"] == line
+    assert client.evaluate('int(os.environ.get("RANK", "0"))', frame["id"]) == str(rank)
+    client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
+    client.cont(stopped["threadId"])
+    assert launch.exited() == 0
+    client.close()
+
+
+def test_plain_python(tmp_path: Path) -> None:
+    script = str(SCRIPTS / "single.py")
+    launch = Launch(["--ranks", "0", "--", sys.executable, script], tmp_path)
+    try:
+        _debug_one_stop(launch, script, line_of("single.py"), 0)
+    finally:
+        launch.close()
+
+
+def test_torch_distributed_launch_all_ranks(tmp_path: Path) -> None:
+    script = str(SCRIPTS / "ddp_steps.py")
+    line = line_of("ddp_steps.py")
+    launch = Launch(["--ranks", "all", "--", sys.executable, "-m", "torch.distributed.launch",
+                     "--nproc_per_node", "2", "--use-env", script], tmp_path)
+    try:
+        clients = []
+        for _ in range(2):
+            ev = launch.event("listening")
+            client = DAPClient(str(ev["host"]), int(ev["port"]))
+            client.attach({script: [line]})
+            clients.append((int(ev["rank"]), client))
+        for rank, client in clients:
+            stopped = client.stopped()
+            frame = client.top_frame(stopped["threadId"])
+            assert client.evaluate('int(os.environ["RANK"])', frame["id"]) == str(rank)
+            client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
+            client.cont(stopped["threadId"])
+        assert launch.exited() == 0
+    finally:
+        launch.close()
+    assert read_json(tmp_path / "rank-0.json")["debugpy"] is True
+    assert read_json(tmp_path / "rank-1.json")["debugpy"] is True
+
+
+def test_dataloader_workers_start_no_second_debugger(tmp_path: Path) -> None:
+    launch = Launch(["--ranks", "0", "--no-wait", "--", sys.executable,
+                     str(SCRIPTS / "loader.py")], tmp_path)
+    try:
+        launch.event("listening")
+        assert launch.exited() == 0
+    finally:
+        launch.close()
+    assert [e for e in launch.events if e.get("event") == "listening"][1:] == []
+    result = read_json(tmp_path / "loader.json")
+    workers = result["fork"] + result["spawn"]
+    assert len({w["pid"] for w in workers}) >= 2
+    assert all(w["pid"] != result["main"] for w in workers)
+    assert result["adapters"] == 1
+    assert not any(w["traced"] for w in workers)
+    assert not any(w["debugpy"] for w in result["spawn"])
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(("guard", "ok"), [("86400", True), ("0", False)])
+def test_collective_timeout_guard(tmp_path: Path, guard: str, ok: bool) -> None:
+    # rank 1 is away 30 s while rank 0 waits in all_reduce with a 10 s process-group timeout.
+    launch = Launch(["--ranks", "1", "--no-wait", "--collective-timeout", guard, "--",
+                     tool("torchrun"), "--nproc_per_node", "2", str(SCRIPTS / "guard.py")],
+                    tmp_path, env={"PAUSE_S": "30" if ok else "15"})
+    try:
+        code = launch.exited(timeout=200)
+    finally:
+        launch.close()
+    assert (code == 0) is ok, launch.stderr()
+    assert launch.job is not None and job_processes(launch.job) == []

@@ -1,0 +1,113 @@
+"""``rankdebug launch`` on real torchrun jobs (gloo, CPU) with real debugpy and a DAP client."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from launch_helpers import (
+    SCRIPTS,
+    Launch,
+    adapter_processes,
+    job_processes,
+    line_of,
+    port_free,
+    read_json,
+    tool,
+)
+
+from dap_client import DAPClient
+
+pytestmark = pytest.mark.timeout(180)
+
+DDP = str(SCRIPTS / "ddp_steps.py")
+
+
+def _stop_at_break(ev: dict[str, object], script: str, line: int) -> tuple[DAPClient, int]:
+    client = DAPClient(str(ev["host"]), int(str(ev["port"])))
+    client.attach({script: [line]})
+    stopped = client.stopped()
+    assert stopped["reason"] == "breakpoint"
+    return client, int(stopped["threadId"])
+
+
+def test_chosen_rank_stops_evaluates_and_job_exits_0(tmp_path: Path) -> None:
+    line = line_of("ddp_steps.py")
+    launch = Launch(["--ranks", "1", "--", tool("torchrun"), "--nproc_per_node", "2", DDP],
+                    tmp_path)
+    try:
+        ev = launch.event("listening")
+        assert ev["rank"] == 1 and ev["host"] == "127.0.0.1" and ev["job"] == launch.job
+        client, thread = _stop_at_break(ev, DDP, line)
+        frame = client.top_frame(thread)
+        assert frame["line"] == line and Path(frame["source"]["path"]).name == "ddp_steps.py"
+        assert client.evaluate('int(os.environ["RANK"])', frame["id"]) == "1"
+        client.request("setBreakpoints", {"source": {"path": DDP}, "breakpoints": []})
+        client.cont(thread)
+        assert launch.exited() == 0
+        client.close()
+    finally:
+        launch.close()
+    unchosen = read_json(tmp_path / "rank-0.json")
+    chosen = read_json(tmp_path / "rank-1.json")
+    assert unchosen["debugpy"] is False and unchosen["pydevd"] is False
+    assert unchosen["rankdebug"] == []
+    assert chosen["debugpy"] is True
+    assert launch.job is not None and job_processes(launch.job) == []
+
+
+def test_sigterm_ends_every_process_within_5s(tmp_path: Path) -> None:
+    launch = Launch(["--ranks", "0,1", "--", tool("torchrun"), "--nproc_per_node", "2", DDP],
+                    tmp_path)
+    try:
+        first = launch.event("listening")
+        second = launch.event("listening")
+        ports = [int(first["port"]), int(second["port"])]
+        assert launch.job is not None and job_processes(launch.job)
+        assert all(adapter_processes(p) for p in ports)
+        started = time.monotonic()
+        launch.signal()
+        code = launch.exited(timeout=10)
+        assert time.monotonic() - started < 5.0
+        assert code != 0
+        assert job_processes(launch.job) == []
+        assert all(adapter_processes(p) == [] for p in ports)
+        assert all(port_free("127.0.0.1", p) for p in ports)
+        from rankdebug.runtime import registry
+
+        assert registry.read_job(launch.job) is None
+    finally:
+        launch.close()
+
+
+def test_dap_terminate_ends_the_job(tmp_path: Path) -> None:
+    line = line_of("ddp_steps.py")
+    launch = Launch(["--ranks", "1", "--", tool("torchrun"), "--nproc_per_node", "2", DDP],
+                    tmp_path)
+    try:
+        ev = launch.event("listening")
+        client, _thread = _stop_at_break(ev, DDP, line)
+        started = time.monotonic()
+        client.disconnect(terminate=True)
+        code = launch.exited(timeout=10)
+        assert time.monotonic() - started < 5.0
+        assert code != 0
+        assert launch.job is not None and job_processes(launch.job) == []
+        assert adapter_processes(int(ev["port"])) == []
+    finally:
+        launch.close()
+
+
+def test_crash_of_an_unchosen_rank_ends_the_job(tmp_path: Path) -> None:
+    launch = Launch(["--ranks", "1", "--", tool("torchrun"), "--nproc_per_node", "2",
+                     str(SCRIPTS / "crash.py")], tmp_path)
+    try:
+        ev = launch.event("listening")
+        client = DAPClient(str(ev["host"]), int(ev["port"]))
+        client.attach({})
+        assert launch.exited(timeout=60) != 0
+        assert launch.job is not None and job_processes(launch.job) == []
+        assert adapter_processes(int(ev["port"])) == []
+    finally:
+        launch.close()

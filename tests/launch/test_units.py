@@ -1,0 +1,133 @@
+"""Fast checks of the pieces: --ranks, rank detection, the registry, the rewrite."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rankdebug.command.plan import LaunchPlan, RankInfo
+from rankdebug.command.words import Span, Word
+from rankdebug.rewrite import RewriteError, build, command_argv
+from rankdebug.runtime import bootstrap, registry
+from rankdebug.supervise.ranks import RanksError, select
+
+
+def _ranks(world: int, per_node: int) -> list[RankInfo]:
+    return [RankInfo(r, r // per_node, r % per_node) for r in range(world)]
+
+
+def test_select_lists_ranges_all_local0() -> None:
+    ranks = _ranks(8, 4)
+    assert select("1,3", ranks).ranks == [1, 3]
+    assert select("0-2,7", ranks).ranks == [0, 1, 2, 7]
+    assert select("all", ranks).ranks == list(range(8))
+    assert select("local0", ranks).ranks == [0, 4]
+    assert select("local1,0", ranks).spec == "0,1,5"
+
+
+@pytest.mark.parametrize("bad", ["", "x", "3-1", "8", "0-9", "local7"])
+def test_select_refuses(bad: str) -> None:
+    with pytest.raises(RanksError):
+        select(bad, _ranks(8, 4))
+
+
+def test_select_unknown_world_keeps_spec() -> None:
+    assert select("local0", []).ranks is None
+    assert select("local0", []).spec == "local0"
+    assert select("1,3", []).ranks == [1, 3]
+    with pytest.raises(RanksError):
+        select("5", [], world_size=4)
+
+
+def test_detect_rank_per_launcher() -> None:
+    torch_vars = "RANK/LOCAL_RANK/WORLD_SIZE"
+    assert bootstrap.detect_rank({"RANKDEBUG_RANKVARS": torch_vars}) is None  # torchrun agent
+    assert bootstrap.detect_rank(
+        {"RANKDEBUG_RANKVARS": torch_vars, "RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "4"}
+    ) == (3, 1, 4)
+    slurm = "RANK/LOCAL_RANK/WORLD_SIZE,SLURM_PROCID/SLURM_LOCALID/SLURM_NTASKS"
+    assert bootstrap.detect_rank({"RANKDEBUG_RANKVARS": slurm, "SLURM_PROCID": "2",
+                                  "SLURM_LOCALID": "0"}) == (2, 0, None)
+    assert bootstrap.detect_rank({"RANKDEBUG_RANKVARS": "RANK/LOCAL_RANK/WORLD_SIZE,=0"}) == (
+        0, 0, None)
+    assert bootstrap.detect_rank({"OMPI_COMM_WORLD_RANK": "5"}) == (5, None, None)
+
+
+def test_rank_chosen() -> None:
+    assert bootstrap.rank_chosen("1,3", 3, 3)
+    assert not bootstrap.rank_chosen("1,3", 2, 2)
+    assert bootstrap.rank_chosen("0-3", 2, None)
+    assert bootstrap.rank_chosen("local0", 4, 0)
+    assert not bootstrap.rank_chosen("local0", 5, 1)
+    assert bootstrap.rank_chosen("all", 17, None)
+
+
+def test_registry_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    job = registry.new_job_id()
+    folder = Path(registry.create_job(job, {"pid": os.getpid()}))
+    registry.write_rank(job, {"rank": 1, "port": 1234, "state": "starting"})
+    registry.update_rank(job, 1, state="listening", pid=42)
+    assert folder.parent == runtime / "rankdebug"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(folder.parent.stat().st_mode) == 0o700
+    for f in folder.iterdir():
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600
+    entry = registry.read_job(job)
+    assert entry is not None and entry["ranks"][0]["state"] == "listening"
+    assert [j["job"] for j in registry.list_jobs()] == [job]
+    registry.remove_job(job)
+    assert registry.read_job(job) is None
+
+
+def _plan(*argv: str, env: dict[str, str] | None = None) -> LaunchPlan:
+    span = Span(0, 0, 0, 0)
+    plan = LaunchPlan("torchrun", [Word.literal(a) for a in argv], span)
+    plan.env = {k: Word.literal(v) for k, v in (env or {}).items()}
+    return plan
+
+
+def test_rewrite_keeps_the_command_and_sets_the_environment(tmp_path: Path) -> None:
+    plan = _plan("torchrun", "--nproc_per_node", "2", "train.py",
+                 env={"CUDA_VISIBLE_DEVICES": "0,1"})
+    plan.script_env = {"PYTHONPATH": Word.literal("/src")}
+    out = build(plan, rank_spec="1", chosen=[1], job="j", boot=tmp_path,
+                debugpy_dir=tmp_path / "dbg", ctl=None, ports={1: 5999},
+                base_env={"PATH": "/bin", "TORCH_NCCL_ENABLE_MONITORING": "1"})
+    assert out.argv == ["torchrun", "--nproc_per_node", "2", "train.py"]
+    assert out.env["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert out.env["PYTHONPATH"] == f"{tmp_path}{os.pathsep}/src"
+    assert out.env["RANKDEBUG_PORTS"] == "1:5999"
+    assert out.env["TORCH_NCCL_ENABLE_MONITORING"] == "1"  # the user's choice stands
+    assert out.env["TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC"] == "86400"
+    assert out.attach_configs("j")[0]["connect"] == {"host": "127.0.0.1", "port": 5999}
+
+
+def test_rewrite_refuses_unknown_words() -> None:
+    plan = _plan("torchrun", "train.py")
+    plan.argv.insert(1, Word.unknown("$NPROC", Span(0, 9, 0, 15), "unset variable"))
+    with pytest.raises(RewriteError, match=r"\$NPROC.*word 2"):
+        command_argv(plan)
+
+
+def test_guard_patches_real_c10d_without_importing_torch_first() -> None:
+    code = (
+        "import sys, datetime\n"
+        "from rankdebug.runtime import bootstrap\n"
+        "bootstrap.install_guard(3600)\n"
+        "assert 'torch' not in sys.modules\n"
+        "import torch.distributed as dist\n"
+        "c = dist.distributed_c10d\n"
+        "assert c._get_default_timeout(dist.Backend.GLOO) == datetime.timedelta(hours=1)\n"
+        "print(c.init_process_group.__rankdebug_guard__,\n"
+        "      dist.init_process_group is c.init_process_group)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True"]
