@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
 
 from rankdebug.runtime import hithook
@@ -70,3 +71,56 @@ def test_line_numbers_of_the_code_are_unchanged() -> None:
         return got
 
     assert lines(code) == lines(plain)
+
+
+# --- real jobs -------------------------------------------------------------------------
+
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from launch_helpers import SCRIPTS, Launch, line_of, read_json, tool  # noqa: E402
+
+from dap_client import DAPClient  # noqa: E402
+
+
+def _stop_once(launch: Launch, script: str, line: int, rank: int, name: str) -> None:
+    ev = launch.event("listening")
+    assert ev["rank"] == rank
+    client = DAPClient(str(ev["host"]), int(ev["port"]))
+    client.attach({script: [line]})
+    stopped = client.stopped()
+    assert stopped["reason"] == "breakpoint"
+    frame = client.top_frame(stopped["threadId"])
+    assert (frame["line"], frame["name"]) == (line, name)
+    expr = 'int(__import__("os").environ.get("RANK", "0"))'
+    assert client.evaluate(expr, frame["id"]) == str(rank)
+    client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
+    client.cont(stopped["threadId"])
+    assert launch.exited() == 0
+    client.close()
+
+
+@pytest.mark.timeout(120)
+def test_hit_mode_stops_rank_1_in_the_main_script(tmp_path: Path) -> None:
+    script = str(SCRIPTS / "ddp_steps.py")
+    line = line_of("ddp_steps.py")
+    launch = Launch(["--ranks", "1", "--attach", "hit", "--break", f"ddp_steps.py:{line}",
+                     "--", tool("torchrun"), "--nproc_per_node", "2", script], tmp_path)
+    try:
+        _stop_once(launch, script, line, 1, "<module>")
+    finally:
+        launch.close()
+    assert read_json(tmp_path / "rank-0.json")["debugpy"] is False
+
+
+@pytest.mark.timeout(120)
+def test_hit_mode_stops_in_an_imported_module(tmp_path: Path) -> None:
+    module = os.path.realpath(SCRIPTS / "helper_mod.py")
+    line = line_of("helper_mod.py")
+    launch = Launch(["--ranks", "0", "--attach", "hit", "--break", f"{module}:{line}", "--",
+                     sys.executable, str(SCRIPTS / "uses_helper.py")], tmp_path)
+    try:
+        _stop_once(launch, module, line, 0, "scale")
+    finally:
+        launch.close()
