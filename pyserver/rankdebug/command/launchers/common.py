@@ -1,0 +1,450 @@
+"""Helpers the launcher modules share: reading numbers, devices, hostfiles, programs."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rankdebug.command.launchers.base import Context
+from rankdebug.command.options import Parsed
+from rankdebug.command.plan import Entry, EntryKind, LaunchPlan, known_int
+from rankdebug.command.words import Part, Span, Word
+
+# Launchers that start the ranks themselves; when one runs under srun or mpirun,
+# the plan is the inner launcher's.
+RANK_LAUNCHERS = frozenset(
+    {
+        "torchrun",
+        "torch.distributed.launch",
+        "deepspeed",
+        "accelerate",
+        "llamafactory-cli",
+        "msrun",
+        "colossalai",
+        "ray",
+    }
+)
+
+# Variables that say which accelerators a process sees, in the order they are consulted.
+VISIBLE_DEVICE_VARS = (
+    "CUDA_VISIBLE_DEVICES",
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+)
+
+_PYTHON_RE = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?w?$")
+_TRUTHY = ("1", "true", "y", "yes")
+
+
+def why(word: Word) -> str:
+    """`` (reason)`` when the shell said why a word is unknown."""
+    return f" ({word.reason})" if word.reason else ""
+
+
+def basename(word: Word) -> str | None:
+    """The last path component of a word when it is known (``$ENV/bin/python`` → python)."""
+    tail: list[str] = []
+    for part in reversed(word.parts):
+        if not part.known:
+            return None
+        if "/" in part.text:
+            tail.append(part.text.rsplit("/", 1)[1])
+            break
+        tail.append(part.text)
+    name = "".join(reversed(tail))
+    return name or None
+
+
+def is_python(word: Word) -> bool:
+    name = basename(word)
+    return name is not None and _PYTHON_RE.match(name) is not None
+
+
+# -- reading numbers ---------------------------------------------------------------
+
+
+def read_int(plan: LaunchPlan, word: Word, label: str) -> int | None:
+    """``word`` as a whole number, else None with a warning naming ``label``."""
+    n = known_int(word)
+    if n is not None:
+        return n
+    if word.value is None:
+        plan.warn(f"{label} is {word.display}, which is not known{why(word)}", word.span)
+    else:
+        plan.warn(f"{label} is {word.value!r}, which is not a whole number", word.span,
+                  code="bad-value")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """Where a value came from: an option as written, an environment variable, a file."""
+
+    word: Word | None  # None: the option was given without its value
+    label: str
+
+
+def setting(ctx: Context, parsed: Parsed, name: str, env: str | None = None) -> Setting | None:
+    """The option ``name`` if given, else the environment variable ``env`` if set."""
+    use = parsed.get(name)
+    if use is not None:
+        return Setting(use.value, use.flag)
+    if env is not None and env in ctx.env:
+        return Setting(ctx.env[env], env)
+    return None
+
+
+def opaque_note(parsed: Parsed) -> str:
+    return ", ".join(w.display for w in parsed.opaque)
+
+
+def resolve_int(
+    plan: LaunchPlan,
+    found: Setting | None,
+    parsed: Parsed,
+    default: int | None,
+    what: str,
+) -> int | None:
+    """An option's number; its default when absent, unless unknown words may set it."""
+    if found is None:
+        if parsed.opaque:
+            plan.warn(
+                f"{what} is not given, and {opaque_note(parsed)} may set it",
+                parsed.opaque[0].span,
+            )
+            return None
+        return default
+    if found.word is None:
+        return None
+    return read_int(plan, found.word, found.label)
+
+
+def env_flag(ctx: Context, name: str) -> bool | None:
+    """An on/off environment variable: False when unset, None when unknown."""
+    word = ctx.env.get(name)
+    if word is None:
+        return False
+    if word.value is None:
+        return None
+    return word.value.strip().lower() in _TRUTHY
+
+
+def product(a: int | None, b: int | None) -> int | None:
+    return a * b if a is not None and b is not None else None
+
+
+# -- devices -----------------------------------------------------------------------
+
+
+def count_visible(value: str) -> int | None:
+    """How many devices a CUDA_VISIBLE_DEVICES-style list names; None for 'all'.
+
+    CUDA stops at the first invalid entry (``0,1,-1,2`` is two devices, ``-1`` none).
+    """
+    text = value.strip()
+    if text.lower() == "all":
+        return None
+    if text.lower() in ("", "none", "void", "nodevfiles"):
+        return 0
+    n = 0
+    for raw in text.split(","):
+        item = raw.strip()
+        if item.isdigit() or item.startswith(("GPU-", "MIG-")):
+            n += 1
+        else:
+            break
+    return n
+
+
+def visible_var(ctx: Context) -> tuple[str, Word] | None:
+    """The first device-visibility variable the process sees."""
+    for name in VISIBLE_DEVICE_VARS:
+        word = ctx.env.get(name)
+        if word is not None:
+            return name, word
+    return None
+
+
+def visible_devices(ctx: Context) -> int | None:
+    """Devices visible to each process when a visibility variable says so."""
+    found = visible_var(ctx)
+    if found is None or found[1].value is None:
+        return None
+    return count_visible(found[1].value)
+
+
+def device_count(ctx: Context, what: str, span: Span | None = None) -> int | None:
+    """The visible device count for ``what``; None with a warning saying why not."""
+    plan = ctx.plan
+    found = visible_var(ctx)
+    if found is None:
+        plan.warn(
+            f"{what} depends on how many GPUs the machine has, and CUDA_VISIBLE_DEVICES "
+            "is not set",
+            span,
+        )
+        return None
+    name, word = found
+    if word.value is None:
+        plan.warn(f"{what} depends on {name}, which is {word.display} and not known{why(word)}",
+                  span)
+        return None
+    n = count_visible(word.value)
+    if n is None:
+        plan.warn(f"{what} depends on {name}={word.value}, which does not say how many", span)
+    return n
+
+
+# -- words -------------------------------------------------------------------------
+
+
+def _word_from(parts: Sequence[Part], like: Word) -> Word:
+    parts = tuple(parts) or (Part(""),)
+    known = all(p.known for p in parts)
+    return Word(parts, like.span, "".join(p.text for p in parts), None if known else like.reason)
+
+
+def split_last(word: Word, sep: str) -> tuple[Word, Word] | None:
+    """Split a word at the last ``sep`` in its known text (``$ADDR:29500`` → ``$ADDR``, 29500)."""
+    parts = word.parts
+    for pi in range(len(parts) - 1, -1, -1):
+        part = parts[pi]
+        if part.known and sep in part.text:
+            k = part.text.rindex(sep)
+            head, tail = part.text[:k], part.text[k + len(sep) :]
+            left = [*parts[:pi], *((Part(head),) if head else ())]
+            right = [*((Part(tail),) if tail else ()), *parts[pi + 1 :]]
+            return _word_from(left, word), _word_from(right, word)
+    return None
+
+
+def endpoint(plan: LaunchPlan, word: Word | None) -> None:
+    """Fill master_addr/master_port from ``host:port``."""
+    if word is None:
+        return
+    parts = split_last(word, ":")
+    if parts is None:
+        if word.value is not None and word.value:
+            plan.master_addr = word
+        return
+    host, port = parts
+    if host.display:
+        plan.master_addr = host
+    if port.display:
+        plan.master_port = port
+
+
+# -- files -------------------------------------------------------------------------
+
+
+def can_check(ctx: Context, path: str) -> bool:
+    """Whether a missing file at ``path`` really is missing (not just unresolvable here)."""
+    try:
+        return Path(path).expanduser().is_absolute() or ctx.cwd is not None
+    except (OSError, RuntimeError):
+        return False
+
+
+def read_hostfile(ctx: Context, word: Word | None) -> list[tuple[str, int | None]] | None:
+    """Hosts and slots of an MPI-style hostfile (``host slots=N``, ``host:N`` or ``host``)."""
+    if word is None or word.value is None:
+        return None
+    text = ctx.read_text(word.value)
+    if text is None:
+        return None
+    hosts: list[tuple[str, int | None]] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = line.split()
+        host = fields[0]
+        slots: int | None = None
+        if ":" in host and host.rsplit(":", 1)[1].isdigit():
+            host, count = host.rsplit(":", 1)
+            slots = int(count)
+        for item in fields[1:]:
+            key, _, val = item.partition("=")
+            if key in ("slots", "slot") and val.isdigit():
+                slots = int(val)
+        hosts.append((host, slots))
+    return hosts
+
+
+def uniform(counts: Sequence[int | None]) -> int | None:
+    """The common value of per-node counts, or None when unknown or uneven."""
+    if not counts or any(c is None for c in counts):
+        return None
+    first = counts[0]
+    return first if all(c == first for c in counts) else None
+
+
+# -- entry -------------------------------------------------------------------------
+
+
+def set_entry(
+    plan: LaunchPlan, kind: EntryKind, target: Word, index: int, args_from: int
+) -> None:
+    """The launched program: ``target`` at argv ``index``; its arguments from ``args_from``."""
+    plan.entry = Entry(kind, target)
+    plan.entry_index = index
+    plan.entry_args = list(plan.argv[args_from:])
+
+
+def launcher_entry(plan: LaunchPlan, parsed: Parsed, tool: str, kind: EntryKind) -> None:
+    """Entry of a launcher whose first positional is the program (argparse REMAINDER)."""
+    argv = plan.argv
+    at = parsed.end
+    if at >= len(argv):
+        plan.warn(f"{tool} is given no program to run", argv[-1].span if argv else plan.span,
+                  code="missing-entry")
+        return
+    target = argv[at]
+    set_entry(plan, kind, target, at, at + 1)
+    if not target.known and not any(p.known and p.text for p in target.parts):
+        plan.warn(f"the program {target.display} is not known{why(target)}", target.span)
+
+
+@dataclass(frozen=True, slots=True)
+class PyCall:
+    """What ``python [flags] ...`` runs."""
+
+    kind: EntryKind | None  # None: an interactive interpreter
+    target: Word | None
+    index: int  # argv index of the script, the module name, or "-c"
+    args_from: int
+
+    @property
+    def module(self) -> str | None:
+        if self.kind != "module" or self.target is None:
+            return None
+        return self.target.value
+
+
+_PY_ARG_LONG = ("--check-hash-based-pycs",)
+
+
+def parse_python(argv: Sequence[Word], start: int) -> PyCall:
+    """Skip the interpreter's own flags (``-u -O -X dev -W ignore``) from ``argv[start]``."""
+    i = start
+    while i < len(argv):
+        w = argv[i]
+        text = w.value
+        if text is None:
+            if w.known_prefix.startswith("-"):
+                i += 1
+                continue
+            return PyCall("script", w, i, i + 1)
+        if text == "-":
+            return PyCall("cli", w, i, i + 1)
+        if text == "--":
+            if i + 1 < len(argv):
+                return PyCall("script", argv[i + 1], i + 1, i + 2)
+            return PyCall(None, None, i + 1, i + 1)
+        if not text.startswith("-"):
+            return PyCall("script", w, i, i + 1)
+        if text.startswith("--"):
+            i += 2 if text in _PY_ARG_LONG else 1
+            continue
+        j = 1
+        while j < len(text):
+            c = text[j]
+            if c == "c":
+                return PyCall("cli", w, i, i + 1)
+            if c == "m":
+                if j + 1 < len(text):
+                    return PyCall("module", w.suffix_after(j + 1), i, i + 1)
+                if i + 1 < len(argv):
+                    return PyCall("module", argv[i + 1], i + 1, i + 2)
+                return PyCall(None, None, i + 1, i + 1)
+            if c in "WX":
+                if j + 1 == len(text):
+                    i += 1  # the value is the next word
+                break
+            j += 1
+        i += 1
+    return PyCall(None, None, len(argv), len(argv))
+
+
+def python_module_start(argv: Sequence[Word], modules: Sequence[str]) -> int | None:
+    """For ``python [flags] -m MODULE ...`` with MODULE in ``modules``: the index after it."""
+    if not argv or not is_python(argv[0]):
+        return None
+    call = parse_python(argv, 1)
+    if call.kind == "module" and call.module in modules:
+        return call.args_from
+    return None
+
+
+def program_entry(ctx: Context, index: int) -> None:
+    """Entry of a program an outer launcher (srun, mpirun) runs directly."""
+    from rankdebug.command.launchers import unwrap
+
+    plan = ctx.plan
+    argv = plan.argv
+    at, _env = unwrap(argv, index)
+    if at >= len(argv):
+        plan.warn("no program to run", argv[-1].span if argv else plan.span,
+                  code="missing-entry")
+        return
+    prog = argv[at]
+    if is_python(prog):
+        call = parse_python(argv, at + 1)
+        if call.kind is not None and call.target is not None:
+            set_entry(plan, call.kind, call.target, call.index, call.args_from)
+            return
+    set_entry(plan, "cli", prog, at, at + 1)
+
+
+def launch_inner(
+    ctx: Context, index: int, outer: str, env: Mapping[str, Word] | None = None
+) -> bool:
+    """If ``argv[index:]`` is a launcher that starts ranks, plan it instead of ``outer``."""
+    from rankdebug.command.launchers import find_launcher, unwrap
+
+    plan = ctx.plan
+    argv = plan.argv
+    at, assigned = unwrap(argv, index)
+    found = find_launcher(argv, at)
+    if found is None:
+        return False
+    module, start = found
+    if module.NAME not in RANK_LAUNCHERS:
+        return False
+    reset_numbers(plan)
+    plan.launcher = module.NAME
+    plan.warn(
+        f"{outer} runs {module.NAME}; the ranks are the ones {module.NAME} starts",
+        argv[at].span,
+        severity="info",
+        code="nested-launcher",
+    )
+    inner = dataclasses.replace(ctx, env={**ctx.env, **(env or {}), **assigned})
+    plan.visible_devices = visible_devices(inner)
+    module.parse(inner, start)
+    return True
+
+
+def reset_numbers(plan: LaunchPlan) -> None:
+    plan.nnodes = None
+    plan.node_rank = None
+    plan.nproc_per_node = None
+    plan.world_size = None
+    plan.nnodes_range = None
+    plan.entry = None
+    plan.entry_args = []
+    plan.entry_index = None
+    plan.master_addr = None
+    plan.master_port = None
+
+
+def single_process(plan: LaunchPlan) -> None:
+    plan.nnodes = 1
+    plan.node_rank = 0
+    plan.nproc_per_node = 1
+    plan.world_size = 1
+

@@ -1,0 +1,43 @@
+"""``python -m torch.distributed.launch``: torchrun's options plus ``--use-env``.
+
+torch/distributed/launch.py builds on torchrun's parser; without ``--use-env`` the
+launcher appends ``--local-rank=N`` to each worker's arguments (entry_args are kept
+as written; an info diagnostic says so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rankdebug.command.launchers.base import Context
+from rankdebug.command.launchers.common import python_module_start
+from rankdebug.command.launchers.torchrun import OPTIONS, parse_torch
+from rankdebug.command.options import Spec, both_flag
+from rankdebug.command.words import Word
+
+NAME = "torch.distributed.launch"
+MODULES = ("torch.distributed.launch",)
+
+SPEC = Spec(
+    "torch.distributed.launch",
+    (*OPTIONS, both_flag("use_env", "Pass the local rank in LOCAL_RANK, not --local-rank.")),
+    abbrev=True,
+)
+
+
+def matches(argv: Sequence[Word]) -> int | None:
+    return python_module_start(argv, MODULES)
+
+
+def parse(ctx: Context, start: int) -> None:
+    plan = ctx.plan
+    parse_torch(ctx, start, SPEC)
+    if not any(use.name == "use_env" for use in plan.options):
+        span = plan.argv[start - 1].span if start > 0 else plan.span
+        plan.warn(
+            "torch.distributed.launch appends --local-rank=N to the script's arguments; "
+            "add --use-env to pass it in LOCAL_RANK instead",
+            span,
+            severity="info",
+            code="local-rank-arg",
+        )

@@ -1,0 +1,560 @@
+"""A tolerant option parser shared by the launcher modules.
+
+Each launcher describes its options once, as a :class:`Spec` built from :class:`Opt`
+entries copied from the real tool's source (argparse, click, getopt tables). The
+parser then reads an evaluated argv the way that tool would, as far as it matters
+for a launch plan:
+
+* ``--opt value`` and ``--opt=value``; short ``-n 4``, ``-n4``, ``-n=4`` and flag
+  clusters (``-uq``);
+* every spelling the tool accepts (``--nproc-per-node`` and ``--nproc_per_node``),
+  and, for tools that treat ``-`` and ``_`` alike (accelerate), any mix of them;
+* unambiguous prefix abbreviations where the tool allows them (argparse's
+  ``allow_abbrev``, getopt_long);
+* single-dash long options where the tool has them (Open MPI's ``-np``);
+* options taking two values (``--mca KEY VALUE``) and optional values that only
+  attach with ``=`` (getopt's ``optional_argument``);
+* the first positional word ends the launcher's options (argparse REMAINDER), as
+  does ``--``.
+
+Every option read is recorded as an :class:`OptionUse` in ``plan.options`` with its
+span, so the language server can hover it. An option the tool does not know gets an
+``unknown-flag`` diagnostic naming the closest valid spelling (difflib), which is
+also offered as the diagnostic's ``fix``; that happens only for tools whose full
+option list is in the spec (``Spec.complete``).
+
+Words the shell could not evaluate at all (``$DIST_ARGS`` with DIST_ARGS unset) may
+hold any number of options or be the program itself; see :func:`parse_options`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from rankdebug.command.plan import LaunchPlan, OptionUse, Severity
+from rankdebug.command.words import Span, Word
+
+
+@dataclass(frozen=True, slots=True)
+class Opt:
+    """One option of a tool: its canonical name and every spelling the tool accepts."""
+
+    name: str
+    flags: tuple[str, ...]
+    # How many following words it takes: 0 for a flag, 2 for ``--mca KEY VALUE``.
+    nargs: int = 1
+    # getopt's optional_argument: a value only when attached (``--exclusive=user``).
+    optional: bool = False
+    help: str = ""
+    # Ends the options, like python's -m: what follows is the program's.
+    ends: bool = False
+
+    @property
+    def takes_value(self) -> bool:
+        return self.nargs > 0 and not self.optional
+
+
+def value(name: str, *flags: str, help: str = "", nargs: int = 1) -> Opt:
+    """An option that takes a value (``--nnodes 2``)."""
+    return Opt(name, flags or (f"--{name}",), nargs, False, help)
+
+
+def flag(name: str, *flags: str, help: str = "") -> Opt:
+    """An option that takes no value (``--standalone``)."""
+    return Opt(name, flags or (f"--{name}",), 0, False, help)
+
+
+def optional(name: str, *flags: str, help: str = "") -> Opt:
+    """An option whose value, if any, is attached (``--exclusive`` or ``--exclusive=user``)."""
+    return Opt(name, flags or (f"--{name}",), 1, True, help)
+
+
+def both(name: str, help: str = "", *, nargs: int = 1) -> Opt:
+    """An option spelled both ``--a-b`` and ``--a_b`` (torchrun's style)."""
+    dashed = "--" + name.replace("_", "-")
+    under = "--" + name
+    flags = (dashed, under) if dashed != under else (under,)
+    return Opt(name, flags, nargs, False, help)
+
+
+def both_flag(name: str, help: str = "") -> Opt:
+    dashed = "--" + name.replace("_", "-")
+    under = "--" + name
+    flags = (dashed, under) if dashed != under else (under,)
+    return Opt(name, flags, 0, False, help)
+
+
+def _split_dashes(text: str) -> tuple[str, str]:
+    body = text.lstrip("-")
+    return text[: len(text) - len(body)], body
+
+
+class Spec:
+    """The options of one tool, and how that tool reads them."""
+
+    def __init__(
+        self,
+        tool: str,
+        opts: Iterable[Opt],
+        *,
+        abbrev: bool = False,
+        dash_underscore: bool = False,
+        single_dash_long: bool = False,
+        complete: bool = True,
+        unknown_severity: Severity = "error",
+        double_dash: bool = True,
+    ) -> None:
+        self.tool = tool
+        self.opts = tuple(opts)
+        # argparse's allow_abbrev / getopt_long: unambiguous prefixes of long options.
+        self.abbrev = abbrev
+        # '-' and '_' are the same after the leading dashes (accelerate).
+        self.dash_underscore = dash_underscore
+        # Multi-letter options with one dash (Open MPI's -np, -hostfile).
+        self.single_dash_long = single_dash_long
+        # The full option list is known: unknown flags are reported.
+        self.complete = complete
+        self.unknown_severity: Severity = unknown_severity
+        # A lone "--" ends the options.
+        self.double_dash = double_dash
+        self._long: dict[str, Opt] = {}
+        self._short: dict[str, Opt] = {}
+        for o in self.opts:
+            for f in o.flags:
+                dashes, body = _split_dashes(f)
+                if dashes == "-" and len(body) == 1:
+                    self._short[body] = o
+                else:
+                    self._long[self._norm(f)] = o
+        self.by_name: dict[str, Opt] = {o.name: o for o in self.opts}
+        self._sorted = sorted(self._long)
+        self.spellings: list[str] = []
+        """Every spelling a user may write, for suggestions and completion."""
+        for o in self.opts:
+            for f in o.flags:
+                self.spellings.append(f)
+                dashes, body = _split_dashes(f)
+                if self.dash_underscore and "_" in body:
+                    self.spellings.append(dashes + body.replace("_", "-"))
+
+    def _norm(self, text: str) -> str:
+        if not self.dash_underscore:
+            return text
+        dashes, body = _split_dashes(text)
+        return dashes + body.replace("-", "_")
+
+    def lookup(self, text: str) -> tuple[Opt | None, list[Opt]]:
+        """The option a long flag (no ``=value``) names, else (None, ambiguous candidates)."""
+        key = self._norm(text)
+        exact = self._long.get(key)
+        if exact is not None:
+            return exact, []
+        if not self.abbrev or not text.startswith("--") or len(text) < 3:
+            return None, []
+        cands: list[Opt] = []
+        at = bisect.bisect_left(self._sorted, key)
+        while at < len(self._sorted) and self._sorted[at].startswith(key):
+            o = self._long[self._sorted[at]]
+            if o not in cands:
+                cands.append(o)
+            at += 1
+        if len(cands) == 1:
+            return cands[0], []
+        return None, cands
+
+    def exact(self, text: str) -> Opt | None:
+        """The option spelled exactly ``text`` (a long or single-dash long spelling)."""
+        return self._long.get(self._norm(text))
+
+    def short(self, char: str) -> Opt | None:
+        return self._short.get(char)
+
+    def is_option_word(self, word: Word) -> bool:
+        """Whether a fully known word is one of this tool's options (for look-ahead)."""
+        text = word.value
+        if text is None or not text.startswith("-") or text in ("-", "--"):
+            return False
+        name = text.split("=", 1)[0]
+        if text.startswith("--") or self.single_dash_long:
+            found, _ = self.lookup(name)
+            if found is not None:
+                return True
+        if self.exact(name) is not None:
+            return True
+        return not text.startswith("--") and len(text) >= 2 and self.short(text[1]) is not None
+
+    def suggest(self, text: str) -> str | None:
+        """The closest valid spelling of a misspelt flag."""
+        pool = self.spellings
+        best = difflib.get_close_matches(text, pool, n=1, cutoff=0.6)
+        if not best and not text.startswith("--") and text.startswith("-") and len(text) > 2:
+            # '-nproc_per_node': compare as if it had two dashes.
+            best = difflib.get_close_matches("-" + text, pool, n=1, cutoff=0.6)
+        return best[0] if best else None
+
+
+@dataclass(slots=True)
+class Use:
+    """One option as read: the spec entry, the words holding its value(s), the record."""
+
+    opt: Opt
+    flag: str
+    values: list[Word]
+    record: OptionUse
+    # argv index of the flag's word, and of the word holding the (first) value.
+    index: int = -1
+    value_index: int | None = None
+
+    @property
+    def value(self) -> Word | None:
+        return self.values[0] if self.values else None
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What :func:`parse_options` read."""
+
+    start: int
+    # Index of the first word after the options: the program (entry), or len(argv).
+    end: int
+    uses: list[Use] = field(default_factory=list)
+    # Unknown words read as (possibly several) options: they may set anything.
+    opaque: list[Word] = field(default_factory=list)
+    # The options ended at a "--".
+    double_dash: bool = False
+    # An option that ends the options (Opt.ends) was read.
+    ended: bool = False
+    # Diagnostics given for unknown flags (capped at MAX_REPORTS).
+    reported: int = 0
+
+    def get(self, name: str) -> Use | None:
+        """The last use of an option (the one the tool keeps)."""
+        for use in reversed(self.uses):
+            if use.opt.name == name:
+                return use
+        return None
+
+    def all(self, name: str) -> list[Use]:
+        return [u for u in self.uses if u.opt.name == name]
+
+    def has(self, name: str) -> bool:
+        return self.get(name) is not None
+
+    def word(self, name: str) -> Word | None:
+        use = self.get(name)
+        return use.value if use else None
+
+
+# At most this many diagnostics about unknown words or flags per command.
+MAX_REPORTS = 20
+
+
+def join_spans(first: Span, last: Span) -> Span:
+    return Span(first.start_line, first.start_col, last.end_line, last.end_col)
+
+
+def sub_span(word: Word, start: int, length: int) -> Span | None:
+    """The span of ``length`` characters from ``start`` in a word written unquoted on one line."""
+    span = word.span
+    text = word.value if word.value is not None else word.known_prefix
+    if span.start_line != span.end_line or not word.source.startswith(text[: start + length]):
+        return None
+    if span.end_col - span.start_col < start + length:
+        return None
+    col = span.start_col + start
+    return Span(span.start_line, col, span.start_line, col + length)
+
+
+def _why(word: Word) -> str:
+    return f" ({word.reason})" if word.reason else ""
+
+
+def _opaque_is_options(argv: Sequence[Word], i: int, spec: Spec) -> int | None:
+    """Decide whether an unknown word at option position holds options or is the program.
+
+    Looks ahead past further unknown words and this tool's own options: a known,
+    non-option word there is the program, so the unknown word(s) before it are
+    options (``torchrun $DIST_ARGS pretrain.py``). Otherwise the first unknown word
+    is the program (``torchrun --nproc_per_node 8 $SCRIPT --lr 1``).
+
+    Returns the index of the program found ahead, or None when the word is the program.
+    """
+    j = i + 1
+    while j < len(argv):
+        w = argv[j]
+        if _fully_unknown(w):
+            j += 1
+            continue
+        if not w.known_prefix.startswith("-"):
+            return j
+        after = _skip_known_option(argv, j, spec)
+        if after is None:
+            return None
+        j = after
+    return None
+
+
+def _skip_known_option(argv: Sequence[Word], j: int, spec: Spec) -> int | None:
+    """If ``argv[j]`` is one of the tool's options, the index after it and its values."""
+    w = argv[j]
+    text = w.value
+    if text is None or not spec.is_option_word(w):
+        return None
+    name, eq, _ = text.partition("=")
+    opt: Opt | None = None
+    attached = bool(eq)
+    if name.startswith("--") or (spec.single_dash_long and len(name) > 2):
+        opt, _ = spec.lookup(name)
+    if opt is None:
+        opt = spec.exact(name)
+    if opt is None and not name.startswith("--"):
+        opt = spec.short(name[1])
+        attached = len(text) > 2
+    if opt is None:
+        return j + 1
+    return j + 1 + (opt.nargs if opt.takes_value and not attached else 0)
+
+
+def _fully_unknown(word: Word) -> bool:
+    return not word.known and not any(p.known and p.text for p in word.parts)
+
+
+def parse_options(
+    plan: LaunchPlan,
+    argv: Sequence[Word],
+    start: int,
+    spec: Spec,
+    *,
+    record: bool = True,
+    report: bool = True,
+) -> Parsed:
+    """Read the options of ``spec.tool`` from ``argv[start:]``.
+
+    Stops at the first positional word (the program), which is ``Parsed.end``. With
+    ``record`` each option is appended to ``plan.options``; with ``report`` unknown
+    flags get diagnostics. Unknown words that look like options (see
+    :func:`_opaque_is_options`) go to ``Parsed.opaque`` with a warning.
+    """
+    parsed = Parsed(start=start, end=len(argv))
+    program_at = -1  # where a look-ahead found the program: unknown words before are options
+    i = start
+    while i < len(argv):
+        w = argv[i]
+        if _fully_unknown(w):
+            if i > program_at:
+                program_at = _opaque_is_options(argv, i, spec) or -1
+            if i < program_at:
+                parsed.opaque.append(w)
+                if report and len(parsed.opaque) <= MAX_REPORTS:
+                    plan.warn(
+                        f"{w.display} is not known{_why(w)}; it may hold {spec.tool} options",
+                        w.span,
+                    )
+                i += 1
+                continue
+            parsed.end = i
+            return parsed
+        prefix = w.known_prefix
+        if not prefix.startswith("-") or (prefix == "-" and w.known):
+            parsed.end = i
+            return parsed
+        if w.value == "--" and spec.double_dash:
+            parsed.end = i + 1
+            parsed.double_dash = True
+            return parsed
+        i = _take_option(plan, argv, i, spec, parsed, record=record, report=report)
+        if parsed.ended:
+            parsed.end = min(i, len(argv))
+            return parsed
+    parsed.end = len(argv)
+    return parsed
+
+
+def _record(
+    plan: LaunchPlan,
+    parsed: Parsed,
+    opt: Opt,
+    flag_text: str,
+    first: Word,
+    values: list[Word],
+    *,
+    record: bool,
+    index: int = -1,
+    attached: bool = False,
+) -> None:
+    span = join_spans(first.span, values[-1].span) if values else first.span
+    use = OptionUse(opt.name, flag_text, values[0] if values else None, span)
+    value_index = (index if attached else index + 1) if values else None
+    parsed.uses.append(Use(opt, flag_text, values, use, index, value_index))
+    if opt.ends:
+        parsed.ended = True
+    if record:
+        plan.options.append(use)
+
+
+def _take_values(argv: Sequence[Word], i: int, n: int) -> list[Word]:
+    return list(argv[i + 1 : i + 1 + n])
+
+
+def _take_option(
+    plan: LaunchPlan,
+    argv: Sequence[Word],
+    i: int,
+    spec: Spec,
+    parsed: Parsed,
+    *,
+    record: bool,
+    report: bool,
+) -> int:
+    w = argv[i]
+    prefix = w.known_prefix
+    name_part = prefix.split("=", 1)[0]
+    is_long = prefix.startswith("--") or (
+        len(name_part) > 2 and (spec.single_dash_long or spec.exact(name_part) is not None)
+    )
+    if is_long:
+        if "=" in prefix:
+            flag_text = prefix.split("=", 1)[0]
+            attached: Word | None = w.suffix_after(len(flag_text) + 1)
+        elif w.known:
+            flag_text = prefix
+            attached = None
+        else:
+            # "--opt$X": the option's name itself is not known.
+            parsed.opaque.append(w)
+            if report and len(parsed.opaque) <= MAX_REPORTS:
+                plan.warn(f"{w.display} is not known{_why(w)}; it may be any {spec.tool} option",
+                          w.span)
+            return i + 1
+        opt, cands = spec.lookup(flag_text)
+        if opt is not None:
+            if attached is not None:
+                values = [attached] if opt.nargs else []
+                if opt.nargs == 0 and report:
+                    plan.warn(f"{flag_text} takes no value", w.span, code="bad-value",
+                              severity=spec.unknown_severity)
+                if opt.nargs > 1:
+                    values += _take_values(argv, i, opt.nargs - 1)
+                _record(plan, parsed, opt, flag_text, w, values, record=record, index=i,
+                        attached=True)
+                return i + 1 + (opt.nargs - 1 if opt.nargs > 1 else 0)
+            if not opt.takes_value:
+                _record(plan, parsed, opt, flag_text, w, [], record=record, index=i)
+                return i + 1
+            values = _take_values(argv, i, opt.nargs)
+            if len(values) < opt.nargs and report:
+                plan.warn(f"{flag_text} needs a value", w.span, code="missing-value",
+                          severity=spec.unknown_severity)
+            _record(plan, parsed, opt, flag_text, w, values, record=record, index=i)
+            return i + 1 + len(values)
+        if prefix.startswith("--") or not spec.single_dash_long:
+            return _unknown_flag(plan, argv, i, spec, parsed, flag_text, attached is not None,
+                                 cands, report=report)
+        # A single-dash word that is no long option: read it as short option(s).
+    return _take_short(plan, argv, i, spec, parsed, record=record, report=report)
+
+
+def _take_short(
+    plan: LaunchPlan,
+    argv: Sequence[Word],
+    i: int,
+    spec: Spec,
+    parsed: Parsed,
+    *,
+    record: bool,
+    report: bool,
+) -> int:
+    w = argv[i]
+    text = w.known_prefix
+    j = 1
+    while j < len(text):
+        char = text[j]
+        opt = spec.short(char)
+        if opt is None:
+            flag_text = text.split("=", 1)[0] if j == 1 else "-" + char
+            return _unknown_flag(plan, argv, i, spec, parsed, flag_text, "=" in text, [],
+                                 report=report, offset=j - 1)
+        flag_text = "-" + char
+        if opt.nargs == 0:
+            _record(plan, parsed, opt, flag_text, w, [], record=record, index=i)
+            j += 1
+            continue
+        rest_start = j + 1
+        has_rest = rest_start < len(text) or not w.known
+        if has_rest:
+            if text[rest_start : rest_start + 1] == "=":
+                rest_start += 1
+            _record(plan, parsed, opt, flag_text, w, [w.suffix_after(rest_start)],
+                    record=record, index=i, attached=True)
+            return i + 1
+        if opt.optional:
+            _record(plan, parsed, opt, flag_text, w, [], record=record, index=i)
+            return i + 1
+        values = _take_values(argv, i, opt.nargs)
+        if len(values) < opt.nargs and report:
+            plan.warn(f"{flag_text} needs a value", w.span, code="missing-value",
+                      severity=spec.unknown_severity)
+        _record(plan, parsed, opt, flag_text, w, values, record=record, index=i)
+        return i + 1 + len(values)
+    return i + 1
+
+
+def _unknown_flag(
+    plan: LaunchPlan,
+    argv: Sequence[Word],
+    i: int,
+    spec: Spec,
+    parsed: Parsed,
+    flag_text: str,
+    attached: bool,
+    ambiguous: list[Opt],
+    *,
+    report: bool,
+    offset: int = 0,
+) -> int:
+    """Report an option the tool does not know; guess how many words it spans."""
+    w = argv[i]
+    parsed.reported += 1
+    if parsed.reported > MAX_REPORTS:
+        return i + 1  # a flood of unknown flags: no more suggestions or guesses
+    best = spec.suggest(flag_text)
+    if report and spec.complete:
+        span = sub_span(w, offset, len(flag_text)) if offset == 0 else None
+        if ambiguous:
+            names = ", ".join(o.flags[0] for o in ambiguous)
+            plan.warn(
+                f"{flag_text} is ambiguous for {spec.tool}: it could be {names}",
+                span or w.span,
+                code="ambiguous-flag",
+                severity=spec.unknown_severity,
+            )
+        else:
+            message = f"{spec.tool} has no option {flag_text}"
+            fix = None
+            if best is not None:
+                message += f"; did you mean {best}?"
+                if span is not None or w.value == flag_text:
+                    fix = best
+                elif w.value is not None:
+                    fix = best + w.value[len(flag_text) :]
+            plan.warn(message, span or w.span, code="unknown-flag",
+                      severity=spec.unknown_severity, fix=fix)
+    if attached:
+        return i + 1
+    # A misspelt option that takes a value most likely has its value next.
+    likely: Opt | None = None
+    if best is not None:
+        dashes, _ = _split_dashes(best)
+        likely, _ = spec.lookup(best) if (dashes == "--" or spec.single_dash_long) else (None, [])
+        if likely is None and dashes == "-":
+            likely = spec.short(best[1:2])
+    if ambiguous and all(o.takes_value for o in ambiguous):
+        likely = ambiguous[0]
+    if likely is not None and likely.takes_value and i + 1 < len(argv):
+        nxt = argv[i + 1]
+        if not nxt.known_prefix.startswith("-"):
+            return i + 1 + likely.nargs
+    return i + 1
