@@ -1,0 +1,108 @@
+"""The command engine: launch commands as people write them → launch plans.
+
+Public API (lines are 1-based, as people count them):
+
+- ``plan_text(text, line)``: the plan of the command at a line of a script or Markdown text.
+- ``plan_file(path, line)``: the same for a file on disk.
+- ``plan_argv(argv)``: the plan of an argv (or of one string holding a whole command).
+- ``plan_all(text)``: every launch command of a document, for code lenses.
+
+Nothing is ever executed. Errors are ``CommandError`` with a position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from rankdebug.command.errors import CommandError
+from rankdebug.command.plan import Diagnostic, LaunchPlan
+from rankdebug.command.planner import Options, plan_all_commands, plan_document
+
+__all__ = ["CommandError", "Diagnostic", "LaunchPlan", "plan_all", "plan_argv", "plan_file",
+           "plan_text"]
+
+MAX_FILE_BYTES = 16 << 20
+
+
+def plan_text(
+    text: str | bytes,
+    line: int,
+    *,
+    path: str | None = None,
+    language: str | None = None,
+    caller_env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> LaunchPlan:
+    """Plan the command at 1-based ``line``. ``language`` is "shell" or "markdown"
+    (default: from ``path``'s suffix). ``caller_env``, when given, is the whole
+    environment the script runs in; ``cwd`` is where relative paths resolve."""
+    opts = Options(caller_env=caller_env, cwd=cwd, path=path, language=language)
+    return plan_document(text, line, opts)
+
+
+def plan_file(
+    path: str | Path,
+    line: int,
+    *,
+    caller_env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> LaunchPlan:
+    """Plan the command at 1-based ``line`` of a file. Relative paths in the command
+    resolve against ``cwd`` (default: the current directory)."""
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_FILE_BYTES:
+            raise CommandError(f"{p} is larger than {MAX_FILE_BYTES >> 20} MB", None, None)
+        data = p.read_bytes()
+    except OSError as exc:
+        raise CommandError(f"cannot read {p}: {exc.strerror or exc}", None, None) from exc
+    work = cwd if cwd is not None else Path.cwd()
+    return plan_text(data, line, path=str(path), caller_env=caller_env, cwd=work.absolute())
+
+
+def plan_argv(
+    argv: Sequence[str],
+    *,
+    caller_env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> LaunchPlan:
+    """Plan an argv as given to exec (leading NAME=value words are inline
+    assignments). One element holding spaces is read as a whole shell command."""
+    if not argv:
+        raise CommandError("no command given", 1, 1)
+    if len(argv) == 1 and any(ch.isspace() for ch in argv[0]):
+        text = argv[0]
+    else:
+        text = " ".join(_quote_argv(argv))
+    work = cwd if cwd is not None else Path.cwd()
+    return plan_text(text, 1, language="shell", caller_env=caller_env, cwd=work.absolute())
+
+
+def plan_all(
+    text: str | bytes,
+    *,
+    path: str | None = None,
+    language: str | None = None,
+    caller_env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[list[LaunchPlan], list[Diagnostic]]:
+    """Every launch command in a document (launcher other than "other"), with
+    document-level diagnostics (encoding, CRLF, unreadable lines)."""
+    opts = Options(caller_env=caller_env, cwd=cwd, path=path, language=language)
+    return plan_all_commands(text, opts)
+
+
+def _quote_argv(argv: Sequence[str]) -> list[str]:
+    import re
+    import shlex
+
+    out = []
+    for i, arg in enumerate(argv):
+        # Leading NAME=value words stay assignments; everything else is quoted verbatim.
+        if all(re.fullmatch(r"[A-Za-z_]\w*=.*", a) for a in argv[: i + 1]):
+            name, _, value = arg.partition("=")
+            out.append(f"{name}={shlex.quote(value)}")
+        else:
+            out.append(shlex.quote(arg))
+    return out

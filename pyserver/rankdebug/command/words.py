@@ -25,6 +25,7 @@ class Part:
 
     text: str
     known: bool = True
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ class Word:
 
     @staticmethod
     def unknown(source: str, span: Span, reason: str) -> Word:
-        return Word((Part(source, known=False),), span, source, reason)
+        return Word((Part(source, known=False, reason=reason),), span, source, reason)
 
     @property
     def known(self) -> bool:

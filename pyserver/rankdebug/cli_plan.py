@@ -1,0 +1,51 @@
+"""`rankdebug plan`: print the launch plan of a training command as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from rankdebug.command import CommandError, LaunchPlan, plan_argv, plan_file
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--file", help="script or Markdown file holding the command")
+    parser.add_argument("--line", type=int, help="1-based line inside the command (with --file)")
+    parser.add_argument("--json", action="store_true", help="print JSON (the default)")
+    parser.add_argument("--cwd", help="directory relative paths resolve against (default: .)")
+    parser.add_argument("--inherit-env", action="store_true",
+                        help="read variables the script does not set from this environment")
+    parser.add_argument("command", nargs=argparse.REMAINDER,
+                        help="the command, after --, when no --file is given")
+
+
+def run(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    env = dict(os.environ) if args.inherit_env else None
+    cwd = Path(args.cwd) if args.cwd else None
+    try:
+        if args.file:
+            if command:
+                raise CommandError("give either --file/--line or a command, not both", None, None)
+            if args.line is None:
+                raise CommandError("--file needs --line", None, None)
+            plan: LaunchPlan = plan_file(args.file, args.line, caller_env=env, cwd=cwd)
+        elif command:
+            plan = plan_argv(command, caller_env=env, cwd=cwd)
+        else:
+            raise CommandError("give --file and --line, or a command after --", None, None)
+    except CommandError as exc:
+        print(json.dumps(exc.to_json()))
+        return 2
+    except Exception as exc:  # a bug of ours must still not print a traceback
+        err = CommandError(f"internal error: {type(exc).__name__}: {exc}", None, None)
+        print(json.dumps(err.to_json()))
+        print(f"rankdebug: internal error while planning: {exc!r}", file=sys.stderr)
+        return 2
+    print(json.dumps(plan.to_json(), ensure_ascii=False))
+    return 0

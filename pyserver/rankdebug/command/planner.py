@@ -1,0 +1,471 @@
+"""From a document and a line to a launch plan: find the command, evaluate it, plan it."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tree_sitter import Node
+
+from rankdebug.command import launchers
+from rankdebug.command.errors import CommandError
+from rankdebug.command.expand import Expander, TooDeep
+from rankdebug.command.launchers.base import Context
+from rankdebug.command.plan import Diagnostic, LaunchPlan
+from rankdebug.command.script import Report, Stop, Walker
+from rankdebug.command.source import Segment, Source, load
+from rankdebug.command.state import State, Var, known, text_of
+from rankdebug.command.syntax import Positions, first_error, parse, syntax_error, text
+from rankdebug.command.words import Part, Span, Word
+
+# Command names worth evaluating when listing every launch command of a document.
+_LAUNCHY = re.compile(
+    r"(^|/)(torchrun|deepspeed|accelerate(-launch)?|llamafactory-cli|lmf|msrun|mpirun|mpiexec|"
+    r"orterun|srun|sbatch|colossalai|ray|python[\d.]*|pythonw|bash|sh|zsh|env|nohup|time|exec|"
+    r"nice|numactl|taskset|timeout|stdbuf|setsid|sudo|command|[^/\s]+\.sh)$|^\$")
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "source", "."})
+MAX_FOLLOW = 4
+
+
+@dataclass
+class Options:
+    caller_env: Mapping[str, str] | None = None
+    # Whether caller_env is the whole environment; default: when it is given.
+    env_complete: bool | None = None
+    cwd: Path | None = None
+    path: str | None = None
+    language: str | None = None
+    positional: list[str] | None = None
+    follow_depth: int = 0
+    extra_sbatch: list[Word] = field(default_factory=list)
+
+
+def _base_state(source_text: str, opts: Options) -> tuple[State, list[Word]]:
+    env = dict(opts.caller_env) if opts.caller_env is not None else {}
+    sbatch = [*sbatch_directives(source_text), *opts.extra_sbatch]
+    for name, value in slurm_env(sbatch).items():
+        env.setdefault(name, value)
+    state = State(
+        caller_env=env,
+        env_complete=opts.caller_env is not None if opts.env_complete is None
+        else opts.env_complete,
+        cwd=str(opts.cwd) if opts.cwd is not None else None,
+        script_path=opts.path,
+        positional=[known(a) for a in opts.positional] if opts.positional is not None else [],
+    )
+    return state, sbatch
+
+
+def plan_document(data: bytes | str, line: int, opts: Options) -> LaunchPlan:
+    """The plan of the command at 1-based `line` of a document."""
+    if line < 1:
+        raise CommandError(f"line {line} is not a line number", line, 1)
+    source = load(data, path=opts.path, language=opts.language)
+    row = line - 1
+    try:
+        return _plan_row(source, row, opts)
+    except (TooDeep, RecursionError) as exc:
+        raise CommandError("the command nests too deeply to read", line, 1) from exc
+
+
+def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
+    seg_index = next((i for i, s in enumerate(source.segments)
+                      if s.first_line <= row < s.first_line + s.text.count("\n") + 1), None)
+    if seg_index is None:
+        if opts.language == "markdown" or (opts.path or "").lower().endswith((".md", ".markdown")):
+            raise CommandError(f"line {row + 1} is not inside a shell code block", row + 1, 1)
+        raise CommandError(f"line {row + 1} is past the end of the document", row + 1, 1)
+    seg = source.segments[seg_index]
+    root = parse(seg.text).root_node
+    pos = Positions(seg.text, seg.first_line)
+    local_row = row - seg.first_line
+    candidates = find_candidates(root, local_row)
+    if not candidates:
+        raise _explain_empty(root, local_row, pos, seg)
+    _check_syntax(root, candidates, pos)
+    wanted = {(seg_index, c.start_byte, c.end_byte) for c in candidates}
+    plans: dict[tuple[int, int, int], LaunchPlan] = {}
+    all_text = "\n".join(s.text for s in source.segments)
+    state, sbatch = _base_state(all_text, opts)
+
+    def on_command(rep: Report) -> None:
+        key = (rep.segment, rep.node.start_byte, rep.node.end_byte)
+        if key not in wanted or key in plans:
+            return
+        plans[key] = plan_report(rep, sbatch, opts)
+        if plans[key].launcher != "other" or len(plans) == len(wanted):
+            raise Stop
+
+    walker = Walker(on_command)
+    with contextlib.suppress(Stop):
+        walker.run(source.segments, state, {seg_index: root})
+    ordered = [plans[k] for k in sorted(plans, key=lambda k: (k[1], k[2]))]
+    if not ordered:  # not reached by the walk (should not happen): plan with the end state
+        rep = Report(candidates[0], pos, state, False, seg_index)
+        ordered = [plan_report(rep, sbatch, opts)]
+    chosen = next((p for p in ordered if p.launcher != "other"), ordered[0])
+    chosen.diagnostics[:0] = source.diagnostics
+    return chosen
+
+
+def plan_all_commands(data: bytes | str,
+                      opts: Options) -> tuple[list[LaunchPlan], list[Diagnostic]]:
+    """Every launch command of a document, in order, each with its own state."""
+    source = load(data, path=opts.path, language=opts.language)
+    all_text = "\n".join(s.text for s in source.segments)
+    state, sbatch = _base_state(all_text, opts)
+    seen: set[tuple[int, int, int]] = set()
+    plans: list[LaunchPlan] = []
+
+    def on_command(rep: Report) -> None:
+        key = (rep.segment, rep.node.start_byte, rep.node.end_byte)
+        if key in seen or rep.pos.line_of(rep.node) >= 10_000_000:
+            return
+        seen.add(key)
+        name = rep.node.child_by_field_name("name")
+        if name is None or not _LAUNCHY.search(text(name)):
+            return
+        if rep.node.has_error:
+            return
+        try:
+            plan = plan_report(rep, sbatch, opts)
+        except CommandError:
+            return
+        if plan.launcher != "other":
+            plans.append(plan)
+
+    walker = Walker(on_command)
+    with contextlib.suppress(TooDeep, RecursionError):
+        walker.run(source.segments, state)
+    plans.sort(key=lambda p: (p.span.start_line, p.span.start_col))
+    return plans, [*source.diagnostics, *walker.diagnostics]
+
+
+def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options) -> LaunchPlan:
+    """Evaluate one reached command and plan it."""
+    node, pos = rep.node, rep.pos
+    scratch = rep.state.copy() if any(
+        c.type == "variable_assignment" for c in node.children) else rep.state
+    inline: dict[str, Word] = {}
+    for child in node.children:
+        if child.type != "variable_assignment":
+            continue
+        name_node = child.child_by_field_name("name")
+        value_node = child.child_by_field_name("value")
+        if name_node is None:
+            continue
+        ex = Expander(scratch, pos, _ignore)
+        value = ex.scalar(value_node) if value_node is not None else ()
+        name = text(name_node)
+        word = Word(value or (Part(""),), pos.span(child), text(child),
+                    next((p.reason for p in value if not p.known), None))
+        inline[name] = word
+        scratch.set(name, Var(value, exported=True))
+    # Bash expands the words before the inline assignments take effect.
+    ex = Expander(rep.state.copy() if "=" in text(node) else rep.state, pos, _ignore)
+    arg_nodes = [c for c in node.children
+                 if c.type not in ("variable_assignment", "file_redirect", "herestring_redirect",
+                                   "heredoc_redirect", "comment")
+                 and c.is_named]
+    argv = ex.words(arg_nodes)
+    state = rep.state
+    script_env = {k: _var_word(v, k) for k, v in state.exported_vars().items()}
+    env: dict[str, Word] = {k: Word.literal(v) for k, v in state.caller_env.items()}
+    env.update(script_env)
+    env.update(inline)
+    shell_vars = _VarWords(state.vars)
+    span = pos.span(node)
+    plan = LaunchPlan(launcher="other", argv=argv, span=span, env=inline,
+                      script_env=script_env, cwd=state.cwd, background=rep.background)
+    cwd = Path(state.cwd) if state.cwd is not None else None
+    ctx = Context(plan, env, shell_vars, cwd, sbatch,
+                  nested=lambda inner: _nested(inner, env, shell_vars, cwd, sbatch, span))
+    if not argv:
+        return plan
+    followed = _follow(plan, ctx, state, opts)
+    if followed is not None:
+        return followed
+    launchers.plan_argv(ctx)
+    _warn_unknown_words(plan)
+    return plan
+
+
+def _nested(argv: Sequence[Word], env: Mapping[str, Word], shell_vars: Mapping[str, Word],
+            cwd: Path | None, sbatch: Sequence[Word], span: Span) -> LaunchPlan | None:
+    inner = LaunchPlan(launcher="other", argv=list(argv), span=span)
+    launchers.plan_argv(Context(inner, env, shell_vars, cwd, sbatch))
+    return None if inner.launcher == "other" else inner
+
+
+def _warn_unknown_words(plan: LaunchPlan) -> None:
+    for word in [*plan.argv, *plan.env.values()]:
+        if word.known:
+            continue
+        part = next(p for p in word.parts if not p.known)
+        reason = part.reason or "it is not known"
+        shown = word.display if len(word.display) <= 60 else word.display[:57] + "..."
+        message = reason if part.text and part.text[:20] in reason else f"{shown}: {reason}"
+        plan.warn(message, word.span)
+
+
+class _VarWords(Mapping[str, Word]):
+    """Shell variables as Words, converted only when a launcher asks for one."""
+
+    def __init__(self, variables: Mapping[str, Var]) -> None:
+        self._vars = variables
+
+    def __getitem__(self, name: str) -> Word:
+        var = self._vars[name]
+        if var.array_unknown == "__unset__":
+            raise KeyError(name)
+        return _var_word(var, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, v in self._vars.items() if v.array_unknown != "__unset__")
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _var_word(var: Var, name: str) -> Word:
+    if var.is_array:
+        if var.array_unknown:
+            return Word.unknown(f"${name}", Span.point(0, 0), var.array_unknown)
+        items = [text_of(i) for i in var.items or ()]
+        if all(i is not None for i in items):
+            return Word.literal(" ".join(i or "" for i in items))
+        return Word.unknown(f"${name}", Span.point(0, 0), f"${name} is partly unknown")
+    parts = var.value or (Part(""),)
+    reason = next((p.reason for p in parts if not p.known), None)
+    return Word(parts, Span.point(0, 0), f"${name}", reason)
+
+
+def _follow(plan: LaunchPlan, ctx: Context, state: State, opts: Options) -> LaunchPlan | None:
+    """`bash train.sh ARGS`, `./train.sh`, `sbatch job.sbatch`: plan the script's command."""
+    if opts.follow_depth >= MAX_FOLLOW:
+        return None
+    argv = plan.argv
+    start, _ = launchers.unwrap(argv)
+    if start >= len(argv):
+        return None
+    head = argv[start].value
+    if head is None:
+        return None
+    base = head.rsplit("/", 1)[-1]
+    extra_sbatch: list[Word] = []
+    if base in _SHELLS:
+        i = start + 1
+        while i < len(argv) and (argv[i].value or "").startswith("-"):
+            if argv[i].value in ("-c",):
+                return None
+            i += 1
+    elif base == "sbatch":
+        i = start + 1
+        while i < len(argv) and (argv[i].value or "").startswith("-"):
+            flag = argv[i].value or ""
+            takes = "=" not in flag and flag not in _SBATCH_FLAGS
+            extra_sbatch.append(argv[i])
+            if takes and i + 1 < len(argv):
+                extra_sbatch.append(argv[i + 1])
+                i += 1
+            i += 1
+    elif head.endswith((".sh", ".bash", ".sbatch", ".slurm")):
+        i = start
+    else:
+        return None
+    if i >= len(argv) or argv[i].value is None:
+        return None
+    script = argv[i].value or ""
+    path = ctx.resolve(script)
+    if path is None:
+        return None
+    args = [w.value for w in argv[i + 1:]]
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    inner_env = {k: v.value for k, v in ctx.env.items() if v.value is not None}
+    sub = Options(
+        caller_env=inner_env, env_complete=state.env_complete, cwd=ctx.cwd, path=script,
+        positional=[a for a in args if a is not None] if all(a is not None for a in args)
+        else None,
+        follow_depth=opts.follow_depth + 1, extra_sbatch=extra_sbatch,
+    )
+    try:
+        inner_plans, _ = plan_all_commands(data, sub)
+    except CommandError:
+        return None
+    if not inner_plans:
+        return None
+    inner = inner_plans[0]
+    where = f"{script}:{inner.span.start_line + 1}"
+    outer_span = plan.span
+    inner.diagnostics = [
+        Diagnostic(f"in {where}: {d.message}", outer_span, d.severity, d.code)
+        for d in inner.diagnostics
+    ]
+    inner.options = []
+    inner.warn(f"planned from the command at {where}", outer_span, code="followed",
+               severity="info")
+    inner.followed = where
+    inner.span = outer_span
+    inner.env = plan.env
+    inner.background = plan.background
+    return inner
+
+
+_SBATCH_FLAGS = frozenset({"--exclusive", "--wait", "-W", "-H", "--hold", "--requeue",
+                           "--no-requeue", "--parsable", "--test-only", "--overcommit", "-O",
+                           "--contiguous", "--spread-job", "--use-min-nodes", "-Q", "--quiet",
+                           "-v", "--verbose", "--export-file", "--ignore-pbs"})
+
+
+def sbatch_directives(script: str) -> list[Word]:
+    """Words of `#SBATCH` lines, in order, with their positions."""
+    words: list[Word] = []
+    for row, line in enumerate(script.split("\n")):
+        if not line.startswith("#SBATCH"):
+            continue
+        rest = line[len("#SBATCH"):]
+        if rest and not rest[0].isspace():
+            continue
+        try:
+            pieces = shlex.split(rest, comments=True)
+        except ValueError:
+            continue
+        col = len("#SBATCH")
+        for piece in pieces:
+            found = line.find(piece, col)
+            start = found if found >= 0 else col
+            col = start + len(piece)
+            words.append(Word.literal(piece, Span(row, start, row, start + len(piece))))
+    return words
+
+
+def slurm_env(args: Sequence[Word]) -> dict[str, str]:
+    """SLURM_* variables a batch script sees, from its #SBATCH options."""
+    opts: dict[str, str] = {}
+    values = [w.value or "" for w in args]
+    i = 0
+    while i < len(values):
+        flag = values[i]
+        val: str | None = None
+        if flag.startswith("--") and "=" in flag:
+            flag, val = flag.split("=", 1)
+        elif i + 1 < len(values) and flag in ("-N", "-n", "-c", "--nodes", "--ntasks",
+                                              "--ntasks-per-node", "--gpus-per-node",
+                                              "--cpus-per-task", "--gres"):
+            val = values[i + 1]
+            i += 1
+        elif re.fullmatch(r"-[Nnc]\d+", flag):
+            flag, val = flag[:2], flag[2:]
+        if val is not None:
+            opts[flag] = val
+        i += 1
+    env: dict[str, str] = {}
+    nodes = opts.get("--nodes", opts.get("-N"))
+    if nodes and nodes.isdigit():
+        env["SLURM_NNODES"] = env["SLURM_JOB_NUM_NODES"] = nodes
+    ntasks = opts.get("--ntasks", opts.get("-n"))
+    if ntasks and ntasks.isdigit():
+        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = ntasks
+    per_node = opts.get("--ntasks-per-node")
+    if per_node and per_node.isdigit():
+        env["SLURM_NTASKS_PER_NODE"] = per_node
+    gpus = opts.get("--gpus-per-node")
+    gres = opts.get("--gres", "")
+    m = re.search(r"gpu(?::[\w-]+)?:(\d+)", gres)
+    if gpus and gpus.split(":")[-1].isdigit():
+        env["SLURM_GPUS_ON_NODE"] = env["SLURM_GPUS_PER_NODE"] = gpus.split(":")[-1]
+    elif m:
+        env["SLURM_GPUS_ON_NODE"] = m.group(1)
+    cpus = opts.get("--cpus-per-task", opts.get("-c"))
+    if cpus and cpus.isdigit():
+        env["SLURM_CPUS_PER_TASK"] = cpus
+    return env
+
+
+# ---- finding the command on a line ------------------------------------------------
+
+
+_OPAQUE = frozenset({"command_substitution", "process_substitution", "heredoc_body",
+                     "arithmetic_expansion"})
+
+
+def find_candidates(root: Node, row: int) -> list[Node]:
+    """Simple commands that cover `row`, outermost first, not inside substitutions."""
+    out: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.start_point.row > row or node.end_point.row < row:
+            continue
+        if node.end_point.row == row and node.end_point.column == 0 and node.start_point.row < row:
+            continue
+        if node.type in _OPAQUE:
+            continue
+        if node.type == "command":
+            out.append(node)
+            # Commands nest only through substitutions, which are opaque.
+            continue
+        stack.extend(reversed(node.children))
+    out.sort(key=lambda n: n.start_byte)
+    return out
+
+
+def _check_syntax(root: Node, candidates: list[Node], pos: Positions) -> None:
+    """A syntax error inside, beside or over the chosen command is the user's to fix."""
+    if not root.has_error:
+        return
+    first = min(c.start_point.row for c in candidates)
+    last = max(c.end_point.row for c in candidates)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if not (node.has_error or node.is_missing):
+            continue
+        if node.end_point.row < first or node.start_point.row > last:
+            continue
+        if node.type == "ERROR" or node.is_missing:
+            raise syntax_error(first_error(node) or node, pos)
+        stack.extend(reversed(node.children))
+
+
+def _explain_empty(root: Node, row: int, pos: Positions, seg: Segment) -> CommandError:
+    line = row + seg.first_line + 1
+    lines = seg.text.split("\n")
+    if row >= len(lines):
+        return CommandError(f"line {line} is past the end of the document", line, 1)
+    node = root.descendant_for_point_range((row, 0), (row, max(0, len(lines[row].encode()) - 1)))
+    err = first_error(root)
+    if err is not None and err.start_point.row <= row:
+        anc: Node | None = node
+        while anc is not None:
+            if anc.type == "ERROR" or (anc.has_error and anc.type in ("string", "raw_string")):
+                return syntax_error(first_error(anc) or anc, pos)
+            anc = anc.parent
+    stripped = lines[row].strip()
+    col = len(lines[row]) - len(lines[row].lstrip()) + 1
+    if not stripped:
+        return CommandError(f"line {line} is empty", line, 1)
+    kinds = set()
+    anc = node
+    while anc is not None:
+        kinds.add(anc.type)
+        anc = anc.parent
+    if "heredoc_body" in kinds:
+        return CommandError(f"line {line} is inside a here-document: it is input, not a command",
+                            line, col)
+    if stripped.startswith("#"):
+        return CommandError(f"line {line} is a comment", line, col)
+    if kinds & {"variable_assignment", "declaration_command", "variable_assignments"}:
+        return CommandError(f"line {line} sets variables; it runs no command", line, col)
+    return CommandError(f"line {line} holds no command", line, col)
+
+
+def _ignore(_message: str, _span: Span) -> None:
+    return None

@@ -1,0 +1,97 @@
+"""tree-sitter-bash: parsing, positions in characters, and readable syntax errors."""
+
+from __future__ import annotations
+
+import threading
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser, Tree
+
+from rankdebug.command.errors import CommandError
+from rankdebug.command.words import Span
+
+LANGUAGE = Language(tree_sitter_bash.language())
+_local = threading.local()
+
+
+def parse(text: str) -> Tree:
+    parser: Parser | None = getattr(_local, "parser", None)
+    if parser is None:
+        parser = Parser(LANGUAGE)
+        _local.parser = parser
+    return parser.parse(text.encode("utf-8"))
+
+
+class Positions:
+    """Maps tree-sitter's byte columns to character columns, per line, lazily."""
+
+    def __init__(self, text: str, first_line: int = 0) -> None:
+        self._lines = text.split("\n")
+        self._first = first_line
+        self._ascii: dict[int, bool] = {}
+
+    def col(self, row: int, byte_col: int) -> int:
+        if row >= len(self._lines):
+            return byte_col
+        ascii_line = self._ascii.get(row)
+        line = self._lines[row]
+        if ascii_line is None:
+            ascii_line = line.isascii()
+            self._ascii[row] = ascii_line
+        if ascii_line:
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def span(self, node: Node) -> Span:
+        s, e = node.start_point, node.end_point
+        return Span(
+            s.row + self._first, self.col(s.row, s.column),
+            e.row + self._first, self.col(e.row, e.column),
+        )
+
+    def line_of(self, node: Node) -> int:
+        return node.start_point.row + self._first
+
+
+def text(node: Node) -> str:
+    raw = node.text
+    return raw.decode("utf-8", errors="replace") if raw is not None else ""
+
+
+def first_error(node: Node) -> Node | None:
+    """The first ERROR or MISSING node inside `node`, depth first."""
+    if not node.has_error:
+        return None
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.is_missing or n.type == "ERROR":
+            return n
+        stack.extend(c for c in reversed(n.children) if c.has_error or c.is_missing)
+    return None
+
+
+_CLOSERS = {'"': "double-quoted string", "'": "single-quoted string", "`": "backquote",
+            ")": "parenthesis", "}": "brace", "]": "bracket", "]]": "test", "))": "arithmetic",
+            "fi": "if", "done": "loop", "esac": "case", "then": "if", "do": "loop"}
+
+
+def syntax_error(node: Node, pos: Positions) -> CommandError:
+    """A CommandError describing an ERROR/MISSING node, positioned where it starts."""
+    if node.is_missing:
+        what = _CLOSERS.get(node.type, node.type)
+        opener = node.parent
+        anchor = opener if opener is not None else node
+        span = pos.span(anchor)
+        if node.type in ('"', "'", "`"):
+            msg = f"unterminated {what}"
+        else:
+            msg = f"missing '{node.type}' to close this {what}"
+        return CommandError(msg, span.start_line + 1, span.start_col + 1)
+    span = pos.span(node)
+    snippet = text(node).strip().split("\n", 1)[0][:40]
+    if snippet.startswith(("'", '"')) and snippet.count(snippet[0]) == 1:
+        return CommandError(f"unterminated {_CLOSERS[snippet[0]]}", span.start_line + 1,
+                            span.start_col + 1)
+    msg = f"syntax error near '{snippet}'" if snippet else "syntax error"
+    return CommandError(msg, span.start_line + 1, span.start_col + 1)
