@@ -351,3 +351,20 @@ def test_known_words_match_what_bash_prints(script: str) -> None:
     theirs = out.stdout.rstrip("\n").split("\n")[-1]
     if all(v is not None for v in ours):
         assert " ".join(v or "" for v in ours) == theirs, (ours, theirs)
+
+
+def test_space_after_backslash_ends_the_command_as_bash_does() -> None:
+    script = "torchrun --nproc_per_node 2 \\ \n    train.py --lr 1\n"
+    plan = plan_text(script, 1)
+    assert [w.value for w in plan.argv] == ["torchrun", "--nproc_per_node", "2", " "]
+    diag = next(d for d in plan.diagnostics if d.code == "space-after-backslash")
+    assert (diag.span.start_line, diag.span.start_col) == (0, 28)
+    assert diag.fix == "\\"
+    assert plan_text(script, 2).argv[0].value == "train.py"
+
+
+def test_escaped_space_before_hash_is_a_word_not_a_comment() -> None:
+    # From accelerate's README: bash passes " #" and the words after it to torchrun.
+    plan = plan_text("torchrun \\ # python -m torch.distributed.run \n", 1)
+    assert [w.value for w in plan.argv] == ["torchrun", " #", "python", "-m",
+                                           "torch.distributed.run"]

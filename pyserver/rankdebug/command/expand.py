@@ -173,7 +173,8 @@ class Expander:
         if t == "brace_expression":
             return [_Chunk(known(" ".join(self._brace(node))), not quoted)]
         if t == "array":
-            return [_Chunk(self.scalar(c), False) for c in node.named_children]
+            return [_Chunk(self.scalar(c), False) for c in node.named_children
+                    if c.type != "comment"]
         if t in ("$", '"', "'"):
             return []
         # Anything else (test operators, heredoc parts): its literal text.
@@ -262,6 +263,12 @@ class Expander:
             if name.isdigit():
                 reason = f"${name} is a script argument, and none was given"
             return [_Chunk(unknown(src, reason), not quoted)]
+        if name not in ("@", "*") and index not in ("@", "*"):
+            value = items[0] if items else EMPTY
+            if value and not any(p.known and p.text.strip() for p in value):
+                # Wholly unknown: show the reference as written ($SQUAD_DIR), keep the
+                # inner reason. Partly known values keep their known words for splitting.
+                return [_Chunk(unknown(src, reason_of(value)), not quoted)]
         if index == "@" or (name == "@" and index is None):
             out: list[_Chunk | object] = []
             for i, item in enumerate(items):

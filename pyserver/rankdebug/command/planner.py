@@ -18,7 +18,7 @@ from rankdebug.command.launchers.base import Context
 from rankdebug.command.plan import Diagnostic, LaunchPlan
 from rankdebug.command.script import Report, Stop, Walker
 from rankdebug.command.source import Segment, Source, load
-from rankdebug.command.state import State, Var, known, text_of
+from rankdebug.command.state import Scalar, State, Var, text_of, unknown
 from rankdebug.command.syntax import Positions, first_error, parse, syntax_error, text
 from rankdebug.command.words import Part, Span, Word
 
@@ -39,7 +39,8 @@ class Options:
     cwd: Path | None = None
     path: str | None = None
     language: str | None = None
-    positional: list[str] | None = None
+    # Script arguments ($1 ...): none by default; None when they cannot be known.
+    positional: list[Scalar] | None = field(default_factory=list)
     follow_depth: int = 0
     extra_sbatch: list[Word] = field(default_factory=list)
 
@@ -55,7 +56,7 @@ def _base_state(source_text: str, opts: Options) -> tuple[State, list[Word]]:
         else opts.env_complete,
         cwd=str(opts.cwd) if opts.cwd is not None else None,
         script_path=opts.path,
-        positional=[known(a) for a in opts.positional] if opts.positional is not None else [],
+        positional=None if opts.positional is None else list(opts.positional),
     )
     return state, sbatch
 
@@ -88,13 +89,22 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
         raise _explain_empty(root, local_row, pos, seg)
     _check_syntax(root, candidates, pos)
     wanted = {(seg_index, c.start_byte, c.end_byte) for c in candidates}
+    in_function = any(_inside_function(c) for c in candidates)
     plans: dict[tuple[int, int, int], LaunchPlan] = {}
+    reports: dict[tuple[int, int, int], list[Report]] = {}
     all_text = "\n".join(s.text for s in source.segments)
     state, sbatch = _base_state(all_text, opts)
 
     def on_command(rep: Report) -> None:
         key = (rep.segment, rep.node.start_byte, rep.node.end_byte)
-        if key not in wanted or key in plans:
+        if key not in wanted:
+            return
+        if in_function:
+            # A function may be called several times: read the command at every call.
+            reports.setdefault(key, []).append(
+                Report(rep.node, rep.pos, rep.state.copy(), rep.background, rep.segment))
+            return
+        if key in plans:
             return
         plans[key] = plan_report(rep, sbatch, opts)
         if plans[key].launcher != "other" or len(plans) == len(wanted):
@@ -103,6 +113,8 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
     walker = Walker(on_command)
     with contextlib.suppress(Stop):
         walker.run(source.segments, state, {seg_index: root})
+    for key, reps in reports.items():
+        plans[key] = _plan_calls(reps, sbatch, opts)
     ordered = [plans[k] for k in sorted(plans, key=lambda k: (k[1], k[2]))]
     if not ordered:  # not reached by the walk (should not happen): plan with the end state
         rep = Report(candidates[0], pos, state, False, seg_index)
@@ -110,6 +122,39 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
     chosen = next((p for p in ordered if p.launcher != "other"), ordered[0])
     chosen.diagnostics[:0] = source.diagnostics
     return chosen
+
+
+def _inside_function(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "function_definition":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _plan_calls(reps: list[Report], sbatch: Sequence[Word], opts: Options) -> LaunchPlan:
+    """A command in a function called several times: words that differ between the
+    calls are unknown."""
+    plans = [plan_report(r, sbatch, opts) for r in reps]
+    first = plans[0]
+    shown = [[w.display for w in p.argv] for p in plans]
+    if all(s == shown[0] for s in shown):
+        return first
+    if any(len(s) != len(shown[0]) for s in shown):
+        first.warn(f"this command differs between the {len(plans)} calls of its function; "
+                   "showing the first", code="calls-differ")
+        return first
+    lines = ", ".join(str(r.pos.line_of(r.node) + 1) for r in reps[:4])
+    merged: list[Word] = []
+    for i, word in enumerate(first.argv):
+        if all(s[i] == shown[0][i] for s in shown):
+            merged.append(word)
+        else:
+            why = f"{word.source} differs between the calls of its function ({len(plans)} calls)"
+            merged.append(Word(unknown(word.source, why), word.span, word.source, why))
+    del lines
+    return plan_report(reps[0], sbatch, opts, argv_override=merged)
 
 
 def plan_all_commands(data: bytes | str,
@@ -145,8 +190,9 @@ def plan_all_commands(data: bytes | str,
     return plans, [*source.diagnostics, *walker.diagnostics]
 
 
-def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options) -> LaunchPlan:
-    """Evaluate one reached command and plan it."""
+def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
+                argv_override: list[Word] | None = None) -> LaunchPlan:
+    """Evaluate one reached command and plan it (with `argv_override` as its words)."""
     node, pos = rep.node, rep.pos
     scratch = rep.state.copy() if any(
         c.type == "variable_assignment" for c in node.children) else rep.state
@@ -171,19 +217,24 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options) -> LaunchPla
                  if c.type not in ("variable_assignment", "file_redirect", "herestring_redirect",
                                    "heredoc_redirect", "comment")
                  and c.is_named]
-    argv = ex.words(arg_nodes)
+    argv = argv_override if argv_override is not None else ex.words(arg_nodes)
+    escaped = _escaped_space_tail(node, pos)
+    if argv_override is None and escaped is not None:
+        argv.extend(escaped[0])
     state = rep.state
     script_env = {k: _var_word(v, k) for k, v in state.exported_vars().items()}
     env: dict[str, Word] = {k: Word.literal(v) for k, v in state.caller_env.items()}
     env.update(script_env)
     env.update(inline)
     shell_vars = _VarWords(state.vars)
-    span = pos.span(node)
+    span = pos.span(_statement(node))
     plan = LaunchPlan(launcher="other", argv=argv, span=span, env=inline,
                       script_env=script_env, cwd=state.cwd, background=rep.background)
     cwd = Path(state.cwd) if state.cwd is not None else None
     ctx = Context(plan, env, shell_vars, cwd, sbatch,
                   nested=lambda inner: _nested(inner, env, shell_vars, cwd, sbatch, span))
+    if escaped is not None and escaped[1] is not None:
+        plan.diagnostics.append(escaped[1])
     if not argv:
         return plan
     followed = _follow(plan, ctx, state, opts)
@@ -192,6 +243,52 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options) -> LaunchPla
     launchers.plan_argv(ctx)
     _warn_unknown_words(plan)
     return plan
+
+
+_ESCAPED_SPACE = re.compile(r"^(\s*)\\ (.*)$")
+
+
+def _escaped_space_tail(node: Node, pos: Positions) -> tuple[list[Word], Diagnostic | None] | None:
+    r"""Bash reads `\ ` that starts a word as a word holding a space; tree-sitter-bash
+    drops it, and reads a `#` right after it as a comment. Restore bash's words, and
+    flag the classic mistake of a space after a line-continuation backslash."""
+    row = node.end_point.row
+    line = pos.line_text(row)
+    rest = line.encode("utf-8")[node.end_point.column:].decode("utf-8", errors="replace")
+    m = _ESCAPED_SPACE.match(rest)
+    if m is None:
+        return None
+    sibling = node.next_sibling
+    if sibling is not None and sibling.start_point.row == row and sibling.type != "comment":
+        return None
+    start_col = pos.col(row, node.end_point.column) + len(m.group(1))
+    doc_row = row + pos.first_line
+    tail = m.group(2)
+    pieces = tail.split()
+    first_piece = "" if tail[:1].isspace() or not pieces else pieces.pop(0)
+    words = [Word.literal(" " + first_piece, Span(doc_row, start_col, doc_row,
+                                                  start_col + 2 + len(first_piece)))]
+    col = start_col + 2 + len(first_piece)
+    for piece in pieces:
+        at = line.find(piece, col)
+        at = at if at >= 0 else col
+        words.append(Word.literal(piece, Span(doc_row, at, doc_row, at + len(piece))))
+        col = at + len(piece)
+    diag = None
+    if not tail.strip():
+        diag = Diagnostic(
+            "a space follows this backslash, so the line does not continue: the command "
+            "ends here (with an extra argument holding a space) and the next line runs on "
+            "its own", Span(doc_row, start_col, doc_row, len(line)), "error",
+            "space-after-backslash", fix="\\")
+    return words, diag
+
+
+def _statement(node: Node) -> Node:
+    """The command with its redirections and pipe stages: what a person calls the command."""
+    while node.parent is not None and node.parent.type in ("redirected_statement", "pipeline"):
+        node = node.parent
+    return node
 
 
 def _nested(argv: Sequence[Word], env: Mapping[str, Word], shell_vars: Mapping[str, Word],
@@ -283,7 +380,6 @@ def _follow(plan: LaunchPlan, ctx: Context, state: State, opts: Options) -> Laun
     path = ctx.resolve(script)
     if path is None:
         return None
-    args = [w.value for w in argv[i + 1:]]
     try:
         data = path.read_bytes()
     except OSError:
@@ -291,8 +387,7 @@ def _follow(plan: LaunchPlan, ctx: Context, state: State, opts: Options) -> Laun
     inner_env = {k: v.value for k, v in ctx.env.items() if v.value is not None}
     sub = Options(
         caller_env=inner_env, env_complete=state.env_complete, cwd=ctx.cwd, path=script,
-        positional=[a for a in args if a is not None] if all(a is not None for a in args)
-        else None,
+        positional=[w.parts for w in argv[i + 1:]],
         follow_depth=opts.follow_depth + 1, extra_sbatch=extra_sbatch,
     )
     try:

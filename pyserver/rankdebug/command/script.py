@@ -215,6 +215,8 @@ class Walker:
             items: list[Scalar] = []
             unknown_reason = ""
             for item in value_node.named_children:
+                if item.type == "comment":
+                    continue
                 for item_value in ex.field_values(item):
                     items.append(item_value)
                     if (item.type in ("simple_expansion", "expansion", "command_substitution")
@@ -349,10 +351,7 @@ class Walker:
         if name in ("source", ".") and values and values[0] is not None:
             return self.source(values[0], seg, state), None
         if name in ("read", "mapfile", "readarray", "getopts"):
-            for v in values:
-                if v and re.fullmatch(r"[A-Za-z_]\w*", v):
-                    reason = f"${v} is read at run time ({name} at line {pos.line_of(node) + 1})"
-                    state.set(v, Var(unknown("$" + v, reason)))
+            self._read(name, values, pos.line_of(node) + 1, state)
             return state, None
         if name == "printf" and len(values) >= 2 and values[0] == "-v" and values[1]:
             state.set(values[1], Var(unknown("$" + values[1], "set by printf -v")))
@@ -376,6 +375,30 @@ class Walker:
                 "eval runs text as code; what it sets is not known", pos.span(node),
                 "info", "eval"))
         return state, None
+
+    def _read(self, name: str, values: list[str | None], line: int, state: State) -> None:
+        """`read [-r] [-a NAME] [-p PROMPT] … NAMES`, mapfile/readarray: values known only
+        at run time."""
+        array = name in ("mapfile", "readarray")
+        takes_value = "dinNptuCcO"  # options whose value is the next word
+        i = 0
+        while i < len(values):
+            word = values[i] or ""
+            if word.startswith("-") and len(word) > 1:
+                for ch in word[1:]:
+                    if ch == "a":
+                        array = True  # the next word is the array's name
+                    elif ch in takes_value:
+                        i += 1
+                i += 1
+                continue
+            if re.fullmatch(r"[A-Za-z_]\w*", word):
+                reason = f"${word} is read at run time ({name} at line {line})"
+                if array:
+                    state.set(word, Var(EMPTY, (), array_unknown=reason))
+                else:
+                    state.set(word, Var(unknown("$" + word, reason)))
+            i += 1
 
     def call(self, fn: Function, node: Node, seg: int, state: State) -> State:
         if self._call_depth >= MAX_CALL_DEPTH:
@@ -535,6 +558,8 @@ class Walker:
             inner, _ = self.condition(conds, seg, inner)
         body = node.child_by_field_name("body")
         after = self.block(body.children, seg, inner) if body is not None else inner
+        if node.type == "for_statement" and not values and node.children_by_field_name("value"):
+            return state, None  # `for x in "$@"` with no arguments: the body never runs
         out = merge([state, after], why)
         if node.type == "for_statement" and var_name:
             if values and all(v is not None for v in values):

@@ -21,7 +21,7 @@ SHELL_FENCES = frozenset(
      "sh-session", "bash-session", "terminal", "ksh", "sbatch", "slurm"}
 )
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".rmd", ".qmd")
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^\s`{]*)?")
+_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`{]*)?")
 _PROMPT = re.compile(r"^(\s*)(\$|%|\(\S+\)\s*\$|\S+@\S+[:\w~/.-]*\$) ")
 
 

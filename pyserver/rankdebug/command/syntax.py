@@ -42,6 +42,13 @@ class Positions:
             return byte_col
         return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
+    @property
+    def first_line(self) -> int:
+        return self._first
+
+    def line_text(self, row: int) -> str:
+        return self._lines[row] if 0 <= row < len(self._lines) else ""
+
     def span(self, node: Node) -> Span:
         s, e = node.start_point, node.end_point
         return Span(
