@@ -47,6 +47,7 @@ class RankdebugServer(LanguageServer):
                                    self._analysis_failed)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread: int | None = None
+        self.shutdown_requested = False
 
     # -- Host (rankdebug.lsp.commands) ------------------------------------------------
 
@@ -249,6 +250,7 @@ def create_server() -> RankdebugServer:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: RankdebugServer, params: None) -> None:
+        ls.shutdown_requested = True
         ls.close()
 
     return server
@@ -303,4 +305,5 @@ def run(args: argparse.Namespace) -> int:
         server.start_io()
     finally:
         server.close()
-    return 0
+    # LSP: 0 after shutdown then exit, 1 when the client went away (or exited) without it.
+    return 0 if server.shutdown_requested else 1

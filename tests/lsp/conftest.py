@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,11 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 SERVER = [sys.executable, "-m", "rankdebug", "server"]
+# The servers' job registry lives here, not in the user's runtime directory.
+RUNTIME_DIR = Path(tempfile.gettempdir()) / f"rankdebug-lsp-tests-{os.getuid()}"
+RUNTIME_DIR.mkdir(mode=0o700, exist_ok=True)
+SERVER_ENV = {**os.environ, "XDG_RUNTIME_DIR": str(RUNTIME_DIR)}
+CONFIG = ClientServerConfig(server_command=SERVER, server_env=SERVER_ENV)
 _counter = itertools.count()
 
 TRAIN_PY = """import os
@@ -85,14 +92,14 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_workspace(tmp_path_factory.mktemp("ws"))
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), scope="module")
+@pytest_lsp.fixture(config=CONFIG, scope="module")
 async def client(lsp_client: LanguageClient, workspace: Path) -> AsyncIterator[None]:
     await initialize(lsp_client, workspace)
     yield
     await lsp_client.shutdown_session()
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+@pytest_lsp.fixture(config=CONFIG)
 async def fresh_client(lsp_client: LanguageClient, tmp_path: Path) -> AsyncIterator[None]:
     # Tests initialize the session themselves (with the settings they need).
     make_workspace(tmp_path)

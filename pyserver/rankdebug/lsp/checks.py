@@ -59,9 +59,10 @@ def run_checks(
     document_path: str | None,
 ) -> Findings:
     out = Findings()
+    seen: dict[tuple[str, str], str | bool | None] = {}
     for plan in plans:
         devices(plan, out)
-        missing_script(plan, lines, document_path, out)
+        missing_script(plan, lines, document_path, out, seen)
         use_env(plan, lines, out)
     ports(plans, lines, out)
     return out
@@ -144,7 +145,7 @@ def devices(plan: LaunchPlan, out: Findings) -> None:
 
 
 def missing_script(plan: LaunchPlan, lines: Lines, document_path: str | None,
-                   out: Findings) -> None:
+                   out: Findings, seen: dict[tuple[str, str], str | bool | None]) -> None:
     entry = plan.entry
     if entry is None or entry.kind != "script" or plan.cwd is None:
         return
@@ -153,15 +154,14 @@ def missing_script(plan: LaunchPlan, lines: Lines, document_path: str | None,
         return
     cwd = Path(plan.cwd)
     path = Path(os.path.expanduser(target))
-    full = path if path.is_absolute() else cwd / path
-    try:
-        if full.exists():
-            return
-        if not cwd.is_dir():
-            return  # the working directory itself is not here (another machine)
-    except OSError:
+    # Scripts run the same entry many times: look each (cwd, target) up once.
+    key = (plan.cwd, target)
+    if key not in seen:
+        seen[key] = _lookup(path, cwd, target, document_path)
+    fix = seen[key]
+    if fix is True:
         return
-    fix = _script_fix(target, full, cwd, document_path)
+    fix = fix if isinstance(fix, str) else None
     if written(entry.target, plan, lines):
         span = entry.target.span
     else:
@@ -171,6 +171,17 @@ def missing_script(plan: LaunchPlan, lines: Lines, document_path: str | None,
     if fix is not None:
         message += f"; did you mean {fix}?"
     out.diagnostics.append(Diagnostic(message, span, "warning", "missing-script", fix))
+
+
+def _lookup(path: Path, cwd: Path, target: str, document_path: str | None) -> str | bool | None:
+    """True when the script exists (or cannot be checked), else a fix or None."""
+    full = path if path.is_absolute() else cwd / path
+    try:
+        if full.exists() or not cwd.is_dir():  # no working directory here: another machine
+            return True
+    except OSError:
+        return True
+    return _script_fix(target, full, cwd, document_path)
 
 
 def _script_fix(target: str, full: Path, cwd: Path, document_path: str | None) -> str | None:
@@ -256,25 +267,25 @@ def _waits_between(lines: Lines, first: LaunchPlan, second: LaunchPlan) -> bool:
 
 
 def ports(plans: Sequence[LaunchPlan], lines: Lines, out: Findings) -> None:
+    """One pass in document order: jobs started with ``&`` run until a ``wait``."""
     found = [p for p in (_port_of(plan) for plan in plans) if p is not None]
     if len(found) < 2:
         return
     used = {p.port for p in found}
-    reported: set[int] = set()
-    for i, later in enumerate(found):
-        for earlier in found[:i]:
-            if earlier.port != later.port or not earlier.plan.background:
-                continue
-            if not _same_host(earlier.plan, later.plan):
-                continue
-            if _waits_between(lines, earlier.plan, later.plan):
-                continue
-            if id(later.plan) in reported:
-                continue
-            reported.add(id(later.plan))
+    running: dict[int, list[_Port]] = {}
+    previous: LaunchPlan | None = None
+    for current in found:
+        if previous is not None and _waits_between(lines, previous, current.plan):
+            running.clear()
+        previous = current.plan
+        earlier = next((e for e in running.get(current.port, ())
+                        if _same_host(e.plan, current.plan)), None)
+        if earlier is not None:
             free = max(used) + 1
             used.add(free)
-            _port_finding(earlier, later, free, lines, out)
+            _port_finding(earlier, current, free, lines, out)
+        if current.plan.background:
+            running.setdefault(current.port, []).append(current)
 
 
 def _port_finding(earlier: _Port, later: _Port, free: int, lines: Lines,

@@ -1,0 +1,184 @@
+"""workspace/executeCommand: rankdebug.plan, debugPlan, launchJson and jobs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+from .conftest import RUNTIME_DIR, execute, open_doc
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SCRIPT = """#!/bin/bash
+export NCCL_DEBUG=INFO
+CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node 4 \\
+    train.py --lr 1e-4
+"""
+
+
+async def test_plan_of_a_document_position(client: LanguageClient, workspace: Path) -> None:
+    doc = open_doc(client, workspace, SCRIPT)
+    plan = await execute(client, "rankdebug.plan",
+                         {"uri": doc.uri, "position": {"line": 3, "character": 4}})
+    assert plan["launcher"] == "torchrun"
+    assert plan["world_size"] == 4
+    assert plan["entry"] == {"kind": "script", "target": "train.py"}
+    assert plan["entry_args"] == ["--lr", "1e-4"]
+    assert plan["env"] == {"CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+    assert plan["span"]["start_line"] == 3 and plan["span"]["end_line"] == 4
+    assert [r["rank"] for r in plan["ranks"]] == [0, 1, 2, 3]
+
+
+async def test_plan_uses_the_unsaved_text(client: LanguageClient, workspace: Path) -> None:
+    doc = open_doc(client, workspace, SCRIPT)
+    doc.replace(SCRIPT.replace("--nproc_per_node 4", "--nproc_per_node 2"))
+    plan = await execute(client, "rankdebug.plan", {"uri": doc.uri, "line": 2})
+    assert plan["world_size"] == 2
+
+
+async def test_plan_of_text_and_of_argv(client: LanguageClient) -> None:
+    plan = await execute(client, "rankdebug.plan",
+                         {"text": "deepspeed --num_gpus 2 train.py", "line": 0})
+    assert plan["launcher"] == "deepspeed"
+    assert plan["world_size"] == 2
+    plan = await execute(client, "rankdebug.plan",
+                         {"argv": ["torchrun", "--nproc_per_node", "3", "train.py"]})
+    assert plan["world_size"] == 3
+
+
+async def test_plan_errors_carry_a_position(client: LanguageClient, workspace: Path) -> None:
+    doc = open_doc(client, workspace, SCRIPT)
+    result = await execute(client, "rankdebug.plan", {"uri": doc.uri, "line": 0})
+    assert result["error"]["line"] == 1
+    assert "comment" in result["error"]["message"]
+    result = await execute(client, "rankdebug.plan", {})
+    assert "give uri" in result["error"]["message"]
+
+
+async def test_badly_typed_arguments_are_invalid_params(client: LanguageClient) -> None:
+    with pytest.raises(JsonRpcException):
+        await execute(client, "rankdebug.plan", {"position": "nowhere", "uri": 3})
+
+
+async def test_debug_plan_gives_argv_cwd_and_attach_configurations(
+        client: LanguageClient, workspace: Path) -> None:
+    doc = open_doc(client, workspace, SCRIPT)
+    result = await execute(client, "rankdebug.debugPlan",
+                           {"uri": doc.uri, "line": 3, "ranks": [3, 1],
+                            "breakpoints": ["train.py:4"]})
+    path = str(workspace / Path(doc.uri).name)
+    assert result["argv"] == [
+        sys.executable, "-m", "rankdebug", "launch", "--json", "--ranks", "1,3",
+        "--break", "train.py:4", "--file", path, "--line", "3",
+    ]
+    assert result["cwd"] == str(workspace)
+    assert result["ranks"] == [1, 3]
+    assert result["plan"]["world_size"] == 4
+    assert [c["name"] for c in result["configurations"]] == ["rank 1", "rank 3"]
+    conf = result["configurations"][0]
+    assert conf["type"] == "rankdebug" and conf["request"] == "attach"
+    assert conf["ranks"] == [1]
+    assert result["compound"]["configurations"] == ["rank 1", "rank 3"]
+    assert result["compound"]["stopAll"] is True
+    assert result["warnings"] == []
+
+
+async def test_debug_plan_settings_and_spec_strings(client: LanguageClient,
+                                                    workspace: Path) -> None:
+    doc = open_doc(client, workspace, SCRIPT)
+    result = await execute(client, "rankdebug.debugPlan", {
+        "uri": doc.uri, "line": 2, "ranks": "local0",
+        "settings": {"basePort": 6000, "wait": False, "collectiveTimeout": 600,
+                     "interpreter": ["/opt/py/bin/python"]},
+    })
+    argv = result["argv"]
+    assert argv[:7] == ["/opt/py/bin/python", "-m", "rankdebug", "launch", "--json",
+                        "--ranks", "0"]
+    assert "--no-wait" in argv
+    assert argv[argv.index("--base-port") + 1] == "6000"
+    assert argv[argv.index("--collective-timeout") + 1] == "600"
+    doc.replace(SCRIPT + "echo changed\n")
+    result = await execute(client, "rankdebug.debugPlan", {"uri": doc.uri, "line": 2})
+    assert any("unsaved" in w for w in result["warnings"])
+
+
+async def test_debug_plan_rejects_ranks_outside_the_job(client: LanguageClient,
+                                                        workspace: Path) -> None:
+    doc = open_doc(client, workspace, SCRIPT)
+    result = await execute(client, "rankdebug.debugPlan",
+                           {"uri": doc.uri, "line": 2, "ranks": "7"})
+    assert "outside the job" in result["error"]["message"]
+
+
+async def test_debug_plan_of_an_argv(client: LanguageClient) -> None:
+    result = await execute(client, "rankdebug.debugPlan", {
+        "argv": ["torchrun", "--nproc_per_node", "2", "train.py"], "ranks": "all"})
+    assert result["argv"][-5:] == ["--", "torchrun", "--nproc_per_node", "2", "train.py"]
+    assert result["ranks"] == [0, 1]
+
+
+async def test_launch_json_for_rankdebug_and_debugpy(client: LanguageClient,
+                                                     workspace: Path) -> None:
+    doc = open_doc(client, workspace, SCRIPT)
+    result = await execute(client, "rankdebug.launchJson",
+                           {"uri": doc.uri, "line": 2, "ranks": "0,2"})
+    configs = {c["name"]: c for c in result["configurations"]}
+    launch = configs["train.py: debug ranks 0,2"]
+    assert launch["type"] == "rankdebug" and launch["request"] == "launch"
+    assert launch["command"] == ["torchrun", "--nproc_per_node", "4", "train.py", "--lr", "1e-4"]
+    assert launch["env"] == {"NCCL_DEBUG": "INFO", "CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+    assert launch["cwd"] == "${workspaceFolder}"
+    rank2 = configs["train.py: rank 2 (debugpy, port 5679)"]
+    assert rank2["type"] == "debugpy" and rank2["request"] == "attach"
+    assert rank2["connect"] == {"host": "127.0.0.1", "port": 5679}
+    assert configs["train.py: rank 0 (rankdebug)"]["connect"]["port"] == 5678
+    seed = configs["train.py: whole job (debugpy)"]
+    assert seed["type"] == "debugpy" and seed["request"] == "launch"
+    assert seed["module"] == "torch.distributed.run"
+    assert seed["args"] == ["--nproc_per_node", "4", "train.py", "--lr", "1e-4"]
+    assert seed["subProcess"] is True and seed["justMyCode"] is False
+    assert seed["env"]["CUDA_VISIBLE_DEVICES"] == "0,1,2,3"
+    names = {c["name"]: c["configurations"] for c in result["compounds"]}
+    assert names["train.py: ranks 0,2 (debugpy)"] == [
+        "train.py: rank 0 (debugpy, port 5678)", "train.py: rank 2 (debugpy, port 5679)"]
+    term = result["terminalCommand"]
+    assert term[term.index("--base-port") + 1] == "5678"
+    assert term[term.index("--ranks") + 1] == "0,2"
+
+
+async def test_launch_json_for_plain_python(client: LanguageClient) -> None:
+    result = await execute(client, "rankdebug.launchJson",
+                           {"text": "python -m my.trainer --epochs 1", "ranks": "0"})
+    seed = next(c for c in result["configurations"] if c["name"].endswith("(debugpy)")
+                and c["request"] == "launch")
+    assert seed["module"] == "my.trainer"
+    assert seed["args"] == ["--epochs", "1"]
+
+
+def _write_job(job: str, pid: int) -> None:
+    folder = RUNTIME_DIR / "rankdebug" / job
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(folder.parent, 0o700)
+    (folder / "job.json").write_text(json.dumps({"job": job, "pid": pid, "command": ["x"]}))
+    (folder / "rank-0.json").write_text(json.dumps({"rank": 0, "port": 1234, "pid": pid}))
+
+
+async def test_jobs_lists_running_jobs(client: LanguageClient) -> None:
+    shutil.rmtree(RUNTIME_DIR / "rankdebug", ignore_errors=True)
+    assert await execute(client, "rankdebug.jobs") == []
+    _write_job("20260101-000000-1", os.getpid())
+    _write_job("20260101-000000-2", 2**22 + 12345)  # no such process
+    jobs: list[dict[str, Any]] = await execute(client, "rankdebug.jobs")
+    assert [j["job"] for j in jobs] == ["20260101-000000-1"]
+    assert jobs[0]["ranks"][0]["port"] == 1234
+    assert jobs[0]["alive"] is True
+    every = await execute(client, "rankdebug.jobs", {"all": True})
+    assert len(every) == 2
