@@ -64,7 +64,7 @@ def _base_state(source_text: str, opts: Options) -> tuple[State, list[Word]]:
 def plan_document(data: bytes | str, line: int, opts: Options) -> LaunchPlan:
     """The plan of the command at 1-based `line` of a document."""
     if line < 1:
-        raise CommandError(f"line {line} is not a line number", line, 1)
+        raise CommandError(f"line {line} is not a line number (lines start at 1)", 1, 1)
     source = load(data, path=opts.path, language=opts.language)
     row = line - 1
     try:
