@@ -122,7 +122,7 @@ class RankdebugServer(LanguageServer):
 
     def reanalyse_all(self) -> None:
         for uri in self.documents.uris():
-            self.documents.changed(uri)
+            self.documents.changed(uri, force=True)
         caps = self.client_capabilities.workspace
         if caps and caps.code_lens and caps.code_lens.refresh_support:
             self.workspace_code_lens_refresh(None)
@@ -196,7 +196,7 @@ def create_server() -> RankdebugServer:
     def did_save(ls: RankdebugServer, params: types.DidSaveTextDocumentParams) -> None:
         # Files next to the script (the entry, a hostfile) may have changed too.
         if ls.documents.tracked(params.text_document.uri):
-            ls.documents.changed(params.text_document.uri)
+            ls.documents.changed(params.text_document.uri, force=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: RankdebugServer, params: types.DidCloseTextDocumentParams) -> None:

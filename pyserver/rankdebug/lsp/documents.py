@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import posixpath
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -47,6 +48,9 @@ class _State:
     runner: asyncio.Task[None] | None = None
     waiters: list[tuple[int, asyncio.Future[Analysis]]] = field(default_factory=list)
     closed: bool = False
+    # The next analysis must run even if the text is unchanged (saved: files around it
+    # may have changed; settings: they are part of the snapshot anyway).
+    force: bool = False
 
 
 SnapshotFn = Callable[[str, int], "Snapshot | None"]
@@ -74,12 +78,14 @@ class Documents:
     def uris(self) -> list[str]:
         return list(self._states)
 
-    def changed(self, uri: str) -> None:
-        """The document was opened or changed (or settings changed): analyse anew."""
+    def changed(self, uri: str, *, force: bool = False) -> None:
+        """The document was opened or changed (or saved, or settings changed): analyse anew.
+        Unless ``force``, a text identical to the last analysed one reuses that analysis."""
         state = self._states.get(uri)
         if state is None:
             state = self._states[uri] = _State()
         state.seq += 1
+        state.force = state.force or force
         if state.runner is None or state.runner.done():
             state.runner = asyncio.get_running_loop().create_task(self._run(uri, state))
 
@@ -127,11 +133,19 @@ class Documents:
             snap = self._snapshot(uri, seq)
             if snap is None:
                 return
-            try:
-                result = await loop.run_in_executor(self._executor, analyze, snap)
-            except Exception as exc:  # the pool is shut down, or worse
-                self._on_failure(uri, f"analysis of {uri} failed: {exc!r}")
-                return
+            prev = state.latest
+            if (not state.force and prev is not None and prev.failure is None
+                    and prev.snapshot.text == snap.text
+                    and prev.snapshot.settings == snap.settings
+                    and prev.snapshot.language == snap.language):
+                result = dataclasses.replace(prev, snapshot=snap)  # e.g. an undone edit
+            else:
+                state.force = False
+                try:
+                    result = await loop.run_in_executor(self._executor, analyze, snap)
+                except Exception as exc:  # the pool is shut down, or worse
+                    self._on_failure(uri, f"analysis of {uri} failed: {exc!r}")
+                    return
             done = seq
             if state.closed:
                 return
