@@ -36,9 +36,6 @@ CONTRACT_FIELDS = (
     "launcher", "nnodes", "node_rank", "nproc_per_node", "world_size",
     "entry", "entry_args", "env", "span",
 )
-# Launchers that start every node's ranks from one command: which node "this" command is on
-# is not a property of the command, so multi-node cases of these may leave node_rank out.
-WHOLE_JOB_LAUNCHERS = {"deepspeed", "mpirun", "srun", "ray"}
 
 
 def _script_for(expect: Path) -> Path:
@@ -185,8 +182,6 @@ def test_corpus_is_big_and_well_formed() -> None:
         required = set(CONTRACT_FIELDS)
         if plan["launcher"] == "other":
             required -= {"entry", "entry_args"}
-        if plan["launcher"] in WHOLE_JOB_LAUNCHERS and plan.get("nnodes") != 1:
-            required.discard("node_rank")
         assert required <= plan.keys(), f"{where}: missing {sorted(required - plan.keys())}"
         n_lines = len(script.read_text(encoding="utf-8").splitlines())
         span = plan["span"]
