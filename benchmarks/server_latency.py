@@ -145,6 +145,15 @@ def _change(sl: int, sc: int, el: int, ec: int,
 
 async def serve_latency(text: str, edits: int, folder: Path) -> tuple[list[float], list[str]]:
     client = LanguageClient("server-latency", "1")
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        return None
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def _log(params: types.LogMessageParams) -> None:
+        return None
+
     await client.start_io(sys.executable, "-m", "rankdebug", "server")
     uri = (folder / "train.sh").as_uri()
     (folder / "train.sh").write_text(text)

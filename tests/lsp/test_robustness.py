@@ -108,3 +108,12 @@ async def test_too_large_documents_are_not_read(client: LanguageClient,
     assert by_code(diags, "too-large")
     assert await doc.lenses() == []
     await alive(client, workspace)
+
+
+async def test_crlf_line_endings(client: LanguageClient, workspace: Path) -> None:
+    text = "echo start\r\ntorchrun --nproc_per_node 2 \\\r\n    train.py\r\n"
+    doc = open_doc(client, workspace, text)
+    diags = await doc.diagnostics()
+    (crlf,) = by_code(diags, "crlf")
+    assert crlf.range.start.line == 0
+    assert titles(await doc.lenses())[0] == (1, "▶ Debug · 2 ranks")
