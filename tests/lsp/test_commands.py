@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
@@ -182,3 +183,17 @@ async def test_jobs_lists_running_jobs(client: LanguageClient) -> None:
     assert jobs[0]["alive"] is True
     every = await execute(client, "rankdebug.jobs", {"all": True})
     assert len(every) == 2
+
+
+async def test_debug_plan_of_an_unsaved_document(client: LanguageClient) -> None:
+    uri = "untitled:Untitled-1"
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(
+            uri=uri, language_id="shellscript", version=1,
+            text="export NCCL_DEBUG=INFO\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 "
+                 "train.py\n")))
+    result = await execute(client, "rankdebug.debugPlan", {"uri": uri, "line": 1})
+    assert result["argv"][-6:] == ["--", "CUDA_VISIBLE_DEVICES=0,1", "torchrun",
+                                   "--nproc_per_node", "2", "train.py"]
+    assert result["env"] == {"NCCL_DEBUG": "INFO"}
+    assert result["ranks"] == [0]

@@ -253,6 +253,17 @@ def _launch_argv(src: Source, plan: LaunchPlan, spec: str, settings: Settings,
     return [*argv, "--", *env_words, *(w for w in words if w is not None)]
 
 
+def _run_env(src: Source, plan: LaunchPlan, argv: list[str]) -> dict[str, str]:
+    """Variables to add to the extension's environment for the run. With ``--file`` the
+    launcher re-reads the script (exports included); a command passed after ``--`` from an
+    unsaved document needs the variables its script exported before it."""
+    env: dict[str, str] = {}
+    if "--file" not in argv and src.text is not None:
+        env.update({k: w.value for k, w in plan.script_env.items() if w.value is not None})
+    env.update(src.settings.env)
+    return env
+
+
 def _cwd(src: Source, host: Host) -> str:
     cwd = src.settings.resolve_cwd(src.path)
     if cwd is not None:
@@ -307,7 +318,7 @@ async def debug_plan(host: Host, args: DebugPlanArgs) -> dict[str, Any]:
     return {
         "plan": the_plan.to_json(),
         "argv": argv,
-        "env": dict(src.settings.env),
+        "env": _run_env(src, the_plan, argv),
         "cwd": _cwd(src, host),
         "rankSpec": spec,
         "ranks": chosen,
