@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -94,3 +97,65 @@ def test_collective_timeout_guard(tmp_path: Path, guard: str, ok: bool) -> None:
         launch.close()
     assert (code == 0) is ok, launch.stderr()
     assert launch.job is not None and job_processes(launch.job) == []
+
+
+def test_accelerate(tmp_path: Path) -> None:
+    pytest.importorskip("accelerate")
+    script = str(SCRIPTS / "ddp_steps.py")
+    launch = Launch(["--ranks", "1", "--", tool("accelerate"), "launch", "--multi_gpu",
+                     "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+                     "--dynamo_backend", "no", script], tmp_path)
+    try:
+        _debug_one_stop(launch, script, line_of("ddp_steps.py"), 1)
+    finally:
+        launch.close()
+    assert read_json(tmp_path / "rank-0.json")["debugpy"] is False
+
+
+@pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun (Debian's openmpi-bin)")
+def test_mpirun(tmp_path: Path) -> None:
+    script = str(SCRIPTS / "single.py")
+    launch = Launch(["--ranks", "1", "--", "mpirun", "--oversubscribe", "-n", "2",
+                     sys.executable, script], tmp_path)
+    try:
+        ev = launch.event("listening")
+        assert ev["rank"] == 1
+        client = DAPClient(str(ev["host"]), int(ev["port"]))
+        client.attach({script: [line_of("single.py")]})
+        stopped = client.stopped()
+        frame = client.top_frame(stopped["threadId"])
+        env = 'int(os.environ["OMPI_COMM_WORLD_RANK"])'
+        assert client.evaluate(env, frame["id"]) == "1"
+        client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
+        client.cont(stopped["threadId"])
+        assert launch.exited() == 0
+    finally:
+        launch.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--ranks", "5", "--", "torchrun", "--nproc_per_node", "2", "x.py"], "outside"),
+        (["--ranks", "1-", "--", "torchrun", "--nproc_per_node", "2", "x.py"], "cannot read"),
+        ([], "give either"),
+    ],
+)
+def test_refuses_bad_input_with_a_json_error(args: list[str], needle: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "rankdebug", "launch", "--json", *args],
+                         capture_output=True, text=True, cwd=SCRIPTS, timeout=60, check=False)
+    assert out.returncode == 2, out.stderr
+    error = json.loads(out.stdout)["error"]
+    assert needle in error["message"]
+
+
+def test_refuses_words_whose_value_is_unknown(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("# never run\ntorchrun --nproc_per_node $(nproc) x.py\n")
+    out = subprocess.run([sys.executable, "-m", "rankdebug", "launch", "--json", "--file",
+                          str(script), "--line", "2"], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60, check=False)
+    assert out.returncode == 2, out.stderr
+    error = json.loads(out.stdout)["error"]
+    assert "$(nproc)" in error["message"] and "word 3" in error["message"]
+    assert (error["line"], error["column"]) == (2, 27)

@@ -111,3 +111,17 @@ def test_crash_of_an_unchosen_rank_ends_the_job(tmp_path: Path) -> None:
         assert adapter_processes(int(ev["port"])) == []
     finally:
         launch.close()
+
+
+def test_rank_exits_when_its_client_has_detached(tmp_path: Path) -> None:
+    line = line_of("ddp_steps.py")
+    launch = Launch(["--ranks", "1", "--", tool("torchrun"), "--nproc_per_node", "2", DDP],
+                    tmp_path)
+    try:
+        ev = launch.event("listening")
+        client, _thread = _stop_at_break(ev, DDP, line)
+        client.disconnect(terminate=False)  # detach: breakpoints go, the rank runs on
+        assert launch.exited(timeout=60) == 0
+    finally:
+        launch.close()
+    assert read_json(tmp_path / "rank-1.json")["debugpy"] is True

@@ -43,7 +43,12 @@ NCCL_ENV = {"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": "86400", "TORCH_NCCL_ENABLE_MONI
 
 
 class RewriteError(ValueError):
-    """The plan cannot be run as is (for example: words whose value is unknown)."""
+    """The plan cannot be run as is (for example: words whose value is unknown); ``line``
+    and ``column`` (1-based) point at the first offending word when it is known."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None):
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
 
 
 @dataclass
@@ -83,10 +88,12 @@ class DebugPlan:
 
 def command_argv(plan: LaunchPlan) -> list[str]:
     """The plan's argv as strings; refuses words whose value is not known."""
-    unknown = [(i, w.display) for i, w in enumerate(plan.argv) if w.value is None]
+    unknown = [(i, w) for i, w in enumerate(plan.argv) if w.value is None]
     if unknown:
-        where = ", ".join(f"{text!r} (word {i + 1})" for i, text in unknown)
-        raise RewriteError(f"the command has words whose value is unknown here: {where}")
+        where = ", ".join(f"{w.display!r} (word {i + 1})" for i, w in unknown)
+        first = unknown[0][1].span
+        raise RewriteError(f"the command has words whose value is unknown here: {where}",
+                           first.start_line + 1, first.start_col + 1)
     if not plan.argv:
         raise RewriteError("the command is empty")
     return [w.value for w in plan.argv if w.value is not None]

@@ -40,6 +40,7 @@ class _State:
     listening: tuple[str, int] | None = None
     attached = False
     ctl: socket.socket | None = None
+    job = ""
     lock = threading.Lock()
     pid = 0
 
@@ -62,14 +63,19 @@ def send(event: str, **fields: Any) -> None:
             except OSError:
                 state.ctl = None
         return
-    job = _env("RANKDEBUG_JOB")
+    job = state.job
     if not job:
         return
     from rankdebug.runtime import registry
 
-    entry = {k: v for k, v in fields.items() if k != "event"}
-    entry["state"] = {"started": "running", "exit": "exited"}.get(event, event)
-    with contextlib.suppress(OSError, registry.RegistryError):
+    if event == "exit":
+        with contextlib.suppress(OSError, registry.RegistryError):
+            registry.remove_rank(job, state.rank)
+        return
+    entry = {k: v for k, v in fields.items() if k not in ("event", "rank")}
+    entry["state"] = {"started": "running"}.get(event, event)
+    # Guest code: a registry that cannot be written must not fail the user's script.
+    with contextlib.suppress(Exception):
         registry.update_rank(job, state.rank, **entry)
 
 
@@ -95,7 +101,7 @@ def _port_for(rank: int) -> int:
     return int(base) + rank if base.isdigit() and int(base) > 0 else 0
 
 
-def _import_debugpy() -> Any:
+def import_debugpy() -> Any:
     # Frozen stdlib modules are fine for us: do not warn about them in every rank.
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     where = _env("RANKDEBUG_DEBUGPY")
@@ -113,7 +119,7 @@ def listen() -> tuple[str, int]:
     """Start debugpy's adapter on this rank's port (any free one if that is taken)."""
     if state.listening is not None:
         return state.listening
-    debugpy = _import_debugpy()
+    debugpy = import_debugpy()
     # One debugger per rank: DataLoader workers and other children run without one.
     debugpy.configure(subProcess=False)
     host = _env("RANKDEBUG_HOST", "127.0.0.1") or "127.0.0.1"
@@ -141,10 +147,11 @@ def wait_for_client() -> None:
         send("attached")
 
 
-def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
-    """Called by the bootstrap in a chosen rank before the user's script runs."""
+def prepare(rank: int, local_rank: int | None, world_size: int | None) -> None:
+    """Set up reporting for this rank: control socket (or registry), exit and fork hooks."""
     state.rank, state.local_rank, state.world_size = rank, local_rank, world_size
     state.pid = os.getpid()
+    state.job = _env("RANKDEBUG_JOB") or f"adhoc-{os.getppid()}"
     _connect_ctl()
     send("started", local_rank=local_rank, world_size=world_size,
          argv=list(sys.argv), cwd=os.getcwd())
@@ -155,6 +162,10 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     if threading_atexit is not None:
         threading_atexit(_before_thread_join)
 
+
+def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
+    """Called by the bootstrap in a chosen rank before the user's script runs."""
+    prepare(rank, local_rank, world_size)
     breaks = _breaks()
     if _env("RANKDEBUG_ATTACH", "start") == "hit" and breaks:
         from rankdebug.runtime import hithook

@@ -127,6 +127,15 @@ def list_jobs() -> list[dict[str, Any]]:
     return jobs
 
 
+def remove_rank(job: str, rank: int) -> None:
+    """Remove one rank's entry, and the job's folder when no rank is left in it."""
+    path = job_dir(job)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(path, f"rank-{rank}.json"))
+    if not any(n.startswith("rank-") for n in os.listdir(path)):
+        remove_job(job)
+
+
 def remove_job(job: str) -> None:
     """Remove the job's folder and everything in it; no error if it is gone."""
     shutil.rmtree(job_dir(job), ignore_errors=True)

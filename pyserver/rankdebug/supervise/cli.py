@@ -122,7 +122,10 @@ def run(args: argparse.Namespace) -> int:
             attach=args.attach,
             cwd=str(cwd),
         )
-    except (RewriteError, OSError, registry.RegistryError) as exc:
+    except RewriteError as exc:
+        registry.remove_job(job)
+        return _fail(args, exc.message, exc.line, exc.column)
+    except (OSError, registry.RegistryError) as exc:
         registry.remove_job(job)
         return _fail(args, str(exc))
 

@@ -1,0 +1,159 @@
+"""``rankdebug.breakpoint(ranks=0, others="wait")``: a breakpoint for a distributed job.
+
+Every rank calls it at the same place (like ``torch.distributed.breakpoint``):
+
+- the chosen ranks stop in the debugger at the caller's next line. With no client attached,
+  a chosen rank starts listening first, says where on stderr (and in the job registry, and
+  to ``rankdebug launch`` when it runs the job), and waits for one;
+- ``others="wait"``: the other ranks wait in this call, polling the job's rendezvous store
+  (no collective, so no collective timeout), until every chosen rank has been continued;
+  ``others="run"``: they run on (to block at their next collective);
+- a chosen rank releases the others when its debugger continues it, detaches, or is gone:
+  a thread watches the stopped thread's state, so pdb's problem (peers left hanging when
+  the debugger quits) does not arise. If the rank is killed, its launcher ends the job.
+
+Pure Python, 3.9 and later; torch is used only if the script already imported it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
+
+_generation = [0]
+POLL_S = 0.05
+
+
+def _dist() -> Any:
+    dist = sys.modules.get("torch.distributed")
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return None
+    return dist
+
+
+def _my_rank() -> tuple[int, int | None, int | None]:
+    dist = _dist()
+    local = os.environ.get("LOCAL_RANK")
+    local_rank = int(local) if local and local.isdigit() else None
+    if dist is not None:
+        return int(dist.get_rank()), local_rank, int(dist.get_world_size())
+    from rankdebug.runtime.bootstrap import detect_rank
+
+    found = detect_rank(os.environ)
+    return found if found is not None else (0, local_rank, None)
+
+
+def _chosen(ranks: int | str | list[int] | tuple[int, ...] | None, rank: int,
+            local_rank: int | None) -> bool:
+    if ranks is None:
+        return True
+    if isinstance(ranks, int):
+        return rank == ranks
+    if isinstance(ranks, str):
+        from rankdebug.runtime.bootstrap import rank_chosen
+
+        return rank_chosen(ranks, rank, local_rank)
+    return rank in ranks
+
+
+def _key(generation: int, rank: int) -> str:
+    return f"rankdebug/breakpoint/{generation}/{rank}"
+
+
+def breakpoint(
+    ranks: int | str | list[int] | tuple[int, ...] | None = 0,
+    others: str = "wait",
+    *,
+    frame: FrameType | None = None,
+) -> None:
+    """Stop ``ranks`` (an int, a list, or a ``--ranks`` string such as "0,2" or "local0";
+    None: every rank) in the debugger; the others wait here (``others="wait"``) or run on
+    (``others="run"``) until the chosen ranks continue."""
+    if others not in ("wait", "run"):
+        raise ValueError('others must be "wait" or "run"')
+    caller = frame or sys._getframe(1)
+    _generation[0] += 1
+    generation = _generation[0]
+    rank, local_rank, world_size = _my_rank()
+    dist = _dist()
+    store = dist.distributed_c10d._get_default_store() if dist is not None else None
+    if _chosen(ranks, rank, local_rank):
+        _stop(caller, rank, local_rank, world_size,
+              _key(generation, rank) if store is not None else None, store)
+        return
+    if others == "run" or store is None or world_size is None:
+        return
+    per_node = os.environ.get("LOCAL_WORLD_SIZE", "")
+    if isinstance(ranks, str) and "local" in ranks and not per_node.isdigit():
+        return  # the others' local ranks are not known here: do not wait on guesses
+    size = int(per_node) if per_node.isdigit() and int(per_node) > 0 else None
+    chosen = [r for r in range(world_size) if _chosen(ranks, r, r % size if size else None)]
+    keys = [_key(generation, r) for r in chosen]
+    while keys and not store.check(keys):
+        time.sleep(POLL_S)
+
+
+def _stop(frame: FrameType, rank: int, local_rank: int | None, world_size: int | None,
+          key: str | None, store: Any) -> None:
+    from rankdebug.runtime import debug
+
+    if debug.state.pid != os.getpid():
+        debug.prepare(rank, local_rank, world_size)
+    debugpy = debug.import_debugpy()
+    if not debugpy.is_client_connected():
+        host, port = debug.listen()
+        sys.stderr.write(
+            f"rankdebug: rank {rank} stopped at a breakpoint; "
+            f"attach a debugger to {host}:{port}\n"
+        )
+        sys.stderr.flush()
+        debug.wait_for_client()
+    import pydevd
+
+    thread = threading.current_thread()
+    pydevd.settrace(
+        suspend=True,
+        trace_only_current_thread=True,
+        patch_multiprocessing=False,
+        stop_at_frame=frame,
+        notify_stdin=False,
+    )
+    if key is not None:
+        # A debugger thread: neither traced nor suspended when the rank stops.
+        from _pydevd_bundle.pydevd_daemon_thread import run_as_pydevd_daemon_thread
+
+        run_as_pydevd_daemon_thread(
+            pydevd.get_global_debugger(), _release_when_continued, thread, key, store, debugpy
+        )
+
+
+def _release_when_continued(thread: threading.Thread, key: str, store: Any, debugpy: Any) -> None:
+    """Set ``key`` once ``thread`` has stopped and then been continued (not stepped), or the
+    client is gone, or the thread has ended."""
+    from _pydevd_bundle.pydevd_additional_thread_info import set_additional_thread_info
+    from _pydevd_bundle.pydevd_constants import STATE_SUSPEND
+
+    info = set_additional_thread_info(thread)  # the thread's existing debugger state
+    seen_stop = False
+    deadline = time.monotonic() + 10.0  # it stops at its next line: at once
+    while thread.is_alive():
+        state = getattr(info, "pydev_state", None)
+        stepping = getattr(info, "pydev_step_cmd", -1) not in (-1, None)
+        if state == STATE_SUSPEND:
+            seen_stop = True
+        elif (seen_stop and not stepping) or (not seen_stop and time.monotonic() > deadline):
+            break
+        if not debugpy.is_client_connected():
+            break
+        time.sleep(POLL_S)
+    # The store may be gone with the job: nobody is waiting any more then.
+    with contextlib.suppress(Exception):
+        store.set(key, "1")
