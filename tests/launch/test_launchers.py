@@ -159,3 +159,26 @@ def test_refuses_words_whose_value_is_unknown(tmp_path: Path) -> None:
     error = json.loads(out.stdout)["error"]
     assert "$(nproc)" in error["message"] and "word 3" in error["message"]
     assert (error["line"], error["column"]) == (2, 27)
+
+
+PYENV = Path.home() / ".pyenv" / "versions"
+
+
+def _pythons() -> list[str]:
+    found = sorted(PYENV.glob("3.*/bin/python"))
+    want = ("3.9.", "3.12.", "3.13.")
+    return [str(p) for p in found if p.parent.parent.name.startswith(want)]
+
+
+@pytest.mark.parametrize("attach", ["start", "hit"])
+@pytest.mark.parametrize("python", _pythons() or [pytest.param("", marks=pytest.mark.skip)])
+def test_runtime_on_other_pythons(tmp_path: Path, python: str, attach: str) -> None:
+    """The runtime and the in-rank debugger on 3.9 and on 3.12+ (sys.monitoring)."""
+    script = str(SCRIPTS / "single.py")
+    line = line_of("single.py")
+    launch = Launch(["--ranks", "0", "--attach", attach, "--break", f"{script}:{line}", "--",
+                     python, script], tmp_path)
+    try:
+        _debug_one_stop(launch, script, line, 0)
+    finally:
+        launch.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,6 +175,7 @@ def build(
             "RANKDEBUG_WAIT": "1" if wait else "0",
             "RANKDEBUG_TIMEOUT": str(timeout),
             "RANKDEBUG_DEBUGPY": str(debugpy_dir),
+            "RANKDEBUG_ADAPTER_PYTHON": sys.executable,
             "RANKDEBUG_ATTACH": attach,
         }
     )

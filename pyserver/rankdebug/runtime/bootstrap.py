@@ -262,10 +262,10 @@ def act(env: MutableMapping[str, str]) -> None:
         return
     try:
         from rankdebug.runtime import debug
-    except ImportError as exc:
-        sys.stderr.write(f"rankdebug: rank {rank}: cannot start the debugger: {exc}\n")
-        return
-    debug.start(rank, local_rank, world_size)
+
+        debug.start(rank, local_rank, world_size)
+    except Exception as exc:  # guest code: the script runs on, without a debugger
+        sys.stderr.write(f"rankdebug: rank {rank}: cannot start the debugger: {exc!r}\n")
 
 
 if __name__ == "sitecustomize":

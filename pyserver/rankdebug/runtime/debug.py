@@ -10,6 +10,7 @@ Imported by the bootstrap in chosen ranks only. Reads its settings from the envi
     RANKDEBUG_BASE_PORT  port of rank 0 for ranks not in RANKDEBUG_PORTS (0: any free port)
     RANKDEBUG_WAIT       "1": wait for a client before the script runs on
     RANKDEBUG_DEBUGPY    a folder holding (a link to) the ``debugpy`` package
+    RANKDEBUG_ADAPTER_PYTHON  the interpreter for debugpy's adapter process
     RANKDEBUG_BREAKS     JSON [[file, line], ...]: breakpoints known at start (fast path)
     RANKDEBUG_ATTACH     "start" (listen before the script runs) or "hit" (at the first
                          breakpoint hit, through hit-hooks; see ``hithook``)
@@ -122,6 +123,11 @@ def listen() -> tuple[str, int]:
     debugpy = import_debugpy()
     # One debugger per rank: DataLoader workers and other children run without one.
     debugpy.configure(subProcess=False)
+    # The adapter is a process of its own: run it with rankdebug's Python (debugpy's adapter
+    # needs 3.10+, while a rank may run 3.9).
+    adapter_python = _env("RANKDEBUG_ADAPTER_PYTHON")
+    if adapter_python and os.access(adapter_python, os.X_OK):
+        debugpy.configure(python=adapter_python)
     host = _env("RANKDEBUG_HOST", "127.0.0.1") or "127.0.0.1"
     port = _port_for(state.rank)
     try:
