@@ -25,7 +25,7 @@ from pygls.lsp.server import LanguageServer
 
 from rankdebug import __version__ as _version
 from rankdebug.lsp import actions, commands, hover
-from rankdebug.lsp.analysis import Analysis, Snapshot
+from rankdebug.lsp.analysis import Analysis, PlannerSlot, Snapshot
 from rankdebug.lsp.commands import DebugPlanArgs, JobsArgs, LaunchJsonArgs, PlanArgs
 from rankdebug.lsp.documents import Documents, language_of
 from rankdebug.lsp.settings import SECTION, Settings, SettingsStore
@@ -73,14 +73,14 @@ class RankdebugServer(LanguageServer):
 
     # -- documents ---------------------------------------------------------------------
 
-    def _snapshot(self, uri: str, seq: int) -> Snapshot | None:
+    def _snapshot(self, uri: str, seq: int, planner: PlannerSlot) -> Snapshot | None:
         if uri not in self.workspace.text_documents:
             return None
         doc = self.workspace.get_text_document(uri)
         path = _file_path(uri, doc.path)
         language = language_of(doc.language_id, doc.path) or "shell"
         return Snapshot(uri, seq, doc.version, doc.source, path, language,
-                        self.settings.for_path(path), self.workspace.position_codec)
+                        self.settings.for_path(path), self.workspace.position_codec, planner)
 
     def _publish(self, analysis: Analysis) -> None:
         snap = analysis.snapshot

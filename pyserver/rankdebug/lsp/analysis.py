@@ -11,7 +11,8 @@ import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from lsprotocol import types
 from pygls.workspace import PositionCodec
@@ -33,6 +34,58 @@ _SEVERITY = {
 }
 
 
+class Planner(Protocol):
+    """The engine's per-document incremental planner (rankdebug.command.incremental)."""
+
+    def update(self, data: str | bytes) -> tuple[list[LaunchPlan], list[Diagnostic]]: ...
+
+
+@dataclass
+class PlannerSlot:
+    """One document's planner, kept between analyses (they run one at a time per document).
+    It is rebuilt when what it was built for changes, and dropped after a failure."""
+
+    key: tuple[object, ...] | None = None
+    planner: Planner | None = None
+    broken: bool = False
+    failure: str | None = None  # the incremental path's traceback, to log once
+
+
+def _make_planner(path: str | None, language: str, caller_env: dict[str, str] | None,
+                  cwd: Path | None) -> Planner | None:
+    try:
+        from rankdebug.command.incremental import DocumentPlans
+    except ImportError:
+        return None
+    planner: Planner = DocumentPlans(path=path, language=language, caller_env=caller_env,
+                                     cwd=cwd)
+    return planner
+
+
+def plan_document(snap: Snapshot) -> tuple[list[LaunchPlan], list[Diagnostic]]:
+    """Every launch command of the snapshot: incrementally when the engine can, else whole.
+    Raises CommandError for documents the engine cannot read."""
+    settings = snap.settings
+    env = settings.caller_env()
+    cwd = settings.resolve_cwd(snap.path)
+    slot = snap.planner
+    if slot is not None and not slot.broken:
+        key = (snap.path, snap.language, tuple(sorted((env or {}).items())), env is None, cwd)
+        if slot.key != key:
+            slot.key, slot.planner = key, _make_planner(snap.path, snap.language, env, cwd)
+        if slot.planner is not None:
+            try:
+                return slot.planner.update(snap.text)
+            except CommandError:
+                slot.key, slot.planner = None, None  # start afresh with the next text
+                raise
+            except Exception:
+                # A bug in the incremental path: plan the whole document from now on.
+                slot.broken, slot.planner = True, None
+                slot.failure = traceback.format_exc()
+    return plan_all(snap.text, path=snap.path, language=snap.language, caller_env=env, cwd=cwd)
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """What the worker needs, copied on the event loop: nothing here changes under it."""
@@ -45,6 +98,7 @@ class Snapshot:
     language: str  # "shell" or "markdown"
     settings: Settings
     codec: PositionCodec
+    planner: PlannerSlot | None = None
 
 
 @dataclass
@@ -98,13 +152,7 @@ def analyze(snap: Snapshot) -> Analysis:
                 Span.point(0, 0), "info", "too-large"), settings))
             return out
         try:
-            plans, doc_diags = plan_all(
-                snap.text,
-                path=snap.path,
-                language=snap.language,
-                caller_env=settings.caller_env(),
-                cwd=settings.resolve_cwd(snap.path),
-            )
+            plans, doc_diags = plan_document(snap)
         except CommandError as exc:
             row = max((exc.line or 1) - 1, 0)
             col = max((exc.column or 1) - 1, 0)

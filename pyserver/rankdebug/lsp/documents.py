@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
-from rankdebug.lsp.analysis import Analysis, Snapshot, analyze
+from rankdebug.lsp.analysis import Analysis, PlannerSlot, Snapshot, analyze
 
 SHELL_LANGUAGES = frozenset({"shellscript", "sh", "bash", "zsh", "shell", "slurm", "sbatch"})
 MARKDOWN_LANGUAGES = frozenset({"markdown", "md", "mdx"})
@@ -51,9 +51,10 @@ class _State:
     # The next analysis must run even if the text is unchanged (saved: files around it
     # may have changed; settings: they are part of the snapshot anyway).
     force: bool = False
+    planner: PlannerSlot = field(default_factory=PlannerSlot)
 
 
-SnapshotFn = Callable[[str, int], "Snapshot | None"]
+SnapshotFn = Callable[[str, int, PlannerSlot], "Snapshot | None"]
 
 
 class Documents:
@@ -130,7 +131,7 @@ class Documents:
         done = 0
         while not state.closed and done < state.seq:
             seq = state.seq
-            snap = self._snapshot(uri, seq)
+            snap = self._snapshot(uri, seq, state.planner)
             if snap is None:
                 return
             prev = state.latest
@@ -151,6 +152,10 @@ class Documents:
                 return
             if result.failure:
                 self._on_failure(uri, f"analysis of {uri} failed:\n{result.failure}")
+            if state.planner.failure:
+                self._on_failure(uri, f"incremental planning of {uri} failed; planning whole "
+                                 f"documents from now on:\n{state.planner.failure}")
+                state.planner.failure = None
             if state.latest is None or state.latest.snapshot.seq <= seq:
                 state.latest = result
             keep: list[tuple[int, asyncio.Future[Analysis]]] = []
