@@ -152,15 +152,16 @@ def missing_script(plan: LaunchPlan, lines: Lines, document_path: str | None,
     target = entry.target.value
     if not target or any(ch in target for ch in "*?[") or target.startswith("-"):
         return
-    cwd = Path(plan.cwd)
-    path = Path(os.path.expanduser(target))
     # Scripts run the same entry many times: look each (cwd, target) up once.
     key = (plan.cwd, target)
     if key not in seen:
-        seen[key] = _lookup(path, cwd, target, document_path)
+        seen[key] = _lookup(Path(os.path.expanduser(target)), Path(plan.cwd), target,
+                            document_path)
     fix = seen[key]
     if fix is True:
         return
+    cwd = Path(plan.cwd)
+    path = Path(os.path.expanduser(target))
     fix = fix if isinstance(fix, str) else None
     if written(entry.target, plan, lines):
         span = entry.target.span
@@ -256,6 +257,8 @@ def _same_host(a: LaunchPlan, b: LaunchPlan) -> bool:
 def _waits_between(lines: Lines, first: LaunchPlan, second: LaunchPlan) -> bool:
     for row in range(first.span.end_line, second.span.start_line + 1):
         text = lines.line(row)
+        if "wait" not in text:
+            continue
         if row == first.span.end_line:
             text = text[first.span.end_col:]
         if row == second.span.start_line:
@@ -275,7 +278,7 @@ def ports(plans: Sequence[LaunchPlan], lines: Lines, out: Findings) -> None:
     running: dict[int, list[_Port]] = {}
     previous: LaunchPlan | None = None
     for current in found:
-        if previous is not None and _waits_between(lines, previous, current.plan):
+        if running and previous is not None and _waits_between(lines, previous, current.plan):
             running.clear()
         previous = current.plan
         earlier = next((e for e in running.get(current.port, ())
