@@ -158,7 +158,15 @@ def create_server() -> RankdebugServer:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: RankdebugServer, params: types.InitializedParams) -> None:
+        await _watch_files(ls)
         await _pull_settings(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: RankdebugServer,
+                                 params: types.DidChangeWatchedFilesParams) -> None:
+        # An entry script, hostfile or config appeared or went away: check again.
+        if any(c.type != types.FileChangeType.Changed for c in params.changes):
+            ls.reanalyse_all()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: RankdebugServer,
@@ -254,6 +262,27 @@ def create_server() -> RankdebugServer:
         ls.close()
 
     return server
+
+
+async def _watch_files(ls: RankdebugServer) -> None:
+    """Ask to hear of files created or deleted (entry scripts, hostfiles, configs)."""
+    caps = ls.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    if not (watched and watched.dynamic_registration):
+        return
+    options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+        types.FileSystemWatcher(glob_pattern=f"**/*.{ext}",
+                                kind=types.WatchKind.Create | types.WatchKind.Delete)
+        for ext in ("py", "yaml", "yml", "json", "sh")
+    ] + [types.FileSystemWatcher(glob_pattern="**/hostfile*",
+                                 kind=types.WatchKind.Create | types.WatchKind.Delete)])
+    try:
+        await asyncio.wait_for(ls.client_register_capability_async(types.RegistrationParams(
+            registrations=[types.Registration(
+                id="rankdebug-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=options)])), 5.0)
+    except Exception as exc:
+        ls.log(f"cannot watch files: {exc!r}", types.MessageType.Warning)
 
 
 async def _pull_settings(ls: RankdebugServer, *, always: bool = False) -> None:

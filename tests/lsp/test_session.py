@@ -128,3 +128,36 @@ async def test_exit_without_shutdown_ends_with_status_1(fresh_client: LanguageCl
     server = fresh_client._server
     assert server is not None
     assert await asyncio.wait_for(server.wait(), 10) == 1
+
+
+async def test_created_entry_script_clears_the_finding(fresh_client: LanguageClient,
+                                                        tmp_path: Path) -> None:
+    registrations: list[types.RegistrationParams] = []
+
+    @fresh_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(client: LanguageClient, params: types.RegistrationParams) -> None:
+        registrations.append(params)
+
+    caps = capabilities()
+    assert caps.workspace is not None
+    caps.workspace.code_lens = None
+    caps.workspace.did_change_watched_files = types.DidChangeWatchedFilesClientCapabilities(
+        dynamic_registration=True)
+    uri = tmp_path.as_uri()
+    await fresh_client.initialize_session(types.InitializeParams(
+        capabilities=caps, root_uri=uri,
+        workspace_folders=[types.WorkspaceFolder(uri=uri, name="ws")]))
+    await eventually(lambda: registrations)
+    (reg,) = registrations[0].registrations
+    assert reg.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    doc = open_doc(fresh_client, tmp_path, "torchrun --nproc_per_node 2 finetune.py\n")
+    assert by_code(await doc.diagnostics(), "missing-script")
+    (tmp_path / "finetune.py").write_text("print('ok')\n")
+    fresh_client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=(tmp_path / "finetune.py").as_uri(),
+                                 type=types.FileChangeType.Created)]))
+    for _ in range(100):
+        if not by_code(await doc.diagnostics(), "missing-script"):
+            break
+        await asyncio.sleep(0.05)
+    assert by_code(await doc.diagnostics(), "missing-script") == []
