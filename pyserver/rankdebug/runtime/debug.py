@@ -177,6 +177,7 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
         from rankdebug.runtime import hithook
 
         if hithook.install(breaks, on_hit):
+            send("armed")  # the supervisor may start this rank's adapter now
             return
     listen()
     if _env("RANKDEBUG_WAIT", "1") == "1":
@@ -194,10 +195,53 @@ def _breaks() -> list[tuple[str, int]]:
         return []
 
 
+def connect_adapter() -> bool:
+    """Connect to the adapter the supervisor started for this rank (see
+    ``rankdebug.supervise.adapters``), as ``debugpy.listen`` does after spawning one.
+    False when there is none (no supervisor, or it could not start one)."""
+    if state.ctl is None or state.listening is not None:
+        return False
+    try:
+        send("adapter")
+        state.ctl.settimeout(60.0)
+        with state.ctl.makefile("rb") as f:
+            reply = json.loads(f.readline())
+        state.ctl.settimeout(None)
+    except (OSError, ValueError):
+        return False
+    if not isinstance(reply, dict) or "server_port" not in reply:
+        return False
+    debugpy = import_debugpy()
+    debugpy.configure(subProcess=False)
+    from debugpy.common.util import hide_debugpy_internals
+    from debugpy.server import api
+
+    api.ensure_logging()  # type: ignore[no-untyped-call]
+    kwargs: dict[str, Any] = {"suspend": False, "patch_multiprocessing": False,
+                              "notify_stdin": False}
+    if hide_debugpy_internals():  # type: ignore[no-untyped-call]
+        kwargs["dont_trace_start_patterns"] = (os.path.dirname(debugpy.__file__),)
+        kwargs["dont_trace_end_patterns"] = ("debugpy_launcher.py",)
+    import pydevd
+
+    pydevd.settrace(
+        host=str(reply["server_host"]),
+        port=int(reply["server_port"]),
+        wait_for_ready_to_run=False,
+        block_until_connected=True,
+        access_token=str(reply["token"]),
+        **kwargs,
+    )
+    api.listen.called = True
+    state.listening = (str(reply["client_host"]), int(reply["client_port"]))
+    return True
+
+
 def on_hit(frame: FrameType) -> None:
     """First hit of a planted breakpoint: attach the full debugger, then let it trace
     ``frame`` so the breakpoint on the next line stops there with reason "breakpoint"."""
-    listen()
+    if not connect_adapter():
+        listen()
     wait_for_client()
     import pydevd
 

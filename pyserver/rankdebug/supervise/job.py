@@ -31,6 +31,7 @@ from typing import Any, TextIO
 from rankdebug.rewrite import DebugPlan
 from rankdebug.runtime import registry
 from rankdebug.supervise import procs
+from rankdebug.supervise.adapters import Adapter, start_adapter
 
 STOP_GRACE_S = 2.5  # SIGTERM -> SIGKILL; the whole stop stays under 5 s
 ABNORMAL_GRACE_S = 1.0  # a rank ended badly: give the launcher this long to notice first
@@ -39,6 +40,7 @@ ABNORMAL_GRACE_S = 1.0  # a rank ended badly: give the launcher this long to not
 @dataclass
 class _Conn:
     rank: int | None = None
+    pid: int | None = None
     finished: bool = False  # the rank's script ended (its atexit ran)
 
 
@@ -55,6 +57,10 @@ class Supervisor:
         self.events: queue.Queue[tuple[str, int, dict[str, Any] | None]] = queue.Queue()
         self.ctl_path = os.path.join(self.job_dir, "ctl.sock")
         self._conns: dict[int, _Conn] = {}
+        self._socks: dict[int, socket.socket] = {}
+        # --attach hit: adapters started here (rank -> Adapter, or the error text).
+        self._adapters: dict[int, Adapter | str] = {}
+        self._asking: dict[int, int] = {}  # rank -> connection waiting for its adapter
         self._next_conn = 0
         self._listener: socket.socket | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -99,6 +105,7 @@ class Supervisor:
             ).start()
 
     def _read(self, cid: int, conn: socket.socket) -> None:
+        self._socks[cid] = conn
         with conn, conn.makefile("rb") as f:
             for line in f:
                 try:
@@ -107,7 +114,28 @@ class Supervisor:
                     continue
                 if isinstance(msg, dict):
                     self.events.put(("msg", cid, msg))
+        self._socks.pop(cid, None)
         self.events.put(("eof", cid, None))
+
+    def _reply(self, cid: int, body: dict[str, Any]) -> None:
+        sock = self._socks.get(cid)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.sendall((json.dumps(body) + "\n").encode())
+
+    def _start_adapter(self, rank: int) -> None:
+        env = dict(os.environ, RANKDEBUG_JOB=self.job)  # tagged for the final sweep
+        port = self.plan.ports.get(rank, 0)
+        try:
+            try:
+                adapter: Adapter | str = start_adapter(self.plan.host, port, env)
+            except OSError:
+                if port == 0:
+                    raise
+                adapter = start_adapter(self.plan.host, 0, env)  # the port was taken
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            adapter = f"cannot start the debug adapter: {exc}"
+        self.events.put(("adapter", rank, {"adapter": adapter}))
 
     # --- the job ----------------------------------------------------------------------
 
@@ -159,6 +187,8 @@ class Supervisor:
                 self.stop_reason = f"received {signal.Signals(ident).name}"
             elif kind == "msg" and msg is not None:
                 self._on_msg(ident, msg)
+            elif kind == "adapter" and msg is not None:
+                self._on_adapter(ident, msg["adapter"])
             elif kind == "eof":
                 conn = self._conns.pop(ident, None)
                 if conn is not None and conn.rank is not None and not conn.finished:
@@ -201,6 +231,18 @@ class Supervisor:
         if event == "started":
             fields.update(state="running", local_rank=msg.get("local_rank"),
                           world_size=msg.get("world_size"))
+        elif event == "armed":
+            conn.pid = msg.get("pid")
+            threading.Thread(target=self._start_adapter, args=(rank,), daemon=True).start()
+            return
+        elif event == "adapter":
+            found = self._adapters.get(rank)
+            if found is None:
+                self._asking[rank] = cid
+            else:
+                self._reply(cid, found.for_rank() if isinstance(found, Adapter)
+                            else {"error": found})
+            return
         elif event == "listening":
             fields.update(state="listening", host=msg.get("host"), port=msg.get("port"))
             self.emit(
@@ -223,6 +265,23 @@ class Supervisor:
             return
         with contextlib.suppress(OSError, registry.RegistryError):
             registry.update_rank(self.job, rank, **fields)
+
+    def _on_adapter(self, rank: int, adapter: Adapter | str) -> None:
+        self._adapters[rank] = adapter
+        asking = self._asking.pop(rank, None)
+        if not isinstance(adapter, Adapter):
+            self.say(f"rank {rank}: {adapter}")
+            if asking is not None:
+                self._reply(asking, {"error": adapter})
+            return
+        if asking is not None:
+            self._reply(asking, adapter.for_rank())
+        pid = next((c.pid for c in self._conns.values() if c.rank == rank), None)
+        with contextlib.suppress(OSError, registry.RegistryError):
+            registry.update_rank(self.job, rank, state="listening", host=adapter.client_host,
+                                 port=adapter.client_port, pid=pid)
+        self.emit({"event": "listening", "rank": rank, "host": adapter.client_host,
+                   "port": adapter.client_port, "pid": pid, "job": self.job})
 
     def _job_processes(self) -> list[int]:
         me = os.getpid()
