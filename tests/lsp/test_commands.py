@@ -197,3 +197,16 @@ async def test_debug_plan_of_an_unsaved_document(client: LanguageClient) -> None
                                    "--nproc_per_node", "2", "train.py"]
     assert result["env"] == {"NCCL_DEBUG": "INFO"}
     assert result["ranks"] == [0]
+
+
+async def test_launch_json_seed_needs_a_python_module_form(client: LanguageClient) -> None:
+    result = await execute(client, "rankdebug.launchJson",
+                           {"text": "deepspeed --num_gpus 2 train.py --deepspeed ds.json",
+                            "ranks": [1]})
+    seed = next(c for c in result["configurations"] if c["name"].endswith("whole job (debugpy)"))
+    assert seed["module"] == "deepspeed.launcher.runner"
+    assert seed["args"] == ["--num_gpus", "2", "train.py", "--deepspeed", "ds.json"]
+    result = await execute(client, "rankdebug.launchJson",
+                           {"text": "mpirun -np 2 python train.py", "ranks": "0"})
+    assert not any(c["name"].endswith("whole job (debugpy)") for c in result["configurations"])
+    assert any("mpirun has no `python -m` form" in w for w in result["warnings"])
