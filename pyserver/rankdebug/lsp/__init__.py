@@ -6,4 +6,18 @@
 - ``documents``: open documents and the newest analysis of each; stale work is skipped.
 - ``lenses``, ``hover``, ``checks``, ``actions``: the editor features.
 - ``commands``, ``launch_json``: ``workspace/executeCommand`` for the extension.
+
+What the extension relies on:
+
+- Documents: language ids ``shellscript`` and ``markdown``, and files ending in ``.sh``,
+  ``.bash``, ``.slurm``, ``.sbatch`` (any language id). Sync: incremental or full.
+- Code lenses run extension-side commands ``rankdebug.debugCommand`` and
+  ``rankdebug.pickRanks`` with arguments ``[uri, line]`` (``line`` 0-based, the first
+  line of the command).
+- Server commands (registered in VS Code by vscode-languageclient; the extension must not
+  register them itself): ``rankdebug.plan``, ``rankdebug.debugPlan``,
+  ``rankdebug.launchJson``, ``rankdebug.jobs``; arguments and results in ``commands``.
+- Diagnostics: ``source`` ``"rankdebug"``, ``code`` as in ``checks`` and the engine;
+  quick fixes carry ``data = {"fix", "title"}``.
+- Settings (section ``rankdebug``, camelCase): see ``settings._FIELDS``.
 """
