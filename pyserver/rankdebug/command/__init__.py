@@ -19,7 +19,8 @@ from rankdebug.command.errors import CommandError
 from rankdebug.command.plan import Diagnostic, LaunchPlan
 from rankdebug.command.planner import Options, plan_all_commands, plan_document
 
-__all__ = ["CommandError", "Diagnostic", "LaunchPlan", "plan_all", "plan_argv", "plan_file",
+__all__ = ["CommandError", "Diagnostic", "DocumentPlans", "LaunchPlan", "plan_all", "plan_argv",
+           "plan_file",
            "plan_text"]
 
 MAX_FILE_BYTES = 16 << 20
@@ -106,3 +107,12 @@ def _quote_argv(argv: Sequence[str]) -> list[str]:
         else:
             out.append(shlex.quote(arg))
     return out
+
+
+def __getattr__(name: str) -> object:
+    # DocumentPlans pulls in the incremental machinery; only the server needs it.
+    if name == "DocumentPlans":
+        from rankdebug.command.incremental import DocumentPlans
+
+        return DocumentPlans
+    raise AttributeError(name)

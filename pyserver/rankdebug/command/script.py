@@ -73,26 +73,38 @@ class Walker:
 
     def run(self, segments: list[Segment], state: State,
             parsed: dict[int, Node] | None = None) -> State:
+        roots = self.prepare(segments, parsed)
+        for i, root in enumerate(roots):
+            state = self.block(root.children, i, state)
+        self.finish(state)
+        return state
+
+    def prepare(self, segments: list[Segment], parsed: dict[int, Node] | None = None) -> list[Node]:
         roots = []
         for i, seg in enumerate(segments):
             root = parsed[i] if parsed and i in parsed else parse(seg.text).root_node
             self._positions[i] = Positions(seg.text, seg.first_line)
             roots.append(root)
         self._trees = roots
-        for i, root in enumerate(roots):
-            state = self.block(root.children, i, state)
-        # Functions that are never called: their commands still deserve a plan,
-        # read with the state where they were defined and unknown arguments.
+        return roots
+
+    def finish(self, state: State, called: set[str] | None = None) -> None:
+        """Functions that are never called: their commands still deserve a plan, read
+        with the state where they were defined and unknown arguments."""
+        done = self._called if called is None else called
         for fn in list(state.functions.values()):
-            if fn.name not in self._called:
-                self._called.add(fn.name)
+            if fn.name not in done:
+                done.add(fn.name)
                 st = fn.defined_state.copy()
                 st.functions = dict(state.functions)
                 st.positional = None
                 body = fn.node.child_by_field_name("body")  # type: ignore[attr-defined]
                 if body is not None:
                     self.stmt(body, fn.segment, st)
-        return state
+
+    @property
+    def called(self) -> set[str]:
+        return self._called
 
     def tree(self, segment: int) -> Node:
         return self._trees[segment]
@@ -103,11 +115,17 @@ class Walker:
     # ---- statements ----------------------------------------------------------
 
     def block(self, nodes: list[Node], seg: int, state: State) -> State:
-        for i, node in enumerate(nodes):
-            if not node.is_named or node.type in ("comment", "heredoc_body"):
-                continue
-            background = i + 1 < len(nodes) and nodes[i + 1].type == "&"
-            state, _ = self.stmt(node, seg, state, background)
+        for i in range(len(nodes)):
+            state = self.step(nodes, i, seg, state)
+        return state
+
+    def step(self, nodes: list[Node], i: int, seg: int, state: State) -> State:
+        """Run the statement nodes[i] (a sibling `&` after it puts it in the background)."""
+        node = nodes[i]
+        if not node.is_named or node.type in ("comment", "heredoc_body"):
+            return state
+        background = i + 1 < len(nodes) and nodes[i + 1].type == "&"
+        state, _ = self.stmt(node, seg, state, background)
         return state
 
     def stmt(self, node: Node, seg: int, state: State,
@@ -173,7 +191,8 @@ class Walker:
                 name_node = node.child_by_field_name("name")
                 if name_node is not None:
                     name = text(name_node)
-                    state.functions[name] = Function(name, node, seg, state.copy())
+                    state.functions[name] = Function(name, node, seg, state.copy(),
+                                                     node.start_byte, node.end_byte)
                 return state, True
             if t == "ERROR":
                 line = pos.line_of(node)

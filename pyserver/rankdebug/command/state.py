@@ -76,6 +76,10 @@ class Function:
     node: object  # tree_sitter.Node; kept opaque here
     segment: int
     defined_state: State
+    # Where the definition is in the document now (bytes): kept current across edits
+    # by the incremental planner, which may hold nodes of an older tree.
+    start: int = 0
+    end: int = 0
 
 
 @dataclass

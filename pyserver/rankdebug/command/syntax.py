@@ -14,12 +14,21 @@ LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()
 
 
-def parse(text: str) -> Tree:
+def _parser() -> Parser:
     parser: Parser | None = getattr(_local, "parser", None)
     if parser is None:
         parser = Parser(LANGUAGE)
         _local.parser = parser
-    return parser.parse(text.encode("utf-8"))
+    return parser
+
+
+def parse(text: str) -> Tree:
+    return _parser().parse(text.encode("utf-8"))
+
+
+def parse_incremental(data: bytes, old: Tree | None) -> Tree:
+    """Parse UTF-8 `data`, reusing `old` (already edited to match) where it can."""
+    return _parser().parse(data, old) if old is not None else _parser().parse(data)
 
 
 class Positions:

@@ -1,0 +1,475 @@
+"""Every launch command of a document, re-evaluated after an edit only as far as it reaches.
+
+The language server asks for all plans of a document on every keystroke. A full
+walk of a 2,000-line script costs a few hundred milliseconds; an edit usually
+changes one statement. So the last walk is kept: the tree (re-parsed
+incrementally), each top-level statement's plans, and the shell state before
+every CHECKPOINT-th statement. After an edit the walk resumes at the last
+checkpoint before it, and stops as soon as, past the edit, the state equals the
+old state at the same statement: everything after is then what it was, moved
+by the lines the edit added or removed.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tree_sitter import Node, Point, Tree
+
+from rankdebug.command.errors import CommandError
+from rankdebug.command.expand import TooDeep
+from rankdebug.command.plan import Diagnostic, Entry, LaunchPlan, OptionUse
+from rankdebug.command.planner import Options, _base_state, plan_all_commands, plan_report
+from rankdebug.command.script import Report, Walker
+from rankdebug.command.source import Segment, load
+from rankdebug.command.state import Function, State, Var
+from rankdebug.command.syntax import parse_incremental, text
+from rankdebug.command.words import Part, Span, Word
+
+CHECKPOINT = 8
+
+
+@dataclass
+class _Record:
+    """One top-level statement of the last walk."""
+
+    index: int  # in root.children
+    start: int  # bytes
+    end: int
+    before: State | None  # the state before it, at checkpoints
+    plans: list[LaunchPlan] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    called: list[str] = field(default_factory=list)  # functions first called here
+    # Edits not yet applied to `before` (line numbers in reasons, function positions):
+    # applied when it is used.
+    pending: list[_Edit] = field(default_factory=list)
+
+    def state(self) -> State | None:
+        if self.before is not None and self.pending:
+            for edit in self.pending:
+                self.before = _shift_state(self.before, edit)
+            self.pending = []
+        return self.before
+
+
+class DocumentPlans:
+    """`plan_all` for one open document, kept up to date edit by edit."""
+
+    def __init__(
+        self,
+        *,
+        path: str | None = None,
+        language: str | None = None,
+        caller_env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.opts = Options(caller_env=caller_env, cwd=cwd, path=path, language=language)
+        self._bytes: bytes | None = None
+        self._tree: Tree | None = None
+        self._records: list[_Record] = []
+        self._final: State | None = None
+        self._sbatch_key: tuple[str, ...] = ()
+        # How the last update went: "full", "incremental" or "markdown".
+        self.last_mode = ""
+        self.last_rewalked = 0
+
+    def update(self, data: str | bytes) -> tuple[list[LaunchPlan], list[Diagnostic]]:
+        source = load(data, path=self.opts.path, language=self.opts.language)
+        if len(source.segments) != 1 or source.segments[0].first_line != 0:
+            self.last_mode = "markdown"
+            self._tree = None
+            return plan_all_commands(data, self.opts)
+        seg_text = source.segments[0].text
+        new = seg_text.encode("utf-8")
+        base, sbatch = _base_state(seg_text, self.opts)
+        sbatch_key = tuple(w.display for w in sbatch)
+        try:
+            if (self._tree is None or self._bytes is None or self._final is None
+                    or sbatch_key != self._sbatch_key):
+                plans, diags = self._full(seg_text, new, base, sbatch)
+            else:
+                plans, diags = self._incremental(seg_text, new, base, sbatch)
+        except (TooDeep, RecursionError):
+            self._tree = None
+            return [], [*source.diagnostics]
+        self._sbatch_key = sbatch_key
+        return plans, [*source.diagnostics, *diags]
+
+    # ---- the two ways ------------------------------------------------------------------
+
+    def _full(self, seg_text: str, new: bytes, base: State,
+              sbatch: list[Word]) -> tuple[list[LaunchPlan], list[Diagnostic]]:
+        self.last_mode = "full"
+        tree = parse_incremental(new, None)
+        records, final, finish_plans, _ = self._walk(
+            seg_text, tree.root_node, base, sbatch, start_child=0, kept=[], called=set(),
+            old=None)
+        self._commit(new, tree, records, final)
+        return self._result(records, finish_plans)
+
+    def _incremental(self, seg_text: str, new: bytes, base: State,
+                     sbatch: list[Word]) -> tuple[list[LaunchPlan], list[Diagnostic]]:
+        assert self._bytes is not None and self._tree is not None
+        old = self._bytes
+        if old == new and self._final is not None:
+            self.last_mode = "incremental"
+            self.last_rewalked = 0
+            return self._result(self._records, self._finish_again(seg_text, new, sbatch))
+        self.last_mode = "incremental"
+        start, old_end, new_end = _diff(old, new)
+        edited = self._tree.copy()
+        edited.edit(start_byte=start, old_end_byte=old_end, new_end_byte=new_end,
+                    start_point=_point(old, start), old_end_point=_point(old, old_end),
+                    new_end_point=_point(new, new_end))
+        tree = parse_incremental(new, edited)
+        root = tree.root_node
+        children = root.children
+        # Statements wholly before the edit, unchanged in the new tree.
+        same = 0
+        for rec in self._records:
+            if rec.end >= start or rec.index >= len(children):
+                break
+            child = children[rec.index]
+            if (child.start_byte, child.end_byte) != (rec.start, rec.end):
+                break
+            same += 1
+        resume = max((k for k in range(same + 1) if k < len(self._records)
+                      and self._records[k].before is not None), default=0)
+        kept = self._records[:resume]
+        if not kept and not self._records:
+            return self._full(seg_text, new, base, sbatch)
+        state = self._records[resume].state() if resume < len(self._records) else None
+        if state is None:
+            return self._full(seg_text, new, base, sbatch)
+        try:  # the functions it knows were defined before the edit: same bytes
+            state = _relocate_functions(state, root)
+        except _Stale:
+            return self._full(seg_text, new, base, sbatch)
+        called = {name for rec in kept for name in rec.called}
+        edit = _Edit(start, old_end, new_end, _point(old, old_end).row,
+                     _point(new, new_end).row - _point(old, old_end).row)
+        # Resume in the new tree right after the last statement kept.
+        kept_end = kept[-1].end if kept else -1
+        start_child = next((i for i, c in enumerate(children) if c.end_byte > kept_end),
+                           len(children))
+        try:
+            records, final, finish_plans, _ = self._walk(
+                seg_text, root, state.copy(), sbatch, start_child=start_child,
+                kept=kept, called=called, old=edit)
+        except _Stale:
+            return self._full(seg_text, new, base, sbatch)
+        self._commit(new, tree, records, final)
+        return self._result(records, finish_plans)
+
+    # ---- the walk ---------------------------------------------------------------------
+
+    def _walk(self, seg_text: str, root: Node, state: State, sbatch: list[Word], *,
+              start_child: int, kept: list[_Record], called: set[str],
+              old: _Edit | None) -> tuple[list[_Record], State, list[LaunchPlan], set[str]]:
+        records = list(kept)
+        current: list[_Record] = []
+        seen: set[tuple[int, int]] = set()
+
+        def on_command(rep: Report) -> None:
+            key = (rep.node.start_byte, rep.node.end_byte)
+            if key in seen or rep.pos.line_of(rep.node) >= 10_000_000:
+                return
+            seen.add(key)
+            plan = _plan_launch(rep, sbatch, self.opts)
+            if plan is not None and current:
+                current[0].plans.append(plan)
+
+        walker = Walker(on_command)
+        walker.prepare([Segment(seg_text, 0)], {0: root})
+        walker.called.update(called)
+        children = root.children
+        old_by_start = ({rec.start: k for k, rec in enumerate(self._records)}
+                        if old is not None else {})
+        walked = 0
+        for i in range(start_child, len(children)):
+            node = children[i]
+            if not node.is_named or node.type in ("comment", "heredoc_body"):
+                continue
+            if old is not None and node.start_byte >= old.new_end:
+                k = old_by_start.get(node.start_byte - old.delta_bytes)
+                if k is not None and self._converged(state, self._records[k], node, old):
+                    records.extend(self._moved(self._records[k:], i - self._records[k].index,
+                                               old))
+                    assert self._final is not None
+                    state = _shift_state(self._final, old)
+                    break
+            rec = _Record(i, node.start_byte, node.end_byte,
+                          state.copy() if len(records) % CHECKPOINT == 0 else None)
+            current[:] = [rec]
+            n_diag = len(walker.diagnostics)
+            before_called = set(walker.called)
+            state = walker.step(children, i, 0, state)
+            rec.diagnostics = walker.diagnostics[n_diag:]
+            rec.called = sorted(walker.called - before_called)
+            records.append(rec)
+            walked += 1
+        self.last_rewalked = walked
+        current[:] = []
+        finish_plans: list[LaunchPlan] = []
+        finish = _Collector(finish_plans, sbatch, self.opts)
+        finisher = Walker(finish)
+        finisher.prepare([Segment(seg_text, 0)], {0: root})
+        final = _relocate_functions(state, root)
+        done = set(walker.called) | {name for rec in records for name in rec.called}
+        finisher.finish(final.copy(), done)
+        return records, final, finish_plans, done
+
+    def _converged(self, state: State, rec: _Record, node: Node, edit: _Edit) -> bool:
+        if rec.before is None or rec.end + edit.delta_bytes != node.end_byte:
+            return False
+        before = rec.state()
+        assert before is not None
+        if state.positional != before.positional:
+            return False
+        if state.vars != before.vars:
+            # Reasons quote line numbers: compare with the old ones moved like the lines.
+            if state.vars.keys() != before.vars.keys() or edit.delta_rows == 0:
+                return False
+            for name, var in state.vars.items():
+                old_var = before.vars[name]
+                if var != old_var and var != _shift_var(old_var, edit.old_end_row,
+                                                        edit.delta_rows):
+                    return False
+        if state.cwd != before.cwd or state.functions.keys() != before.functions.keys():
+            return False
+        for name, fn in state.functions.items():
+            old_fn = before.functions[name]
+            old_start = old_fn.start + (edit.delta_bytes if old_fn.start >= edit.old_end else 0)
+            if fn.start != old_start or _fn_text(fn) != _fn_text(old_fn):
+                return False
+        return True
+
+    def _moved(self, records: list[_Record], dindex: int, edit: _Edit) -> list[_Record]:
+        out = []
+        for rec in records:
+            out.append(_Record(
+                rec.index + dindex, rec.start + edit.delta_bytes, rec.end + edit.delta_bytes,
+                rec.before,
+                [_shift_plan(p, edit.old_end_row, edit.delta_rows) for p in rec.plans],
+                [_shift_diag(d, edit.old_end_row, edit.delta_rows) for d in rec.diagnostics],
+                rec.called,
+                [*rec.pending, edit],
+            ))
+        return out
+
+    def _finish_again(self, seg_text: str, new: bytes, sbatch: list[Word]) -> list[LaunchPlan]:
+        assert self._tree is not None and self._final is not None
+        plans: list[LaunchPlan] = []
+        finisher = Walker(_Collector(plans, sbatch, self.opts))
+        finisher.prepare([Segment(seg_text, 0)], {0: self._tree.root_node})
+        done = {name for rec in self._records for name in rec.called}
+        finisher.finish(self._final, done)
+        return plans
+
+    def _commit(self, new: bytes, tree: Tree, records: list[_Record], final: State) -> None:
+        self._bytes = new
+        self._tree = tree
+        self._records = records
+        self._final = final
+
+    def _result(self, records: list[_Record],
+                extra: list[LaunchPlan]) -> tuple[list[LaunchPlan], list[Diagnostic]]:
+        plans: list[LaunchPlan] = []
+        seen: set[tuple[int, int]] = set()
+        for plan in [p for rec in records for p in rec.plans] + extra:
+            key = (plan.span.start_line, plan.span.start_col)
+            if key not in seen:
+                seen.add(key)
+                plans.append(plan)
+        plans.sort(key=lambda p: (p.span.start_line, p.span.start_col))
+        return plans, [d for rec in records for d in rec.diagnostics]
+
+
+@dataclass(frozen=True)
+class _Edit:
+    start: int
+    old_end: int
+    new_end: int
+    old_end_row: int
+    delta_rows: int
+
+    @property
+    def delta_bytes(self) -> int:
+        return self.new_end - self.old_end
+
+
+class _Collector:
+    def __init__(self, out: list[LaunchPlan], sbatch: list[Word], opts: Options) -> None:
+        self.out = out
+        self.sbatch = sbatch
+        self.opts = opts
+
+    def __call__(self, rep: Report) -> None:
+        plan = _plan_launch(rep, self.sbatch, self.opts)
+        if plan is not None:
+            self.out.append(plan)
+
+
+def _plan_launch(rep: Report, sbatch: list[Word], opts: Options) -> LaunchPlan | None:
+    from rankdebug.command.planner import _LAUNCHY
+
+    name = rep.node.child_by_field_name("name")
+    if name is None or not _LAUNCHY.search(text(name)) or rep.node.has_error:
+        return None
+    try:
+        plan = plan_report(rep, sbatch, opts)
+    except CommandError:
+        return None
+    return plan if plan.launcher != "other" else None
+
+
+def _fn_text(fn: Function) -> str:
+    node = fn.node
+    assert isinstance(node, Node)
+    return text(node)
+
+
+class _Stale(Exception):
+    """A kept state names a function that cannot be found as it was: walk it all."""
+
+
+def _relocate_functions(state: State, root: Node) -> State:
+    """The state with its functions' nodes taken from the new tree: the definition must be
+    where the function says it is now, with the same text."""
+    moved = state.copy()
+    for name, fn in state.functions.items():
+        node = fn.node
+        assert isinstance(node, Node)
+        found = _function_at(root, fn.start, fn.end)
+        if found is None or found.text != node.text:
+            raise _Stale(name)
+        moved.functions[name] = Function(name, found, fn.segment, fn.defined_state,
+                                         fn.start, fn.end)
+    return moved
+
+
+def _function_at(root: Node, start: int, end: int) -> Node | None:
+    found = root.descendant_for_byte_range(start, end)
+    while found is not None and not (found.type == "function_definition"
+                                     and found.start_byte == start and found.end_byte == end):
+        found = found.parent
+    return found
+
+
+def _diff(old: bytes, new: bytes) -> tuple[int, int, int]:
+    """(start, old_end, new_end) of the changed byte range (binary searches: the
+    comparisons run in C)."""
+    n = min(len(old), len(new))
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[:mid] == new[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    start = lo
+    lo, hi = 0, n - start
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[len(old) - mid:] == new[len(new) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return start, len(old) - lo, len(new) - lo
+
+
+def _point(data: bytes, offset: int) -> Point:
+    row = data.count(b"\n", 0, offset)
+    col = offset - (data.rfind(b"\n", 0, offset) + 1)
+    return Point(row, col)
+
+
+_LINE_REF = re.compile(r"\bline (\d+)")
+
+
+def _shift_text(message: str, from_row: int, rows: int) -> str:
+    """Line numbers quoted in a message (1-based) moved like the lines they name."""
+    if "line " not in message:
+        return message
+    return _LINE_REF.sub(
+        lambda m: f"line {int(m.group(1)) + rows}" if int(m.group(1)) - 1 >= from_row
+        else m.group(0), message)
+
+
+def _shift_span(span: Span, from_row: int, rows: int) -> Span:
+    if span.start_line >= from_row:
+        return Span(span.start_line + rows, span.start_col, span.end_line + rows, span.end_col)
+    return span
+
+
+def _shift_parts(parts: tuple[Part, ...], from_row: int, rows: int) -> tuple[Part, ...]:
+    if all(p.known for p in parts):
+        return parts
+    return tuple(p if p.known else Part(p.text, False, _shift_text(p.reason, from_row, rows))
+                 for p in parts)
+
+
+def _shift_word(w: Word, from_row: int, rows: int) -> Word:
+    return Word(_shift_parts(w.parts, from_row, rows), _shift_span(w.span, from_row, rows),
+                w.source, _shift_text(w.reason, from_row, rows) if w.reason else w.reason)
+
+
+def _shift_diag(d: Diagnostic, from_row: int, rows: int) -> Diagnostic:
+    return Diagnostic(_shift_text(d.message, from_row, rows), _shift_span(d.span, from_row, rows),
+                      d.severity, d.code, d.fix)
+
+
+def _shift_plan(plan: LaunchPlan, from_row: int, rows: int) -> LaunchPlan:
+    """A copy of a plan with every position at or after `from_row` moved by `rows` lines."""
+    if rows == 0:
+        return plan
+
+    def w(word: Word) -> Word:
+        return _shift_word(word, from_row, rows)
+
+    out = copy.copy(plan)
+    out.span = _shift_span(plan.span, from_row, rows)
+    out.argv = [w(x) for x in plan.argv]
+    out.entry_args = [w(x) for x in plan.entry_args]
+    out.env = {k: w(v) for k, v in plan.env.items()}
+    out.script_env = {k: w(v) for k, v in plan.script_env.items()}
+    if plan.entry is not None:
+        out.entry = Entry(plan.entry.kind, w(plan.entry.target))
+    out.master_addr = w(plan.master_addr) if plan.master_addr is not None else None
+    out.master_port = w(plan.master_port) if plan.master_port is not None else None
+    out.options = [OptionUse(o.name, o.flag, w(o.value) if o.value is not None else None,
+                             _shift_span(o.span, from_row, rows)) for o in plan.options]
+    out.diagnostics = [_shift_diag(d, from_row, rows) for d in plan.diagnostics]
+    return out
+
+
+def _shift_state(state: State, edit: _Edit) -> State:
+    """A copy of a state from before an edit, as after it: line numbers its reasons quote,
+    and where its functions are defined (both only when after the edit)."""
+    if edit.delta_rows == 0 and edit.delta_bytes == 0:
+        return state
+    out = state.copy()
+    from_row, rows = edit.old_end_row, edit.delta_rows
+    if rows:
+        for name, var in state.vars.items():
+            if var.array_unknown or not all(p.known for p in var.value) or (
+                    var.items is not None and not all(p.known for i in var.items for p in i)):
+                out.vars[name] = _shift_var(var, from_row, rows)
+    for name, fn in state.functions.items():
+        moves = fn.start >= edit.old_end
+        out.functions[name] = Function(
+            fn.name, fn.node, fn.segment, _shift_state(fn.defined_state, edit),
+            fn.start + edit.delta_bytes if moves else fn.start,
+            fn.end + edit.delta_bytes if moves else fn.end)
+    return out
+
+
+def _shift_var(var: Var, from_row: int, rows: int) -> Var:
+    items = (None if var.items is None
+             else tuple(_shift_parts(i, from_row, rows) for i in var.items))
+    return Var(_shift_parts(var.value, from_row, rows), items, var.exported, var.integer,
+               _shift_text(var.array_unknown, from_row, rows))

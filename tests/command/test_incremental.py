@@ -1,0 +1,69 @@
+"""DocumentPlans: after any sequence of edits, the same plans as planning from scratch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rankdebug.command import DocumentPlans, plan_all
+from rankdebug.command.plan import LaunchPlan
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+SCRIPTS = sorted(p for p in CORPUS.glob("*.sh") if p.stat().st_size < 20_000)[:40]
+SNIPPETS = ["echo hi", "export NPROC=2", "N=$((N+1))", "if [ -z \"$X\" ]; then X=1; fi",
+            "torchrun --nproc_per_node 4 t.py", "f() { torchrun --nnodes 2 a.py \"$@\"; }",
+            "f --x", "for i in 1 2; do A=$i; done", "\\", "\"", "cd sub", "}", "'"]
+
+
+def as_json(plans: list[LaunchPlan]) -> list[dict[str, object]]:
+    return [p.to_json() for p in plans]
+
+
+edits = st.lists(
+    st.tuples(st.integers(0, 10_000), st.integers(0, 3), st.sampled_from(SNIPPETS)),
+    min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(script=st.sampled_from(SCRIPTS), changes=edits)
+def test_incremental_equals_full_after_edits(script: Path, changes: list[tuple[int, int, str]]
+                                             ) -> None:
+    text = script.read_text(encoding="utf-8", errors="replace")
+    doc = DocumentPlans(cwd=CORPUS)
+    plans, _ = doc.update(text)
+    assert as_json(plans) == as_json(plan_all(text, cwd=CORPUS)[0])
+    for where, kind, snippet in changes:
+        lines = text.split("\n")
+        i = where % (len(lines) + 1)
+        if kind == 0:
+            lines.insert(i, snippet)
+        elif kind == 1 and i < len(lines):
+            del lines[i]
+        elif kind == 2 and i < len(lines):
+            lines[i] = lines[i] + " " + snippet
+        elif i < len(lines):
+            lines[i] = lines[i].replace("2", "3")
+        text = "\n".join(lines)
+        plans, _ = doc.update(text)
+        assert as_json(plans) == as_json(plan_all(text, cwd=CORPUS)[0]), (where, kind, snippet)
+
+
+def test_an_edit_in_one_command_rewalks_only_around_it() -> None:
+    blocks = [f"A{i}=1\nexport B{i}=2\ntorchrun --nproc_per_node {i % 4 + 1} t{i}.py\n"
+              for i in range(200)]
+    text = "".join(blocks)
+    doc = DocumentPlans()
+    doc.update(text)
+    assert doc.last_mode == "full"
+    edited = text.replace("t100.py", "t100.py --lr 1", 1)
+    plans, _ = doc.update(edited)
+    assert doc.last_mode == "incremental"
+    assert doc.last_rewalked <= 2 * 8
+    assert [w.value for w in plans[100].argv][-2:] == ["--lr", "1"]
+    # A line added near the top moves every later plan down by one line.
+    moved, _ = doc.update("echo start\n" + edited)
+    assert doc.last_rewalked <= 2 * 8
+    assert [p.span.start_line for p in moved] == [p.span.start_line + 1 for p in plans]
+    assert as_json(moved) == as_json(plan_all("echo start\n" + edited)[0])
