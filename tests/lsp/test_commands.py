@@ -210,3 +210,21 @@ async def test_launch_json_seed_needs_a_python_module_form(client: LanguageClien
                            {"text": "mpirun -np 2 python train.py", "ranks": "0"})
     assert not any(c["name"].endswith("whole job (debugpy)") for c in result["configurations"])
     assert any("mpirun has no `python -m` form" in w for w in result["warnings"])
+
+
+async def test_debug_plan_with_the_extensions_cli_prefix(client: LanguageClient,
+                                                         workspace: Path) -> None:
+    doc = open_doc(client, workspace, SCRIPT)
+    main = "/ext/python/rankdebug_main.py"
+    result = await execute(client, "rankdebug.debugPlan", {
+        "uri": doc.uri, "line": 2, "ranks": "0",
+        "settings": {"interpreter": ["/usr/bin/python3", main], "cwd": str(workspace)}})
+    assert result["argv"][:4] == ["/usr/bin/python3", main, "launch", "--json"]
+
+
+async def test_plan_of_terminal_text_with_a_cwd(client: LanguageClient, workspace: Path) -> None:
+    result = await execute(client, "rankdebug.plan", {
+        "text": "torchrun --nproc_per_node 2 pretrain.py", "language": "shellscript",
+        "settings": {"cwd": str(workspace / "scripts")}})
+    assert result["cwd"] == str(workspace / "scripts")
+    assert not [d for d in result["diagnostics"] if d["code"] == "missing-entry"]

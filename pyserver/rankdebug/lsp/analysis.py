@@ -7,9 +7,11 @@ is converted to the client's units here, once per version.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -51,14 +53,32 @@ class PlannerSlot:
     failure: str | None = None  # the incremental path's traceback, to log once
 
 
-def _make_planner(path: str | None, language: str, caller_env: dict[str, str] | None,
-                  cwd: Path | None) -> Planner | None:
+@functools.cache
+def _accepts(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def env_kwargs(fn: Callable[..., Any], env: dict[str, str] | None,
+               complete: bool) -> dict[str, Any]:
+    """``caller_env`` (and ``env_complete`` where the engine takes it) for an engine call.
+    An engine without ``env_complete`` reads any given environment as the whole of it."""
+    kwargs: dict[str, Any] = {"caller_env": env}
+    if env is not None and _accepts(fn, "env_complete"):
+        kwargs["env_complete"] = complete
+    return kwargs
+
+
+def _make_planner(path: str | None, language: str, env: dict[str, str] | None,
+                  complete: bool, cwd: Path | None) -> Planner | None:
     try:
         from rankdebug.command.incremental import DocumentPlans
     except ImportError:
         return None
-    planner: Planner = DocumentPlans(path=path, language=language, caller_env=caller_env,
-                                     cwd=cwd)
+    planner: Planner = DocumentPlans(path=path, language=language, cwd=cwd,
+                                     **env_kwargs(DocumentPlans, env, complete))
     return planner
 
 
@@ -66,13 +86,15 @@ def plan_document(snap: Snapshot) -> tuple[list[LaunchPlan], list[Diagnostic]]:
     """Every launch command of the snapshot: incrementally when the engine can, else whole.
     Raises CommandError for documents the engine cannot read."""
     settings = snap.settings
-    env = settings.caller_env()
+    env, complete = settings.caller_env()
     cwd = settings.resolve_cwd(snap.path)
     slot = snap.planner
     if slot is not None and not slot.broken:
-        key = (snap.path, snap.language, tuple(sorted((env or {}).items())), env is None, cwd)
+        key = (snap.path, snap.language, tuple(sorted((env or {}).items())), env is None,
+               complete, cwd)
         if slot.key != key:
-            slot.key, slot.planner = key, _make_planner(snap.path, snap.language, env, cwd)
+            slot.key = key
+            slot.planner = _make_planner(snap.path, snap.language, env, complete, cwd)
         if slot.planner is not None:
             try:
                 return slot.planner.update(snap.text)
@@ -83,7 +105,8 @@ def plan_document(snap: Snapshot) -> tuple[list[LaunchPlan], list[Diagnostic]]:
                 # A bug in the incremental path: plan the whole document from now on.
                 slot.broken, slot.planner = True, None
                 slot.failure = traceback.format_exc()
-    return plan_all(snap.text, path=snap.path, language=snap.language, caller_env=env, cwd=cwd)
+    return plan_all(snap.text, path=snap.path, language=snap.language, cwd=cwd,
+                    **env_kwargs(plan_all, env, complete))
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from pygls import uris
 
 from rankdebug.command import CommandError, LaunchPlan, plan_text
 from rankdebug.lsp import launch_json
+from rankdebug.lsp.analysis import env_kwargs
 from rankdebug.lsp.documents import language_of
 from rankdebug.lsp.settings import Settings, apply
 
@@ -53,14 +54,15 @@ class PlanArgs:
     text: str | None = None
     language: str | None = None
     argv: list[str] | None = None
+    # Overrides of the server's settings for this request (camelCase, as in settings),
+    # e.g. {"cwd": ...} for a command typed in a terminal.
+    settings: dict[str, Any] | None = None
 
 
 @attrs.define
 class DebugPlanArgs(PlanArgs):
     # "1,3", "0-3", "all", "local0", or a list of rank numbers.
     ranks: Any = None
-    # Overrides of the server's settings for this run (camelCase, as in settings).
-    settings: dict[str, Any] | None = None
     # "FILE:LINE" breakpoints known at start.
     breakpoints: list[str] | None = None
 
@@ -151,16 +153,20 @@ def _source(host: Host, args: PlanArgs, problems: list[str]) -> Source:
                   settings)
 
 
-def _plan(src: Source) -> LaunchPlan:
-    """Plan the source (in a worker thread). Raises CommandError."""
+def _plan(src: Source, for_run: bool = False) -> LaunchPlan:
+    """Plan the source (in a worker thread). Raises CommandError.
+
+    ``for_run``: the job will start from here, so it sees this process's environment (plus
+    the ``env`` setting), as ``rankdebug launch`` will when it plans the command again."""
     settings = src.settings
     cwd = settings.resolve_cwd(src.path)
-    env = settings.caller_env()
+    env, complete = (settings.run_env(), True) if for_run else settings.caller_env()
     if src.argv is not None:
         from rankdebug import command
 
         plan_argv: Callable[..., LaunchPlan] = command.plan_argv
-        return plan_argv(src.argv, caller_env=env, cwd=cwd or Path.cwd())
+        return plan_argv(src.argv, cwd=cwd or Path.cwd(),
+                         **env_kwargs(plan_argv, env, complete))
     text: str | bytes
     if src.text is not None:
         text = src.text
@@ -170,8 +176,8 @@ def _plan(src: Source) -> LaunchPlan:
             text = Path(src.path).read_bytes()
         except OSError as exc:
             raise CommandError(f"cannot read {src.path}: {exc.strerror or exc}") from exc
-    return plan_text(text, src.line, path=src.path, language=src.language, caller_env=env,
-                     cwd=cwd)
+    return plan_text(text, src.line, path=src.path, language=src.language, cwd=cwd,
+                     **env_kwargs(plan_text, env, complete))
 
 
 async def _in_pool(host: Host, fn: Callable[..., T], *args: Any) -> T:
@@ -227,7 +233,7 @@ def resolve_ranks(spec: str, plan: LaunchPlan) -> tuple[str, list[int] | None]:
 
 def _launch_argv(src: Source, plan: LaunchPlan, spec: str, settings: Settings,
                  breakpoints: list[str], *, base_port: int | None = None) -> list[str]:
-    argv = [*settings.interpreter, "-m", "rankdebug", "launch", "--json", "--ranks", spec]
+    argv = [*settings.cli(), "launch", "--json", "--ranks", spec]
     if not settings.wait:
         argv.append("--no-wait")
     if settings.host != "127.0.0.1":
@@ -297,7 +303,7 @@ async def debug_plan(host: Host, args: DebugPlanArgs) -> dict[str, Any]:
     problems: list[str] = []
     try:
         src = _source(host, args, problems)
-        the_plan = await _in_pool(host, _plan, src)
+        the_plan = await _in_pool(host, _plan, src, True)
         spec, chosen = resolve_ranks(_rank_spec(args.ranks), the_plan)
         breaks = _breakpoints(args.breakpoints)
         argv = _launch_argv(src, the_plan, spec, src.settings, breaks)

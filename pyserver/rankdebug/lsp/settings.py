@@ -40,7 +40,8 @@ class Settings:
     # Variables the scripts are run with (added to the server's own when inherit_env).
     env: Mapping[str, str] = attrs.field(factory=dict)
     inherit_env: bool = False
-    # The Python that runs `rankdebug launch` (argv prefix).
+    # What runs the rankdebug CLI: a Python (then `-m rankdebug` is added), or a whole
+    # argv prefix such as [python, /path/to/rankdebug_main.py] or [python, -m, rankdebug].
     interpreter: tuple[str, ...] = (sys.executable,)
     host: str = "127.0.0.1"
     base_port: int = 0
@@ -79,11 +80,24 @@ class Settings:
             path = Path(base) / path
         return path
 
-    def caller_env(self) -> dict[str, str] | None:
-        """The environment commands are planned with; None when it is not known."""
+    def cli(self) -> list[str]:
+        """The argv prefix that runs ``rankdebug`` (a verb follows)."""
+        if len(self.interpreter) == 1:
+            return [self.interpreter[0], "-m", "rankdebug"]
+        return list(self.interpreter)
+
+    def caller_env(self) -> tuple[dict[str, str] | None, bool]:
+        """The environment commands are planned with, and whether it is the whole of it.
+
+        With ``inheritEnv`` it is this process's environment plus ``env`` (whole); else just
+        ``env`` (partial: other variables stay unknown), or nothing known at all."""
         if self.inherit_env:
-            return {**os.environ, **self.env}
-        return dict(self.env) if self.env else None
+            return {**os.environ, **self.env}, True
+        return (dict(self.env), False) if self.env else (None, False)
+
+    def run_env(self) -> dict[str, str]:
+        """The environment a job started from here runs in (`rankdebug launch` inherits ours)."""
+        return {**os.environ, **self.env}
 
 
 # camelCase key -> (attribute, converter); converters raise ValueError/TypeError on bad input.
