@@ -4,12 +4,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
 if [ ! -x .venv/bin/python ]; then
+    echo "setting up .venv with $("$PY" --version) (PyTorch 2.13.0 CPU is part of it: a few minutes)"
     "$PY" -m venv .venv
 fi
 stamp=.venv/.rankdebug-setup
 want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+    log=.venv/setup.log
+    if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
+           .venv/bin/python -m pip install --disable-pip-version-check -e '.[test]'; } >"$log" 2>&1; then
+        tail -n 40 "$log"
+        echo "setup failed; the whole log is in $log" >&2
+        exit 1
+    fi
     echo "$want" > "$stamp"
 fi
