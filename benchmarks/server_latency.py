@@ -143,7 +143,17 @@ def _change(sl: int, sc: int, el: int, ec: int,
         text=text)
 
 
-async def serve_latency(text: str, edits: int, folder: Path) -> tuple[list[float], list[str]]:
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) a process has used so far (Linux), else None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def serve_latency(text: str, edits: int,
+                        folder: Path) -> tuple[list[float], list[str], float | None]:
     client = LanguageClient("server-latency", "1")
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -174,6 +184,8 @@ async def serve_latency(text: str, edits: int, folder: Path) -> tuple[list[float
     assert first and len(first) == 2 * len(editor.launch_rows), len(first or [])
     times: list[float] = []
     texts: list[str] = []
+    pid = client._server.pid if client._server is not None else None
+    cpu_before = cpu_seconds(pid) if pid else None
     for n in range(edits):
         change, row = editor.edit(n)
         editor.version += 1
@@ -191,10 +203,12 @@ async def serve_latency(text: str, edits: int, folder: Path) -> tuple[list[float
             title = next(lens.command.title for lens in lenses
                          if lens.range.start.line == row and lens.command)
             assert title == editor.expected_title(row), (n, title)
+    cpu_after = cpu_seconds(pid) if pid else None
+    cpu = (cpu_after - cpu_before) / edits if cpu_before is not None and cpu_after else None
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return times, texts
+    return times, texts, cpu
 
 
 def in_process(texts: list[str], fn: Callable[[str], object]) -> list[float]:
@@ -214,7 +228,7 @@ def main() -> None:
     text = make_script(args.lines)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        times, texts = asyncio.run(serve_latency(text, args.edits, folder))
+        times, texts, cpu = asyncio.run(serve_latency(text, args.edits, folder))
 
         from rankdebug.command import plan_all
         from rankdebug.lsp.analysis import PlannerSlot, Snapshot, analyze
@@ -254,6 +268,8 @@ def main() -> None:
     print("the same texts in this process, one after another:")
     for name, values in rows:
         row(name, values)
+    if cpu is not None:
+        print(f"server CPU time per edit (user + system, load-independent): {cpu * 1000:.1f} ms")
     load = os.getloadavg()
     print(f"load average during the run: {load[0]:.1f} on {os.cpu_count()} CPUs")
     p95 = pct(times, 0.95) * 1000

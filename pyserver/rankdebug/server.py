@@ -48,6 +48,8 @@ class RankdebugServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread: int | None = None
         self.shutdown_requested = False
+        # What each document's last diagnostics notification held (unchanged: not resent).
+        self.published: dict[str, list[types.Diagnostic]] = {}
 
     # -- Host (rankdebug.lsp.commands) ------------------------------------------------
 
@@ -87,6 +89,9 @@ class RankdebugServer(LanguageServer):
         if analysis.seconds > SLOW_ANALYSIS_S:
             self.log(f"analysing {snap.uri} took {analysis.seconds:.1f} s",
                      types.MessageType.Warning)
+        if self.published.get(snap.uri) == analysis.diagnostics:
+            return  # the client's copies still hold for this version
+        self.published[snap.uri] = analysis.diagnostics
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=snap.uri, diagnostics=analysis.diagnostics, version=snap.version))
 
@@ -211,6 +216,7 @@ def create_server() -> RankdebugServer:
         uri = params.text_document.uri
         if ls.documents.tracked(uri):
             ls.documents.closed(uri)
+            ls.published.pop(uri, None)
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
