@@ -295,7 +295,7 @@ def _port_finding(earlier: _Port, later: _Port, free: int, lines: Lines,
                   out: Findings) -> None:
     plan = later.plan
     line = earlier.plan.span.start_line + 1
-    default = " (torchrun's default)" if later.word is None else ""
+    default = f" ({plan.launcher}'s default)" if later.word is None else ""
     message = (f"port {later.port}{default} is also the master port of the command on line "
                f"{line}, which still runs (it ends with &): the second job cannot bind it")
     fix: str | None = None
