@@ -37,7 +37,8 @@ def tool(name: str) -> str:
 class Launch:
     """``rankdebug launch --json ARGS`` as a child process, its events read as they come."""
 
-    def __init__(self, args: list[str], tmp: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, args: list[str], tmp: Path, env: dict[str, str] | None = None,
+                 stdin: int | None = None) -> None:
         self.tmp = tmp
         self.stderr_path = tmp / "launch.stderr"
         full_env = dict(os.environ)
@@ -48,7 +49,7 @@ class Launch:
         self._err = open(self.stderr_path, "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rankdebug", "launch", "--json", *args],
-            stdout=subprocess.PIPE, stderr=self._err, cwd=SCRIPTS, env=full_env,
+            stdout=subprocess.PIPE, stderr=self._err, cwd=SCRIPTS, env=full_env, stdin=stdin,
         )
         self.events: list[dict[str, Any]] = []
         self._q: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -103,6 +104,12 @@ class Launch:
         code = int(self.event("exited", timeout)["code"])
         assert self.wait(10) == code
         return code
+
+    def command(self, body: dict[str, Any]) -> None:
+        """Send one JSON command (``--control``)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(body) + "\n").encode())
+        self.proc.stdin.flush()
 
     def signal(self, sig: int = signal.SIGTERM) -> None:
         self.proc.send_signal(sig)

@@ -124,3 +124,33 @@ def test_hit_mode_stops_in_an_imported_module(tmp_path: Path) -> None:
         _stop_once(launch, module, line, 0, "scale")
     finally:
         launch.close()
+
+
+@pytest.mark.timeout(120)
+def test_attach_before_any_hit_on_request(tmp_path: Path) -> None:
+    """--control: {"command": "attach"} attaches a rank that has hit nothing yet, so that
+    breakpoints that were not planted (and pauses) work."""
+    import subprocess
+    import threading
+
+    script = str(SCRIPTS / "loop.py")
+    never, late = line_of("loop.py", "# NEVER"), line_of("loop.py", "# LATE")
+    launch = Launch(["--ranks", "0", "--attach", "hit", "--control", "--break",
+                     f"{script}:{never}", "--", sys.executable, script], tmp_path,
+                    stdin=subprocess.PIPE)
+    try:
+        ev = launch.event("listening")
+        client = DAPClient(str(ev["host"]), int(ev["port"]))
+        attached = threading.Thread(target=client.attach, args=({script: [late]},), daemon=True)
+        attached.start()
+        launch.command({"command": "attach", "rank": 0})
+        attached.join(60)
+        stopped = client.stopped()
+        frame = client.top_frame(stopped["threadId"])
+        assert frame["line"] == late
+        client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
+        client.cont(stopped["threadId"])
+        assert launch.exited() == 0
+        client.close()
+    finally:
+        launch.close()

@@ -131,3 +131,19 @@ def test_guard_patches_real_c10d_without_importing_torch_first() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_ports_skip_ports_in_use_and_promised() -> None:
+    import socket
+
+    from rankdebug.supervise import ports
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        base = busy.getsockname()[1]
+        got = ports.choose([0, 1, 2], "127.0.0.1", base, taken={base + 1})
+    assert got[0] != base and base + 1 not in got.values()
+    assert len(set(got.values())) == 3 and min(got.values()) > base
+    free = ports.choose([0, 1], "127.0.0.1", 0, taken=set())
+    assert len(set(free.values())) == 2

@@ -53,6 +53,14 @@ def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
+def trace(what: str) -> None:
+    """With RANKDEBUG_TRACE=1: a timestamped line on stderr per phase (for benchmarks)."""
+    if _env("RANKDEBUG_TRACE") == "1":
+        import time
+
+        sys.stderr.write(f"rankdebug-trace {time.time():.3f} rank {state.rank} {what}\n")
+
+
 def send(event: str, **fields: Any) -> None:
     """Report to the supervisor (a JSON line on its control socket) and the registry."""
     fields.update(event=event, rank=state.rank, pid=os.getpid())
@@ -177,7 +185,9 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
         from rankdebug.runtime import hithook
 
         if hithook.install(breaks, on_hit):
-            send("armed")  # the supervisor may start this rank's adapter now
+            # The supervisor may start this rank's adapter now, and send the signal to
+            # attach before any hit (a pause, a breakpoint that was not planted).
+            send("armed", signal=_arm_attach_signal())
             return
     listen()
     if _env("RANKDEBUG_WAIT", "1") == "1":
@@ -240,14 +250,43 @@ def connect_adapter() -> bool:
 def on_hit(frame: FrameType) -> None:
     """First hit of a planted breakpoint: attach the full debugger, then let it trace
     ``frame`` so the breakpoint on the next line stops there with reason "breakpoint"."""
+    trace("hit")
     if not connect_adapter():
         listen()
+    trace("connected")
     wait_for_client()
+    trace("configured")
     import pydevd
 
     debugger = pydevd.get_global_debugger()
     if debugger is not None:
         debugger.set_trace_for_frame_and_parents(threading.get_ident(), frame)
+
+
+def _arm_attach_signal() -> int | None:
+    """Install the handler of the attach-now signal (a real-time one, unused by torch), unless
+    the script's environment already handles it; returns its number."""
+    import signal
+
+    number = int(getattr(signal, "SIGRTMIN", 34)) + 3
+    try:
+        if signal.getsignal(number) not in (signal.SIG_DFL, None):
+            return None
+        signal.signal(number, _on_attach_signal)
+    except (ValueError, OSError):
+        return None
+    return number
+
+
+def _on_attach_signal(_signum: int, frame: FrameType | None) -> None:
+    """Attach the full debugger now, in the main thread, where it was interrupted."""
+    from rankdebug.runtime import hithook
+
+    with hithook.hooks.lock:
+        if hithook.hooks.fired or frame is None:
+            return
+        hithook.hooks.fired = True
+    on_hit(frame)
 
 
 def _after_fork_in_child() -> None:

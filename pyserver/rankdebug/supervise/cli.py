@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--attach", choices=("start", "hit"), default="start",
                         help="start: chosen ranks listen before the script runs; hit: they run "
                         "without a tracer and attach at the first --break hit")
+    parser.add_argument("--control", action="store_true",
+                        help='read JSON commands on stdin: {"command": "attach", "rank": N} '
+                        '(attach now, --attach hit) and {"command": "stop"}')
     parser.add_argument("--file", help="a script holding the launch command")
     parser.add_argument("--line", type=int, help="1-based line of the command in --file")
     parser.add_argument("command", nargs=argparse.REMAINDER,
@@ -151,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
             "state": "starting", "command": dplan.argv, "cwd": dplan.cwd,
             "start_time": start_time,
         })
-    sup = Supervisor(dplan, job, job_dir, args.json)
+    sup = Supervisor(dplan, job, job_dir, args.json, control=args.control)
     sup.emit({"event": "job", "job": job, "dir": job_dir, "pid": os.getpid(),
               "ranks": selection.ranks, "rank_spec": selection.spec,
               "launcher": dplan.launcher, "attach": dplan.attach_configs(job)})

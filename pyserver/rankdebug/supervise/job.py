@@ -41,6 +41,7 @@ ABNORMAL_GRACE_S = 1.0  # a rank ended badly: give the launcher this long to not
 class _Conn:
     rank: int | None = None
     pid: int | None = None
+    attach_signal: int | None = None
     finished: bool = False  # the rank's script ended (its atexit ran)
 
 
@@ -50,6 +51,7 @@ class Supervisor:
     job: str
     job_dir: str
     json_mode: bool
+    control: bool = False  # read JSON commands from stdin (the job gets /dev/null)
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
 
@@ -146,9 +148,24 @@ class Supervisor:
             self.plan.argv,
             env=self.plan.env,
             cwd=self.plan.cwd,
+            stdin=subprocess.DEVNULL if self.control else None,
             stdout=stdout,
             start_new_session=True,
         )
+        if self.control:
+            threading.Thread(target=self._read_commands, name="rankdebug-stdin",
+                             daemon=True).start()
+
+    def _read_commands(self) -> None:
+        """``{"command": "attach", "rank": N}``: attach rank N's debugger now (--attach hit);
+        ``{"command": "stop"}``: end the job."""
+        for line in sys.stdin:
+            try:
+                cmd = json.loads(line)
+            except ValueError:
+                cmd = None
+            if isinstance(cmd, dict):
+                self.events.put(("command", 0, cmd))
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self.events.put(("signal", signum, None))
@@ -189,6 +206,8 @@ class Supervisor:
                 self._on_msg(ident, msg)
             elif kind == "adapter" and msg is not None:
                 self._on_adapter(ident, msg["adapter"])
+            elif kind == "command" and msg is not None:
+                self._on_command(msg)
             elif kind == "eof":
                 conn = self._conns.pop(ident, None)
                 if conn is not None and conn.rank is not None and not conn.finished:
@@ -233,6 +252,8 @@ class Supervisor:
                           world_size=msg.get("world_size"))
         elif event == "armed":
             conn.pid = msg.get("pid")
+            sig = msg.get("signal")
+            conn.attach_signal = sig if isinstance(sig, int) else None
             threading.Thread(target=self._start_adapter, args=(rank,), daemon=True).start()
             return
         elif event == "adapter":
@@ -265,6 +286,22 @@ class Supervisor:
             return
         with contextlib.suppress(OSError, registry.RegistryError):
             registry.update_rank(self.job, rank, **fields)
+
+    def _on_command(self, cmd: dict[str, Any]) -> None:
+        name = cmd.get("command")
+        if name == "stop":
+            self.stop_reason = "asked to stop"
+        elif name == "attach":
+            rank = cmd.get("rank")
+            conn = next((c for c in self._conns.values() if c.rank == rank), None)
+            if conn is None or conn.pid is None or conn.attach_signal is None:
+                self.emit({"event": "error", "command": "attach", "rank": rank,
+                           "message": "that rank is not waiting for an attach"})
+                return
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(conn.pid, conn.attach_signal)
+        else:
+            self.emit({"event": "error", "command": name, "message": "unknown command"})
 
     def _on_adapter(self, rank: int, adapter: Adapter | str) -> None:
         self._adapters[rank] = adapter

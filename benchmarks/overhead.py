@@ -1,0 +1,63 @@
+"""Step time under ``rankdebug launch`` over a plain run's, per rank kind.
+
+A 2-rank DDP job on gloo/CPU (``ddp_workload.py``); each rank times its own forward and
+backward per step (collectives excluded, so a slower peer does not count). Variants, run
+interleaved, median step time (after warm-up) of the median of ``--runs`` runs:
+
+    plain                 the job as written
+    unchosen (start)      rank 0 while rank 1 is debugged (rankdebug launch --ranks 1)
+    chosen (start)        rank 1, debugger attached, a breakpoint set but never hit
+    chosen (hit)          rank 1 with --attach hit, the same breakpoint: no tracer until a hit
+
+Targets (issue 3): unchosen <= 1.02; chosen: report (today's way is about 1.15).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bench_common import WORKLOAD, line_of, median, run_debug, run_plain
+
+NPROC = 2
+WARMUP = 5
+
+
+def _step(res_steps: list[float]) -> float:
+    return median(res_steps[WARMUP:])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--quick", action="store_true", help="3 runs of 40 steps")
+    args = parser.parse_args()
+    runs, steps = (3, 40) if args.quick else (args.runs, args.steps)
+    never = line_of("# NEVER")
+    brk = f"{WORKLOAD}:{never}"
+    rows: dict[str, list[float]] = {"plain": [], "unchosen (start)": [], "chosen (start)": [],
+                                    "chosen (hit)": []}
+    for i in range(runs):
+        p = run_plain(NPROC, steps, until_reached=False)
+        rows["plain"].append(median([_step(p.steps[r]) for r in p.steps]))
+        s = run_debug(NPROC, steps, ["--ranks", "1"], [never], until_stopped=False, expect=1)
+        rows["unchosen (start)"].append(_step(s.steps[0]))
+        rows["chosen (start)"].append(_step(s.steps[1]))
+        h = run_debug(NPROC, steps, ["--ranks", "1", "--attach", "hit", "--break", brk],
+                      [never], until_stopped=False, expect=1)
+        rows["chosen (hit)"].append(_step(h.steps[1]))
+        print(f"run {i + 1}/{runs}: " + "  ".join(f"{k} {v[-1] * 1e3:.2f}ms"
+                                               for k, v in rows.items()), file=sys.stderr)
+    base = median(rows["plain"])
+    print(f"step time, {NPROC}-rank DDP on gloo/CPU, Python {sys.version.split()[0]}, "
+          f"median of {runs} interleaved runs x {steps - WARMUP} steps")
+    print(f"{'variant':<18} {'ms/step':>8} {'ratio':>6}")
+    for name, values in rows.items():
+        m = median(values)
+        print(f"{name:<18} {m * 1e3:8.2f} {m / base:6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
