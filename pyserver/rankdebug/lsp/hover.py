@@ -7,6 +7,8 @@ entry and its arguments, the environment the command sets, and what is not known
 
 from __future__ import annotations
 
+import re
+
 from lsprotocol import types
 
 from rankdebug.command.plan import LaunchPlan, OptionUse
@@ -36,6 +38,14 @@ def hover(analysis: Analysis, position: types.Position) -> types.Hover | None:
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=summary(plan)),
         range=cmd.range,
     )
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
+
+
+def _plain(text: str) -> str:
+    """Free text (an engine message) shown as is, not as Markdown or HTML."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def _code(text: str) -> str:
@@ -70,7 +80,7 @@ def option_text(plan: LaunchPlan, use: OptionUse) -> str:
     lines = [f"**{use.flag}** · {plan.launcher} option `{use.name}`"]
     meaning = option_help(plan, use.name)
     if meaning:
-        lines += ["", meaning]
+        lines += ["", _plain(meaning)]
     if use.value is not None:
         lines += ["", f"Value: {_word(use.value)}"]
     return "\n".join(lines)
@@ -134,10 +144,10 @@ def summary(plan: LaunchPlan) -> str:
     notes = [d.message for d in plan.diagnostics
              if d.code not in UNKNOWN_CODES and d.severity != "info"]
     if unknown:
-        items = [f"- {m}" for m in unknown[:MAX_ITEMS]]
+        items = [f"- {_plain(m)}" for m in unknown[:MAX_ITEMS]]
         if len(unknown) > MAX_ITEMS:
             items.append(f"- and {len(unknown) - MAX_ITEMS} more")
         out.append("**Not known here**\n\n" + "\n".join(items))
     if notes:
-        out.append("**Warnings**\n\n" + "\n".join(f"- {m}" for m in notes[:MAX_ITEMS]))
+        out.append("**Warnings**\n\n" + "\n".join(f"- {_plain(m)}" for m in notes[:MAX_ITEMS]))
     return "\n\n".join(out)
