@@ -34,11 +34,14 @@ def plan_text(
     language: str | None = None,
     caller_env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    env_complete: bool | None = None,
 ) -> LaunchPlan:
     """Plan the command at 1-based ``line``. ``language`` is "shell" or "markdown"
-    (default: from ``path``'s suffix). ``caller_env``, when given, is the whole
-    environment the script runs in; ``cwd`` is where relative paths resolve."""
-    opts = Options(caller_env=caller_env, cwd=cwd, path=path, language=language)
+    (default: from ``path``'s suffix). ``caller_env`` holds variables of the environment
+    the script runs in; it is the whole environment (names it lacks are unset) unless
+    ``env_complete`` is False. ``cwd`` is where relative paths resolve."""
+    opts = Options(caller_env=caller_env, env_complete=env_complete, cwd=cwd, path=path,
+                   language=language)
     return plan_document(text, line, opts)
 
 
@@ -48,6 +51,7 @@ def plan_file(
     *,
     caller_env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    env_complete: bool | None = None,
 ) -> LaunchPlan:
     """Plan the command at 1-based ``line`` of a file. Relative paths in the command
     resolve against ``cwd`` (default: the current directory)."""
@@ -59,7 +63,8 @@ def plan_file(
     except OSError as exc:
         raise CommandError(f"cannot read {p}: {exc.strerror or exc}", None, None) from exc
     work = cwd if cwd is not None else Path.cwd()
-    return plan_text(data, line, path=str(path), caller_env=caller_env, cwd=work.absolute())
+    return plan_text(data, line, path=str(path), caller_env=caller_env, cwd=work.absolute(),
+                     env_complete=env_complete)
 
 
 def plan_argv(
@@ -67,6 +72,7 @@ def plan_argv(
     *,
     caller_env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    env_complete: bool | None = None,
 ) -> LaunchPlan:
     """Plan an argv as given to exec (leading NAME=value words are inline
     assignments). One element holding spaces is read as a whole shell command."""
@@ -77,7 +83,8 @@ def plan_argv(
     else:
         text = " ".join(_quote_argv(argv))
     work = cwd if cwd is not None else Path.cwd()
-    return plan_text(text, 1, language="shell", caller_env=caller_env, cwd=work.absolute())
+    return plan_text(text, 1, language="shell", caller_env=caller_env, cwd=work.absolute(),
+                     env_complete=env_complete)
 
 
 def plan_all(
@@ -87,10 +94,12 @@ def plan_all(
     language: str | None = None,
     caller_env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    env_complete: bool | None = None,
 ) -> tuple[list[LaunchPlan], list[Diagnostic]]:
     """Every launch command in a document (launcher other than "other"), with
     document-level diagnostics (encoding, CRLF, unreadable lines)."""
-    opts = Options(caller_env=caller_env, cwd=cwd, path=path, language=language)
+    opts = Options(caller_env=caller_env, env_complete=env_complete, cwd=cwd, path=path,
+                   language=language)
     return plan_all_commands(text, opts)
 
 

@@ -66,8 +66,10 @@ class DocumentPlans:
         language: str | None = None,
         caller_env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        env_complete: bool | None = None,
     ) -> None:
-        self.opts = Options(caller_env=caller_env, cwd=cwd, path=path, language=language)
+        self.opts = Options(caller_env=caller_env, env_complete=env_complete, cwd=cwd,
+                            path=path, language=language)
         self._bytes: bytes | None = None
         self._tree: Tree | None = None
         self._records: list[_Record] = []
@@ -249,17 +251,22 @@ class DocumentPlans:
         return True
 
     def _moved(self, records: list[_Record], dindex: int, edit: _Edit) -> list[_Record]:
-        out = []
+        """The old records after the edit, moved in place (the old list is dropped)."""
+        if dindex == 0 and edit.delta_bytes == 0:
+            return records
+        rows, from_row = edit.delta_rows, edit.old_end_row
         for rec in records:
-            out.append(_Record(
-                rec.index + dindex, rec.start + edit.delta_bytes, rec.end + edit.delta_bytes,
-                rec.before,
-                [_shift_plan(p, edit.old_end_row, edit.delta_rows) for p in rec.plans],
-                [_shift_diag(d, edit.old_end_row, edit.delta_rows) for d in rec.diagnostics],
-                rec.called,
-                [*rec.pending, edit],
-            ))
-        return out
+            rec.index += dindex
+            rec.start += edit.delta_bytes
+            rec.end += edit.delta_bytes
+            if rows:
+                if rec.plans:
+                    rec.plans = [_shift_plan(p, from_row, rows) for p in rec.plans]
+                if rec.diagnostics:
+                    rec.diagnostics = [_shift_diag(d, from_row, rows) for d in rec.diagnostics]
+            if rec.before is not None:
+                rec.pending.append(edit)
+        return records
 
     def _finish_again(self, seg_text: str, new: bytes, sbatch: list[Word]) -> list[LaunchPlan]:
         assert self._tree is not None and self._final is not None

@@ -422,6 +422,8 @@ _SBATCH_FLAGS = frozenset({"--exclusive", "--wait", "-W", "-H", "--hold", "--req
 def sbatch_directives(script: str) -> list[Word]:
     """Words of `#SBATCH` lines, in order, with their positions."""
     words: list[Word] = []
+    if "#SBATCH" not in script:
+        return words
     for row, line in enumerate(script.split("\n")):
         if not line.startswith("#SBATCH"):
             continue
