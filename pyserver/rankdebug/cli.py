@@ -13,6 +13,10 @@ _VERBS: dict[str, tuple[str, str]] = {
     "plan": ("rankdebug.cli_plan", "print the launch plan of a training command"),
     "launch": ("rankdebug.supervise.cli", "run a job with chosen ranks under the debugger"),
     "server": ("rankdebug.server", "start the language server on stdio"),
+    "jobs": ("rankdebug.jobs.cli_jobs", "list running training jobs and their ranks"),
+    "stacks": ("rankdebug.jobs.cli_stacks", "every rank's Python stack, side by side"),
+    "attach": ("rankdebug.jobs.cli_attach", "make a running rank listen for a debugger"),
+    "eval": ("rankdebug.jobs.cli_eval", "evaluate an expression in a live rank"),
 }
 
 
