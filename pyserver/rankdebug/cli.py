@@ -30,7 +30,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.parse_args(args)  # prints usage / errors with exit status 2
         parser.print_help()
         return 2
-    module = importlib.import_module(_VERBS[args[0]][0])
+    try:
+        module = importlib.import_module(_VERBS[args[0]][0])
+    except ImportError as exc:  # a verb whose module is not installed in this build
+        print(f"rankdebug {args[0]}: not available here ({exc})", file=sys.stderr)
+        return 2
     verb_parser = argparse.ArgumentParser(prog=f"rankdebug {args[0]}")
     module.add_arguments(verb_parser)
     ns = verb_parser.parse_args(args[1:])
