@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
-echo "== ruff"; ruff check pyserver tests benchmarks
+echo "== ruff"; ruff check pyserver tests benchmarks scripts
 echo "== mypy"; mypy
 echo "== pytest"; python -m pytest "$@"
 if [ -f scripts/test-extension.sh ]; then
