@@ -1,0 +1,131 @@
+/**
+ * Reading the job registry (`rankdebug.runtime.registry`): one folder per job, `job.json`
+ * and one `rank-N.json` per rank. Node `fs` only; no `vscode` import.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface RankEntry {
+    rank: number;
+    local_rank?: number | null;
+    world_size?: number | null;
+    host?: string | null;
+    port?: number | null;
+    pid?: number | null;
+    state?: string;
+    command?: string[];
+    cwd?: string;
+    start_time?: number;
+}
+
+export interface JobEntry {
+    job: string;
+    pid?: number;
+    host?: string;
+    state?: string;
+    command?: string[];
+    cwd?: string;
+    launcher?: string;
+    ranks?: number[] | null;
+    rank_spec?: string;
+    world_size?: number | null;
+    start_time?: number;
+    alive: boolean;
+    rankEntries: RankEntry[];
+}
+
+/** The registry's root, as the Python side computes it (it may not exist yet). */
+export function registryRoot(env: NodeJS.ProcessEnv = process.env, uid: number = process.getuid?.() ?? 0): string {
+    const runtime = env.XDG_RUNTIME_DIR;
+    if (runtime) {
+        try {
+            const st = fs.statSync(runtime);
+            if (st.isDirectory() && st.uid === uid) return path.join(runtime, 'rankdebug');
+        } catch {
+            // fall through
+        }
+    }
+    return path.join('/tmp', `rankdebug-${uid}`);
+}
+
+function readJson(file: string): Record<string, unknown> | undefined {
+    try {
+        const value: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+        return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+export function pidAlive(pid: number | undefined | null): boolean {
+    if (typeof pid !== 'number' || pid <= 0) return false;
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch (e) {
+        return (e as NodeJS.ErrnoException).code === 'EPERM';
+    }
+}
+
+/** Every job in the registry, oldest first; jobs whose supervisor is gone are left out unless `all`. */
+export function listJobs(root: string = registryRoot(), all = false): JobEntry[] {
+    let names: string[];
+    try {
+        names = fs.readdirSync(root).sort();
+    } catch {
+        return [];
+    }
+    const out: JobEntry[] = [];
+    for (const name of names) {
+        const dir = path.join(root, name);
+        let files: string[];
+        try {
+            if (!fs.statSync(dir).isDirectory()) continue;
+            files = fs.readdirSync(dir);
+        } catch {
+            continue;
+        }
+        const info = readJson(path.join(dir, 'job.json')) ?? {};
+        const rankEntries = files
+            .filter((f) => /^rank-\d+\.json$/.test(f))
+            .map((f) => readJson(path.join(dir, f)))
+            .filter((e): e is Record<string, unknown> => e !== undefined && typeof e.rank === 'number')
+            .map((e) => e as unknown as RankEntry)
+            .sort((a, b) => a.rank - b.rank);
+        const pid = typeof info.pid === 'number' ? info.pid : undefined;
+        const alive = pidAlive(pid);
+        if (!alive && !all) continue;
+        out.push({ ...(info as Partial<JobEntry>), job: typeof info.job === 'string' ? info.job : name, pid, alive, rankEntries });
+    }
+    return out;
+}
+
+/** The newest job (for `"job": "latest"`). */
+export function findJob(id: string, jobs: readonly JobEntry[]): JobEntry | undefined {
+    if (id === 'latest' || id === '') return jobs[jobs.length - 1];
+    return jobs.find((j) => j.job === id);
+}
+
+/** What a rank is doing, in the view's words. */
+export type RankState = 'starting' | 'running' | 'waiting for debugger' | 'attached' | 'paused' | 'exited';
+
+export function rankState(entry: RankEntry, session?: 'attached' | 'paused'): RankState {
+    if (session) return session;
+    switch (entry.state) {
+        case 'listening':
+            return 'waiting for debugger';
+        case 'attached':
+            return 'attached';
+        case 'exited':
+            return 'exited';
+        case 'running':
+            return 'running';
+        default:
+            return 'starting';
+    }
+}
+
+/** The status bar text while jobs run: `rankdebug: 2/4 ranks paused`. */
+export function statusText(paused: number, total: number): string {
+    return `rankdebug: ${paused}/${total} ranks paused`;
+}

@@ -1,0 +1,526 @@
+/**
+ * The `rankdebug` debug type.
+ *
+ * - `launch` (parent session, inline adapter): runs `rankdebug launch --json` in a
+ *   pseudoterminal the user sees and types into, reads its `listening` lines and starts one
+ *   child session `rank N` per chosen rank (`parentSession`, `lifecycleManagedByParent`).
+ *   Stopping the parent stops the job; the job's exit ends the parent.
+ * - `attach` with `connect` (a rank): `vscode.DebugAdapterServer` on that rank's debugpy port.
+ * - `attach` with `job` (+ `ranks`): a parent for ranks of a running job, from the registry.
+ *
+ * One resolver per request kind normalises a configuration before the session starts.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { LineSplitter, parseEvent, type LaunchEvent, type ListeningEvent } from './core/events';
+import { findJob, listJobs } from './core/jobs';
+import { formatSpec, parseSpec, planTitle, type LaunchPlan } from './core/ranks';
+import { join } from './core/shell';
+import type { JobState, TrackedJob } from './jobState';
+import { log } from './log';
+import { cliPrefix } from './python';
+import type { Server } from './server';
+import { getSettings } from './settings';
+
+export const TYPE = 'rankdebug';
+
+/** What the launch resolver computes: the process to run. */
+export interface JobSpec {
+    argv: string[];
+    env: Record<string, string>;
+    cwd: string;
+    ranks: number[] | null;
+    rankSpec: string;
+    worldSize: number | null;
+    title: string;
+}
+
+/** Where a parent session for a running job finds its ranks. */
+export interface AttachSpec {
+    job: string;
+    supervisorPid?: number;
+    ranks: { rank: number; host: string; port: number }[];
+    /** A JSON-lines file of `rankdebug launch --json` events to follow (the terminal shim). */
+    events?: string;
+    /** Stop the job when the parent session stops (jobs the shim started). */
+    stopJobOnEnd?: boolean;
+    worldSize?: number | null;
+    title?: string;
+}
+
+/** Fields the extension adds to configurations; user configurations never carry them. */
+export interface RankdebugConfiguration extends vscode.DebugConfiguration {
+    command?: string | string[];
+    cwd?: string;
+    env?: Record<string, string>;
+    ranks?: string | number | number[];
+    connect?: { host?: string; port: number };
+    job?: string | null;
+    justMyCode?: boolean;
+    python?: string;
+    /** Where the command is, when it came from an editor: `{uri, line}` (0-based) or `{text, cwd}`. */
+    source?: { uri?: string; line?: number; text?: string; cwd?: string; argv?: string[] };
+    __job?: JobSpec;
+    __attach?: AttachSpec;
+    __rank?: { rank: number; job?: string; parentKey?: string };
+}
+
+interface DebugPlanResult {
+    plan: LaunchPlan;
+    argv: string[];
+    env: Record<string, string>;
+    cwd: string;
+    rankSpec: string;
+    ranks: number[] | null;
+    warnings: string[];
+}
+
+/** Enabled line breakpoints in Python files as `FILE:LINE` (1-based), for `--break`. */
+export function pythonBreakpoints(): string[] {
+    return vscode.debug.breakpoints
+        .filter((b): b is vscode.SourceBreakpoint => b instanceof vscode.SourceBreakpoint && b.enabled)
+        .filter((b) => b.location.uri.scheme === 'file' && b.location.uri.fsPath.endsWith('.py'))
+        .map((b) => `${b.location.uri.fsPath}:${b.location.range.start.line + 1}`);
+}
+
+function rankSpecOf(value: RankdebugConfiguration['ranks']): string | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'number') return String(value);
+    if (Array.isArray(value)) return formatSpec(value);
+    return String(value);
+}
+
+export class ConfigurationProvider implements vscode.DebugConfigurationProvider {
+    constructor(private readonly server: Server) {}
+
+    /** F5 with no launch.json: debug the command under the cursor. */
+    async resolveDebugConfiguration(_folder: vscode.WorkspaceFolder | undefined, config: RankdebugConfiguration): Promise<vscode.DebugConfiguration | undefined> {
+        if (!config.type && !config.request && !config.name) {
+            await vscode.commands.executeCommand('rankdebug.debugCommand');
+            return undefined;
+        }
+        return config;
+    }
+
+    async resolveDebugConfigurationWithSubstitutedVariables(folder: vscode.WorkspaceFolder | undefined, config: RankdebugConfiguration): Promise<vscode.DebugConfiguration | undefined | null> {
+        try {
+            if (config.__rank || config.__job || config.__attach) return config;
+            if (config.request === 'launch') return await this.resolveLaunch(folder, config);
+            if (config.request === 'attach') return this.resolveAttach(config);
+            throw new Error(vscode.l10n.t('"request" must be "launch" or "attach"'));
+        } catch (e) {
+            void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', e instanceof Error ? e.message : String(e)));
+            return undefined;
+        }
+    }
+
+    /** launch: asks the language server what to run (`rankdebug.debugPlan`) for the command and ranks. */
+    private async resolveLaunch(folder: vscode.WorkspaceFolder | undefined, config: RankdebugConfiguration): Promise<RankdebugConfiguration> {
+        const overrides: Record<string, unknown> = {};
+        const cwd = config.cwd ?? config.source?.cwd;
+        if (cwd) overrides.cwd = cwd;
+        if (config.env && Object.keys(config.env).length) overrides.env = config.env;
+        const settings = getSettings(folder?.uri);
+        let where: Record<string, unknown>;
+        if (config.source?.uri !== undefined) where = { uri: config.source.uri, line: config.source.line ?? 0 };
+        else if (config.source?.argv) where = { argv: config.source.argv };
+        else if (config.source?.text !== undefined) where = { text: config.source.text, language: 'shellscript' };
+        else if (Array.isArray(config.command)) where = { argv: config.command };
+        else if (typeof config.command === 'string' && config.command.trim()) where = { text: config.command, language: 'shellscript' };
+        else throw new Error(vscode.l10n.t('a launch configuration needs "command": the training command to run'));
+        if (config.python) overrides.interpreter = cliPrefix(config.python);
+        const result = await this.server.execute<DebugPlanResult | { error: { message: string; line?: number } }>('rankdebug.debugPlan', {
+            ...where,
+            ranks: rankSpecOf(config.ranks) ?? '0',
+            breakpoints: pythonBreakpoints(),
+            settings: overrides,
+        });
+        if ('error' in result) {
+            const line = result.error.line ? ` (${vscode.l10n.t('line {0}', result.error.line)})` : '';
+            throw new Error(result.error.message + line);
+        }
+        for (const w of result.warnings ?? []) log().warn(w);
+        const env: Record<string, string> = { ...(result.env ?? {}) };
+        config.__job = {
+            argv: result.argv,
+            env,
+            cwd: result.cwd,
+            ranks: result.ranks,
+            rankSpec: result.rankSpec,
+            worldSize: result.plan.world_size ?? null,
+            title: planTitle(result.plan),
+        };
+        config.justMyCode ??= settings.justMyCode;
+        return config;
+    }
+
+    /** attach: `connect` goes straight to the rank; `job` + `ranks` becomes a parent over the job's ranks. */
+    private resolveAttach(config: RankdebugConfiguration): RankdebugConfiguration {
+        config.justMyCode ??= getSettings().justMyCode;
+        if (config.connect) {
+            if (!config.connect.port) throw new Error(vscode.l10n.t('"connect" needs a "port"'));
+            return config;
+        }
+        const jobs = listJobs();
+        const job = findJob(config.job ?? 'latest', jobs);
+        if (!job) throw new Error(config.job ? vscode.l10n.t('no running job {0}', config.job) : vscode.l10n.t('no running training job was found'));
+        const spec = rankSpecOf(config.ranks) ?? 'all';
+        const entries = job.rankEntries.filter((r) => typeof r.port === 'number' && r.port > 0 && r.state !== 'exited');
+        const wanted = spec === 'all' ? entries.map((r) => r.rank) : (parseSpec(spec, entries.map((r) => ({ rank: r.rank, local_rank: r.local_rank ?? null }))) ?? []);
+        const ranks = entries.filter((r) => wanted.includes(r.rank)).map((r) => ({ rank: r.rank, host: r.host ?? '127.0.0.1', port: r.port as number }));
+        if (!ranks.length) throw new Error(vscode.l10n.t('no rank of job {0} is listening for a debugger', job.job));
+        if (ranks.length === 1 && config.name.startsWith('rank ')) {
+            config.connect = { host: ranks[0].host, port: ranks[0].port };
+            return config;
+        }
+        config.__attach = {
+            job: job.job,
+            supervisorPid: job.pid,
+            ranks,
+            worldSize: job.world_size ?? null,
+            title: job.launcher ?? job.job,
+        };
+        return config;
+    }
+}
+
+/** Child sessions connect to the rank's debugpy adapter; parents run in this process. */
+export class DescriptorFactory implements vscode.DebugAdapterDescriptorFactory {
+    constructor(private readonly state: JobState) {}
+
+    createDebugAdapterDescriptor(session: vscode.DebugSession): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
+        const config = session.configuration as RankdebugConfiguration;
+        if (config.connect) return new vscode.DebugAdapterServer(config.connect.port, config.connect.host ?? '127.0.0.1');
+        return new vscode.DebugAdapterInlineImplementation(new JobAdapter(session, this.state));
+    }
+}
+
+/** Tracks child sessions' stopped/continued events for the jobs view and the status bar. */
+export class RankTrackerFactory implements vscode.DebugAdapterTrackerFactory {
+    constructor(private readonly state: JobState) {}
+
+    createDebugAdapterTracker(session: vscode.DebugSession): vscode.DebugAdapterTracker | undefined {
+        if (!(session.configuration as RankdebugConfiguration).__rank) return undefined;
+        const state = this.state;
+        return {
+            onDidSendMessage(m: { type?: string; event?: string; body?: { allThreadsContinued?: boolean } }) {
+                if (m.type !== 'event') return;
+                if (m.event === 'stopped') state.setRankState(session, 'paused');
+                else if (m.event === 'continued') state.setRankState(session, 'attached');
+            },
+            onWillReceiveMessage(m: { type?: string; command?: string }) {
+                if (m.type === 'request' && ['continue', 'next', 'stepIn', 'stepOut', 'stepBack', 'reverseContinue'].includes(m.command ?? '')) {
+                    state.setRankState(session, 'attached');
+                }
+            },
+            onExit() {
+                state.setRankState(session, undefined);
+            },
+        };
+    }
+}
+
+interface DapRequest {
+    seq: number;
+    type: 'request';
+    command: string;
+    arguments?: Record<string, unknown>;
+}
+
+/**
+ * The parent session's adapter (DAP in-process). It has no threads of its own: it owns the
+ * job's process and its rank sessions.
+ */
+export class JobAdapter implements vscode.DebugAdapter {
+    private readonly emitter = new vscode.EventEmitter<vscode.DebugProtocolMessage>();
+    readonly onDidSendMessage = this.emitter.event;
+    private seq = 1;
+    private proc: ChildProcess | undefined;
+    private exited: Promise<number> | undefined;
+    private pty: vscode.EventEmitter<string> | undefined;
+    private tracked: TrackedJob | undefined;
+    private terminatedSent = false;
+    private readonly disposables: vscode.Disposable[] = [];
+    private readonly started = new Set<number>();
+    private watcher: fs.FSWatcher | undefined;
+    private eventsOffset = 0;
+    private readonly splitter = new LineSplitter();
+    private stopJobOnEnd = true;
+
+    constructor(
+        private readonly session: vscode.DebugSession,
+        private readonly state: JobState,
+    ) {
+        this.disposables.push(
+            vscode.debug.onDidTerminateDebugSession((s) => {
+                if (s.parentSession?.id !== this.session.id || !this.tracked) return;
+                const still = [...this.tracked.ranks.values()].some((r) => r.session && r.session.id !== s.id);
+                this.state.setRankState(s, undefined);
+                // A parent over a job it does not own ends with its last rank.
+                if (!this.proc && !still && !this.watcher) this.sendTerminated();
+            }),
+        );
+    }
+
+    private get config(): RankdebugConfiguration {
+        return this.session.configuration as RankdebugConfiguration;
+    }
+
+    handleMessage(message: vscode.DebugProtocolMessage): void {
+        const req = message as DapRequest;
+        if (req.type !== 'request') return;
+        void this.handle(req).catch((e: unknown) => this.respond(req, false, {}, e instanceof Error ? e.message : String(e)));
+    }
+
+    private async handle(req: DapRequest): Promise<void> {
+        switch (req.command) {
+            case 'initialize':
+                this.respond(req, true, { supportsConfigurationDoneRequest: false, supportsTerminateRequest: true });
+                return;
+            case 'launch':
+                this.launch();
+                this.respond(req, true);
+                return;
+            case 'attach':
+                this.attach();
+                this.respond(req, true);
+                return;
+            case 'terminate':
+                this.respond(req, true);
+                await this.stop();
+                return;
+            case 'disconnect':
+                await this.stop();
+                this.respond(req, true);
+                return;
+            case 'threads':
+                this.respond(req, true, { threads: [] });
+                return;
+            default:
+                this.respond(req, false, {}, vscode.l10n.t('Select a rank in the Call Stack: the job session itself runs no Python.'));
+        }
+    }
+
+    private respond(req: DapRequest, success: boolean, body: Record<string, unknown> = {}, message?: string): void {
+        this.emitter.fire({ seq: this.seq++, type: 'response', request_seq: req.seq, command: req.command, success, body, ...(message ? { message } : {}) } as vscode.DebugProtocolMessage);
+    }
+
+    private event(event: string, body: Record<string, unknown> = {}): void {
+        this.emitter.fire({ seq: this.seq++, type: 'event', event, body } as vscode.DebugProtocolMessage);
+    }
+
+    private output(text: string, category = 'console'): void {
+        this.event('output', { category, output: text.endsWith('\n') ? text : `${text}\n` });
+    }
+
+    private sendTerminated(): void {
+        if (this.terminatedSent) return;
+        this.terminatedSent = true;
+        this.event('terminated');
+        if (this.tracked) this.state.remove(this.tracked.key);
+    }
+
+    /** Starts `rankdebug launch --json` in a pseudoterminal and follows its events. */
+    private launch(): void {
+        const spec = this.config.__job;
+        if (!spec) throw new Error('internal: launch without a resolved job');
+        const key = `launch:${this.session.id}`;
+        this.tracked = this.state.add({ key, title: spec.title, worldSize: spec.worldSize, command: spec.argv, parent: this.session, ranks: new Map() });
+        const pty = new vscode.EventEmitter<string>();
+        this.pty = pty;
+        const closeEmitter = new vscode.EventEmitter<number | void>();
+        const env: Record<string, string> = { ...(process.env as Record<string, string>), ...spec.env, PYTHONUNBUFFERED: '1' };
+        const python = spec.argv[0];
+        if (path.isAbsolute(python)) env.PATH = `${path.dirname(python)}${path.delimiter}${env.PATH ?? ''}`;
+        const terminal = vscode.window.createTerminal({
+            name: `rankdebug: ${spec.title}`,
+            iconPath: new vscode.ThemeIcon('debug-alt'),
+            pty: {
+                onDidWrite: pty.event,
+                onDidClose: closeEmitter.event,
+                open: () => pty.fire(`\x1b[2m$ ${join(spec.argv)}\x1b[0m\r\n`),
+                close: () => void this.stop(),
+                handleInput: (data: string) => {
+                    if (data === '\x03') this.proc?.kill('SIGINT');
+                    else if (this.proc?.stdin?.writable) {
+                        this.proc.stdin.write(data.replace(/\r/g, '\n'));
+                        pty.fire(data.replace(/\r/g, '\r\n'));
+                    }
+                },
+            },
+        });
+        terminal.show(true);
+        this.state.update(this.tracked, (j) => (j.terminal = terminal));
+        log().info(`launch (cwd ${spec.cwd}): ${join(spec.argv)}`);
+        const proc = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+        this.proc = proc;
+        this.state.update(this.tracked, (j) => (j.supervisorPid = proc.pid));
+        this.exited = new Promise<number>((resolve) => {
+            proc.on('error', (e) => {
+                pty.fire(`rankdebug: ${e.message}\r\n`);
+                this.output(vscode.l10n.t('Could not start {0}: {1}', spec.argv[0], e.message), 'stderr');
+                resolve(127);
+            });
+            proc.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+        });
+        proc.stdout?.setEncoding('utf8');
+        proc.stderr?.setEncoding('utf8');
+        proc.stdout?.on('data', (chunk: string) => {
+            for (const line of this.splitter.push(chunk)) this.onLine(line);
+        });
+        proc.stderr?.on('data', (chunk: string) => pty.fire(chunk.replace(/\r?\n/g, '\r\n')));
+        void this.exited.then((code) => {
+            for (const line of this.splitter.flush()) this.onLine(line);
+            pty.fire(`\r\n\x1b[2m${vscode.l10n.t('[job exited with code {0}]', code)}\x1b[0m\r\n`);
+            this.proc = undefined;
+            this.sendTerminated();
+        });
+    }
+
+    /** A parent over ranks of a job already running (jobs view, terminal shim, launch.json). */
+    private attach(): void {
+        const spec = this.config.__attach;
+        if (!spec) throw new Error('internal: attach without a resolved job');
+        this.stopJobOnEnd = spec.stopJobOnEnd ?? false;
+        const key = `attach:${this.session.id}`;
+        this.tracked = this.state.add({ key, job: spec.job, title: spec.title ?? spec.job, worldSize: spec.worldSize, parent: this.session, supervisorPid: spec.supervisorPid, ranks: new Map() });
+        for (const r of spec.ranks) void this.startRank({ event: 'listening', rank: r.rank, host: r.host, port: r.port, job: spec.job });
+        if (spec.events) this.follow(spec.events);
+    }
+
+    /** Follows a JSON-lines events file as it grows (written by the terminal shim). */
+    private follow(file: string): void {
+        const read = (): void => {
+            let data: Buffer;
+            try {
+                data = fs.readFileSync(file);
+            } catch {
+                return;
+            }
+            if (data.length <= this.eventsOffset) return;
+            const chunk = data.subarray(this.eventsOffset).toString('utf8');
+            this.eventsOffset = data.length;
+            for (const line of this.splitter.push(chunk)) this.onLine(line);
+        };
+        try {
+            this.watcher = fs.watch(file, () => read());
+        } catch {
+            // the file is gone already
+        }
+        read();
+    }
+
+    private onLine(line: string): void {
+        const ev: LaunchEvent | undefined = parseEvent(line);
+        if (!ev) {
+            if (line.trim()) this.pty?.fire(`${line}\r\n`);
+            return;
+        }
+        const tracked = this.tracked;
+        switch (ev.event) {
+            case 'job':
+                if (tracked) this.state.update(tracked, (j) => (j.job = ev.job));
+                if (ev.pid && tracked && !this.proc) this.state.update(tracked, (j) => (j.supervisorPid = ev.pid));
+                break;
+            case 'listening':
+                void this.startRank(ev);
+                break;
+            case 'error':
+                void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', ev.message));
+                this.output(ev.message, 'stderr');
+                if (!this.proc) this.finish();
+                break;
+            case 'exited':
+                this.output(vscode.l10n.t('The job exited with code {0}.', ev.code));
+                if (!this.proc) this.finish();
+                break;
+            default:
+                break;
+        }
+    }
+
+    private finish(): void {
+        this.watcher?.close();
+        this.watcher = undefined;
+        this.sendTerminated();
+    }
+
+    /** Starts the child session `rank N` that attaches to the rank's debugpy adapter. */
+    private async startRank(ev: ListeningEvent): Promise<void> {
+        if (this.started.has(ev.rank) || this.terminatedSent) return;
+        this.started.add(ev.rank);
+        const config: RankdebugConfiguration = {
+            type: TYPE,
+            request: 'attach',
+            name: `rank ${ev.rank}`,
+            connect: { host: ev.host, port: ev.port },
+            justMyCode: this.config.justMyCode ?? getSettings().justMyCode,
+            __rank: { rank: ev.rank, job: ev.job, parentKey: this.tracked?.key },
+        };
+        const t0 = Date.now();
+        const ok = await vscode.debug.startDebugging(this.session.workspaceFolder, config, {
+            parentSession: this.session,
+            lifecycleManagedByParent: true,
+            consoleMode: vscode.DebugConsoleMode.MergeWithParent,
+            compact: false,
+            suppressSaveBeforeStart: true,
+        } as vscode.DebugSessionOptions);
+        log().info(`rank ${ev.rank}: ${ok ? 'attached' : 'attach failed'} (${ev.host}:${ev.port}, ${Date.now() - t0} ms)`);
+        if (!ok) return;
+        const child = findChild(this.session, ev.rank);
+        if (this.tracked) {
+            this.state.update(this.tracked, (j) => {
+                j.job ??= ev.job;
+                j.ranks.set(ev.rank, { rank: ev.rank, session: child, state: 'attached' });
+            });
+        }
+    }
+
+    /** Stops the job this session owns (SIGTERM to `rankdebug launch`, which ends every process). */
+    private async stop(): Promise<void> {
+        const proc = this.proc;
+        if (proc && proc.exitCode === null) {
+            proc.kill('SIGTERM');
+            const timer = setTimeout(() => proc.kill('SIGKILL'), 8000);
+            await this.exited;
+            clearTimeout(timer);
+        } else if (!proc && this.stopJobOnEnd && this.tracked?.supervisorPid) {
+            try {
+                process.kill(this.tracked.supervisorPid, 'SIGTERM');
+            } catch {
+                // gone already
+            }
+        }
+        this.finish();
+    }
+
+    dispose(): void {
+        this.watcher?.close();
+        this.disposables.forEach((d) => d.dispose());
+        if (this.proc && this.proc.exitCode === null) this.proc.kill('SIGTERM');
+        if (this.tracked) this.state.remove(this.tracked.key);
+        this.emitter.dispose();
+    }
+}
+
+const childSessions = new Map<string, vscode.DebugSession>();
+
+/** Remembers rank sessions as they start, so a parent can find its children. */
+export function trackSessions(): vscode.Disposable {
+    return vscode.Disposable.from(
+        vscode.debug.onDidStartDebugSession((s) => {
+            const rank = (s.configuration as RankdebugConfiguration).__rank;
+            if (rank && s.parentSession) childSessions.set(`${s.parentSession.id}/${rank.rank}`, s);
+        }),
+        vscode.debug.onDidTerminateDebugSession((s) => {
+            const rank = (s.configuration as RankdebugConfiguration).__rank;
+            if (rank && s.parentSession) childSessions.delete(`${s.parentSession.id}/${rank.rank}`);
+        }),
+    );
+}
+
+function findChild(parent: vscode.DebugSession, rank: number): vscode.DebugSession | undefined {
+    return childSessions.get(`${parent.id}/${rank}`);
+}

@@ -1,0 +1,105 @@
+/**
+ * Rank Debugger: wires the parts together; each lives in its own module.
+ * Activation: the commands, the Training Jobs view, the `rankdebug` debug type, shell
+ * scripts and Markdown (never `*`).
+ */
+import * as vscode from 'vscode';
+import { debugCommand, debugTerminalSelection, generateLaunchJson, type Context } from './commands';
+import { looksLikeLaunch } from './core/lineHint';
+import { ConfigurationProvider, DescriptorFactory, RankTrackerFactory, TYPE, trackSessions } from './debugAdapter';
+import { JobState } from './jobState';
+import { JobsView, type JobNode } from './jobsView';
+import { createLog, log } from './log';
+import { onInterpreterChange, setExtensionRoot } from './python';
+import { RankMemory } from './rankPick';
+import { LANGUAGES, Server } from './server';
+import { affectsServer } from './settings';
+import { TerminalSupport } from './terminal';
+
+export async function activate(context: vscode.ExtensionContext): Promise<{ server: Server; state: JobState }> {
+    const t0 = Date.now();
+    setExtensionRoot(context.extensionPath);
+    context.subscriptions.push(createLog());
+    const server = new Server();
+    const state = new JobState();
+    const ctx: Context = { server, memory: new RankMemory(context.workspaceState) };
+    const terminals = new TerminalSupport(context, ctx);
+    const jobs = new JobsView(state);
+    context.subscriptions.push(server, state, terminals, jobs, trackSessions());
+
+    const reg = (id: string, fn: (...args: unknown[]) => unknown): void => {
+        context.subscriptions.push(
+            vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+                try {
+                    return await fn(...args);
+                } catch (e) {
+                    log().error(`${id}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+                    void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', e instanceof Error ? e.message : String(e)));
+                    return undefined;
+                }
+            }),
+        );
+    };
+    reg('rankdebug.debugCommand', (...args) => debugCommand(ctx, args));
+    reg('rankdebug.pickRanks', (...args) => debugCommand(ctx, args, { alwaysPick: true }));
+    reg('rankdebug.debugTerminalSelection', () => debugTerminalSelection(ctx));
+    reg('rankdebug.debugLastCommand', () => terminals.debugLast());
+    reg('rankdebug.generateLaunchJson', (...args) => generateLaunchJson(ctx, args));
+    reg('rankdebug.restartServer', () => server.restart());
+    reg('rankdebug.showLog', () => log().show());
+    reg('rankdebug.jobs.refresh', () => jobs.refresh());
+    reg('rankdebug.jobs.attach', (node) => jobs.attach(node as JobNode | undefined));
+    reg('rankdebug.jobs.stop', (node) => jobs.stop(node as JobNode | undefined));
+    reg('rankdebug.jobs.openTerminal', (node) => jobs.openTerminal(node as JobNode | undefined));
+    reg('rankdebug.jobs.copyCommand', (node) => jobs.copyCommand(node as JobNode | undefined));
+
+    context.subscriptions.push(
+        vscode.window.registerTreeDataProvider('rankdebug.jobs', jobs),
+        vscode.debug.registerDebugConfigurationProvider(TYPE, new ConfigurationProvider(server)),
+        vscode.debug.registerDebugAdapterDescriptorFactory(TYPE, new DescriptorFactory(state)),
+        vscode.debug.registerDebugAdapterTrackerFactory(TYPE, new RankTrackerFactory(state)),
+    );
+
+    // The editor context menu shows "Debug Training Command" on lines that look like one.
+    void vscode.commands.executeCommand('setContext', 'rankdebug.languages', LANGUAGES);
+    const updateLineHint = (editor: vscode.TextEditor | undefined): void => {
+        let hit = false;
+        if (editor && LANGUAGES.includes(editor.document.languageId)) {
+            const line = editor.selection.active.line;
+            const from = Math.max(0, line - 30);
+            const lines: string[] = [];
+            for (let i = from; i < Math.min(editor.document.lineCount, line + 30); i++) lines.push(editor.document.lineAt(i).text);
+            hit = looksLikeLaunch(lines, line - from);
+        }
+        void vscode.commands.executeCommand('setContext', 'rankdebug.lineHasCommand', hit);
+    };
+    context.subscriptions.push(
+        vscode.window.onDidChangeTextEditorSelection((e) => updateLineHint(e.textEditor)),
+        vscode.window.onDidChangeActiveTextEditor(updateLineHint),
+    );
+    updateLineHint(vscode.window.activeTextEditor);
+
+    // Restart the server (and refresh the shim) when the interpreter or settings change.
+    const refresh = async (): Promise<void> => {
+        server.scheduleRestart();
+        await terminals.updateShim((await server.python()).python);
+    };
+    context.subscriptions.push(
+        vscode.workspace.onDidChangeConfiguration((e) => {
+            if (affectsServer(e)) void refresh();
+        }),
+    );
+    const pyChange = await onInterpreterChange(() => void refresh());
+    if (pyChange) context.subscriptions.push(pyChange);
+
+    void server.ready().then(async () => {
+        await terminals.updateShim((await server.python()).python);
+        log().info(`activated in ${Date.now() - t0} ms (language server included)`);
+    });
+    log().info(`activate() returned in ${Date.now() - t0} ms`);
+    return { server, state };
+}
+
+export function deactivate(): void {
+    // Disposables in context.subscriptions stop the server and the watchers.
+}

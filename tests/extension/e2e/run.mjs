@@ -1,0 +1,383 @@
+// End-to-end suite on a real VS Code: code-server (from npm) driven by Playwright in Debian's
+// Chromium (shared/e2e-real-vscode.md). Installs dist/rankdebug.vsix, opens a workspace with
+// examples/train.sh + train.py, and checks through the UI:
+//   1. right-click the torchrun line → Debug Training Command → pick rank 1 → Call Stack shows
+//      `rank 1` paused at the breakpoint line, Variables show rank = 1, the Debug Console
+//      evaluates RANK to '1'; stop → no process of the job is left;
+//   2. a job started with `rankdebug launch` outside VS Code appears in Training Jobs; Attach
+//      → `rank 0` paused at the breakpoint; stop.
+// Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python).
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
+const ART = path.join(ROOT, '.artifacts', 'e2e');
+const VSIX = path.join(ROOT, 'dist', 'rankdebug.vsix');
+const PYTHON = process.env.RANKDEBUG_E2E_PYTHON ?? path.join(ROOT, '.venv', 'bin', 'python');
+const T0 = Date.now();
+const results = [];
+
+function say(msg) {
+    console.log(`[e2e ${((Date.now() - T0) / 1000).toFixed(1)}s] ${msg}`);
+}
+
+function freePort() {
+    return new Promise((resolve, reject) => {
+        const srv = net.createServer();
+        srv.listen(0, '127.0.0.1', () => {
+            const { port } = srv.address();
+            srv.close(() => resolve(port));
+        });
+        srv.on('error', reject);
+    });
+}
+
+/** A private XDG_RUNTIME_DIR: the job registry of this run, apart from other jobs on the machine. */
+function runtimeDir(base) {
+    const dir = path.join(base, 'run');
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Processes of rankdebug jobs started under `dir`: RANKDEBUG_JOB in their environment, or `rankdebug_main.py launch`. */
+function jobProcesses(dir) {
+    const out = [];
+    for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+        try {
+            const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+            const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+            const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+            const isJob = env.includes('RANKDEBUG_JOB=') || (cmd.includes('rankdebug') && / launch /.test(cmd));
+            if (isJob && cwd.startsWith(dir)) out.push(`${pid} ${cmd.slice(0, 160)}`);
+        } catch {
+            // gone, or not ours
+        }
+    }
+    return out;
+}
+
+async function waitFor(what, fn, timeoutMs = 60000, every = 250) {
+    const end = Date.now() + timeoutMs;
+    let last;
+    while (Date.now() < end) {
+        try {
+            last = await fn();
+            if (last) return last;
+        } catch (e) {
+            last = e;
+        }
+        await sleep(every);
+    }
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+function provision() {
+    const line = execFileSync('bash', [path.join(ROOT, 'tests/extension/e2e/provision.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+        .trim()
+        .split('\n')
+        .pop();
+    const m = /CODE_SERVER=(\S+) NODE24=(\S+)/.exec(line ?? '');
+    if (!m) throw new Error(`provision.sh said: ${line}`);
+    return { codeServer: m[1], node24: m[2] };
+}
+
+function makeWorkspace(base) {
+    const ws = path.join(base, 'workspace');
+    fs.mkdirSync(ws, { recursive: true });
+    for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
+    const py = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
+    const bpLine = py.findIndex((l) => l.includes('torch.manual_seed(rank)')) + 1;
+    const sh = fs.readFileSync(path.join(ws, 'train.sh'), 'utf8').split('\n');
+    const cmdLine = sh.findIndex((l) => /^\s*torchrun\b/.test(l)) + 1;
+    if (bpLine < 1 || cmdLine < 1) throw new Error('examples/train.py or train.sh changed: update the e2e suite');
+    return { ws, bpLine, cmdLine };
+}
+
+async function startCodeServer(cs, node24, base, ws) {
+    const port = await freePort();
+    const dirs = Object.fromEntries(['config', 'data', 'cache', 'user', 'exts'].map((d) => [d, path.join(base, d)]));
+    Object.values(dirs).forEach((d) => fs.mkdirSync(d, { recursive: true }));
+    const config = path.join(dirs.config, 'config.yaml');
+    fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+    fs.mkdirSync(path.join(dirs.user, 'User'), { recursive: true });
+    fs.writeFileSync(
+        path.join(dirs.user, 'User', 'settings.json'),
+        JSON.stringify(
+            {
+                'workbench.startupEditor': 'none',
+                'update.mode': 'none',
+                'extensions.autoUpdate': 'off',
+                'chat.disableAIFeatures': true,
+                'workbench.tips.enabled': false,
+                'security.workspace.trust.enabled': false,
+                'debug.openDebug': 'openOnDebugBreak',
+                'rankdebug.python': PYTHON,
+                'files.autoSave': 'off',
+            },
+            null,
+            2,
+        ),
+    );
+    const env = {
+        ...process.env,
+        XDG_RUNTIME_DIR: runtimeDir(base),
+        PATH: `${node24}/bin:${process.env.PATH}`,
+        XDG_CONFIG_HOME: dirs.config,
+        XDG_DATA_HOME: dirs.data,
+        XDG_CACHE_HOME: dirs.cache,
+    };
+    const entry = path.join(cs, 'out', 'node', 'entry.js');
+    const common = ['--config', config, '--user-data-dir', dirs.user, '--extensions-dir', dirs.exts];
+    say('installing the .vsix');
+    execFileSync(path.join(node24, 'bin', 'node'), [entry, ...common, '--install-extension', VSIX, '--force'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const logFile = fs.openSync(path.join(ART, 'code-server.log'), 'w');
+    const proc = spawn(
+        path.join(node24, 'bin', 'node'),
+        [entry, ...common, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened', ws],
+        { env, cwd: base, detached: true, stdio: ['ignore', logFile, logFile] },
+    );
+    await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60000, 300);
+    say(`code-server on port ${port}`);
+    return { port, proc, dirs };
+}
+
+function stopGroup(proc) {
+    if (!proc?.pid) return;
+    try {
+        process.kill(-proc.pid, 'SIGTERM');
+    } catch {
+        // already gone
+    }
+}
+
+async function shot(page, name) {
+    await page.screenshot({ path: path.join(ART, `${name}.png`) }).catch(() => undefined);
+}
+
+async function palette(page, text) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${text}`);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: text.split(': ').pop() }).first().waitFor();
+    await page.keyboard.press('Enter');
+}
+
+async function openFile(page, name) {
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(name);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: name }).waitFor();
+}
+
+async function goToLine(page, line) {
+    await page.keyboard.press('Control+G');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`:${line}`);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: `line ${line}` }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await waitFor(`the cursor on line ${line}`, async () => (await page.locator('.statusbar-item', { hasText: `Ln ${line},` }).count()) > 0, 15000);
+}
+
+/** Clicks Stop (or Disconnect) on the debug toolbar; waits until the Call Stack has no rank left. */
+async function stopDebugging(page) {
+    await page.locator('.debug-toolbar .codicon-debug-stop, .debug-toolbar .codicon-debug-disconnect').first().click();
+    await waitFor('every debug session to end', async () => (await page.locator('.debug-call-stack .monaco-list-row', { hasText: /rank \d/ }).count()) === 0, 30000);
+}
+
+/** The call stack row for a paused frame at `file:line`. */
+function frameRow(page, file, line) {
+    return page.locator('.debug-call-stack .monaco-list-row', { hasText: new RegExp(`${file.replace('.', '\\.')}\\s*${line}:`) });
+}
+
+async function scenarioRightClick(page, ws, bpLine) {
+    say('opening train.py and setting a breakpoint');
+    await openFile(page, 'train.py');
+    await goToLine(page, bpLine);
+    await page.locator('.monaco-editor.focused').waitFor();
+    await page.keyboard.press('F9');
+    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+
+    say('opening train.sh');
+    await openFile(page, 'train.sh');
+    const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node' }).first();
+    await line.waitFor();
+    // Wait for the language server: its code lens above the command.
+    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    await shot(page, '01-train-sh');
+    await line.click();
+    const tRight = Date.now();
+    await line.click({ button: 'right' });
+    await page.getByRole('menuitem', { name: 'Debug Training Command' }).click();
+
+    say('picking rank 1');
+    const row1 = page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 1 · node 0 · local 1' });
+    await row1.waitFor({ timeout: 30000 });
+    await shot(page, '02-quick-pick');
+    const row0 = page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 0 · node 0 · local 0' });
+    fs.writeFileSync(path.join(ART, 'quick-pick-row.html'), await row1.evaluate((el) => el.outerHTML));
+    const checked = (row) =>
+        row.evaluate((el) => {
+            const box = el.querySelector('input[type=checkbox]');
+            if (box) return box.checked;
+            const toggle = el.querySelector('[aria-checked]');
+            if (toggle) return toggle.getAttribute('aria-checked') === 'true';
+            return el.getAttribute('aria-checked') === 'true' || el.getAttribute('aria-selected') === 'true';
+        });
+    if (await checked(row0)) await row0.click();
+    if (!(await checked(row1))) await row1.click();
+    if ((await checked(row0)) || !(await checked(row1))) {
+        say('row clicks did not toggle; typing the rank instead');
+        await page.locator('.quick-input-widget input').fill('1');
+    }
+    await page.keyboard.press('Enter');
+
+    say('waiting for rank 1 to pause at the breakpoint');
+    await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'rank 1' }).first().waitFor({ timeout: 120000 });
+    await frameRow(page, 'train.py', bpLine).first().waitFor({ timeout: 120000 });
+    const pausedMs = Date.now() - tRight;
+    say(`rank 1 paused at train.py:${bpLine}, ${pausedMs} ms after the right-click`);
+    const stackText = (await page.locator('.debug-call-stack .monaco-list-row').allInnerTexts()).join(' | ');
+    if (/rank 0/.test(stackText)) throw new Error(`rank 0 has a session though only rank 1 was picked: ${stackText}`);
+
+    const locals = page.locator('.debug-variables .monaco-list-row', { hasText: 'Locals' }).first();
+    await locals.waitFor();
+    if ((await locals.getAttribute('aria-expanded')) === 'false') await locals.click();
+    await waitFor('Variables: rank = 1', async () => {
+        const rows = await page.locator('.debug-variables .monaco-list-row').allInnerTexts();
+        return rows.some((t) => /^\s*rank\s*[:=]?\s*1\s*$/.test(t.replace(/\n/g, ' ')));
+    }, 30000);
+    say('Variables show rank = 1');
+
+    // RANK from the environment, through the Debug Console.
+    const repl = page.locator('.repl-input-wrapper .monaco-editor');
+    await repl.waitFor();
+    await repl.click();
+    await page.keyboard.type('"RANK=" + __import__("os").environ["RANK"]');
+    await page.keyboard.press('Enter');
+    await page.locator('.repl .monaco-list-row', { hasText: "'RANK=1'" }).first().waitFor({ timeout: 30000 });
+    say("Debug Console: 'RANK=1'");
+    await shot(page, '03-rank1-paused');
+
+    say('stopping');
+    const tStop = Date.now();
+    await stopDebugging(page);
+    const left = await waitFor('the job to end', () => {
+        const procs = jobProcesses(ws);
+        return procs.length === 0 ? 'none' : false;
+    }, 20000).catch(() => jobProcesses(ws));
+    if (left !== 'none') throw new Error(`processes left after stop: ${left.join('; ')}`);
+    say(`stopped; no process left (${Date.now() - tStop} ms)`);
+    await shot(page, '04-stopped');
+    return { pausedMs };
+}
+
+async function scenarioJobsView(page, ws, bpLine, cmdLine) {
+    say('starting a job outside VS Code: rankdebug launch --ranks 0');
+    const env = { ...process.env, XDG_RUNTIME_DIR: runtimeDir(path.dirname(ws)), PATH: `${path.dirname(PYTHON)}:${process.env.PATH}` };
+    const job = spawn(PYTHON, [path.join(ROOT, 'extension/python/rankdebug_main.py'), 'launch', '--json', '--ranks', '0', '--file', 'train.sh', '--line', String(cmdLine)], {
+        cwd: ws,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    job.stdout.on('data', (d) => (out += d));
+    job.stderr.on('data', () => undefined);
+    try {
+        await waitFor('the job to listen', () => out.includes('"listening"'), 90000);
+        const jobId = /"event": "job", "job": "([^"]+)"/.exec(out)?.[1] ?? /"job": "([^"]+)"/.exec(out)?.[1];
+        if (!jobId) throw new Error(`no job id in: ${out}`);
+        say('job listening; attaching from the Training Jobs view');
+        await palette(page, 'Rank Debugger: Refresh Training Jobs');
+        const header = page.locator('.pane-header', { hasText: 'Training Jobs' });
+        await header.waitFor({ timeout: 15000 });
+        if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
+        const jobRow = page.locator('.monaco-list-row', { hasText: `torchrun · ${jobId}` }).first();
+        await jobRow.waitFor({ timeout: 30000 });
+        await page.locator('.monaco-list-row', { hasText: 'rank 0' }).first().waitFor({ timeout: 30000 });
+        await shot(page, '05-jobs-view');
+        await jobRow.click({ button: 'right' });
+        await page.getByRole('menuitem', { name: 'Attach to Ranks' }).click();
+        await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'rank 0' }).first().waitFor({ timeout: 60000 });
+        await frameRow(page, 'train.py', bpLine).first().waitFor({ timeout: 60000 });
+        say('rank 0 of the outside job paused at the breakpoint');
+        await shot(page, '06-attached');
+        await stopDebugging(page);
+    } finally {
+        job.kill('SIGTERM');
+        await waitFor('the outside job to end', () => jobProcesses(ws).length === 0, 20000).catch(() => undefined);
+    }
+    const left = jobProcesses(ws);
+    if (left.length) throw new Error(`processes left: ${left.join('; ')}`);
+}
+
+async function main() {
+    fs.rmSync(ART, { recursive: true, force: true });
+    fs.mkdirSync(ART, { recursive: true });
+    if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: run npm run package first`);
+    if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: run bash scripts/setup.sh first`);
+    const { codeServer, node24 } = provision();
+    const base = fs.mkdtempSync('/tmp/rankdebug-e2e-');
+    const { ws, bpLine, cmdLine } = makeWorkspace(base);
+    let server;
+    let context;
+    let page;
+    let failed = false;
+    try {
+        server = await startCodeServer(codeServer, node24, base, ws);
+        const tBrowser = Date.now();
+        context = await chromium.launchPersistentContext(path.join(base, 'chromium'), {
+            executablePath: process.env.RANKDEBUG_CHROMIUM ?? '/usr/bin/chromium',
+            headless: true,
+            viewport: { width: 1600, height: 1000 },
+            args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        });
+        page = context.pages()[0] ?? (await context.newPage());
+        page.setDefaultTimeout(60000);
+        await page.goto(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(ws)}`);
+        await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+        say(`workbench up in ${Date.now() - tBrowser} ms`);
+        const r1 = await scenarioRightClick(page, ws, bpLine);
+        results.push(`right-click → rank 1 paused: ${r1.pausedMs} ms`);
+        await scenarioJobsView(page, ws, bpLine, cmdLine);
+        results.push('Training Jobs view: attach to a job started outside VS Code');
+    } catch (e) {
+        failed = true;
+        console.error(`[e2e] FAILED: ${e instanceof Error ? e.stack : e}`);
+        if (page) await shot(page, 'failure');
+    } finally {
+        if (page) await shot(page, 'last');
+        await context?.close().catch(() => undefined);
+        stopGroup(server?.proc);
+        await sleep(500);
+        // Keep the extension's and code-server's logs with the screenshots.
+        try {
+            const logs = path.join(base, 'user', 'logs');
+            if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ART, 'logs'), { recursive: true });
+        } catch {
+            // best effort
+        }
+        const left = await waitFor('no process left', () => (jobProcesses(base).length ? false : []), 15000).catch(() => jobProcesses(base));
+        if (left.length) {
+            console.error(`[e2e] processes left: ${left.join('; ')}`);
+            failed = true;
+        }
+        fs.rmSync(base, { recursive: true, force: true });
+    }
+    for (const r of results) say(`ok: ${r}`);
+    say(failed ? 'FAILED (screenshots and logs in .artifacts/e2e)' : 'passed');
+    fs.writeFileSync(path.join(ART, 'summary.txt'), `${results.join('\n')}\n${failed ? 'FAILED' : 'passed'}\n`);
+    process.exit(failed ? 1 : 0);
+}
+
+await main();

@@ -1,0 +1,41 @@
+import * as assert from 'node:assert/strict';
+import { LineSplitter, parseEvent } from '../../../extension/src/core/events';
+
+describe('core/events', () => {
+    it('reads the launch contract lines', () => {
+        assert.deepEqual(parseEvent('{"event": "listening", "rank": 1, "host": "127.0.0.1", "port": 29731, "pid": 1234, "job": "J"}'), {
+            event: 'listening', rank: 1, host: '127.0.0.1', port: 29731, pid: 1234, job: 'J',
+        });
+        assert.deepEqual(parseEvent('{"event":"exited","code":3}'), { event: 'exited', code: 3 });
+        assert.equal(parseEvent('{"event": "job", "job": "20261122-1-2", "pid": 9}')?.event, 'job');
+        assert.equal(parseEvent('{"event": "attached", "rank": 0}')?.event, 'attached');
+    });
+
+    it('turns error objects into error events', () => {
+        assert.deepEqual(parseEvent('{"error": {"message": "bad line", "line": 3, "column": 1}}'), { event: 'error', message: 'bad line' });
+    });
+
+    it('ignores anything else', () => {
+        assert.equal(parseEvent('step 10 loss 0.3'), undefined);
+        assert.equal(parseEvent('{not json'), undefined);
+        assert.equal(parseEvent('{"event": "listening", "rank": "1"}'), undefined);
+        assert.equal(parseEvent('{"event": "other"}'), undefined);
+        assert.equal(parseEvent('[1,2]'), undefined);
+    });
+
+    it('defaults a missing host to loopback and a missing code to 1', () => {
+        const ev = parseEvent('{"event": "listening", "rank": 0, "port": 5}');
+        assert.equal(ev?.event === 'listening' && ev.host, '127.0.0.1');
+        assert.deepEqual(parseEvent('{"event": "exited"}'), { event: 'exited', code: 1 });
+    });
+
+    it('splits a stream into lines across chunks', () => {
+        const s = new LineSplitter();
+        assert.deepEqual(s.push('{"a":'), []);
+        assert.deepEqual(s.push('1}\r\n{"b"'), ['{"a":1}']);
+        assert.deepEqual(s.push(':2}\nx\n'), ['{"b":2}', 'x']);
+        assert.deepEqual(s.push('tail'), []);
+        assert.deepEqual(s.flush(), ['tail']);
+        assert.deepEqual(s.flush(), []);
+    });
+});
