@@ -1,7 +1,8 @@
 """Step time under ``rankdebug launch`` over a plain run's, per rank kind.
 
-A 2-rank DDP job on gloo/CPU (``ddp_workload.py``); each rank times its own forward and
-backward per step (collectives excluded, so a slower peer does not count). Variants, run
+A 2-rank DDP job on gloo/CPU (``ddp_workload.py``); each rank measures the CPU time of its
+own forward and backward per step (collectives excluded, so a slower peer does not count;
+CPU time, so other load on a shared machine does not either). Variants, run
 interleaved, median step time (after warm-up) of the median of ``--runs`` runs:
 
     plain                 the job as written

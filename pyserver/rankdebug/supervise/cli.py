@@ -8,6 +8,15 @@ stdout (with ``--json``) carries one JSON object per line: ``{"event": "job", ..
 its port accepts connections, ``{"event": "attached", ...}`` when a client has configured
 it, and ``{"event": "exited", "code": N}`` last. The job's own stdout goes to stderr then.
 Errors before the job starts: exit status 2 and ``{"error": {...}}`` on stdout.
+
+Attach modes. ``start``: a chosen rank starts debugpy before its script runs and waits for a
+client there (every breakpoint works from the start, but imports and model construction run
+under the tracer). ``hit`` (the default when ``--break FILE:LINE`` is given): the rank runs
+untraced; the ``--break`` lines carry hit-hooks (``rankdebug.runtime.hithook``); its adapter
+is up (and reported ``listening``) from the start, and the rank connects to it at the first
+hit, so the client's ``attach`` completes there and the rank stops on that line. Breakpoints
+not given with ``--break`` take effect from that first hit on, or after
+``{"command": "attach", "rank": N}`` on stdin with ``--control``.
 """
 
 from __future__ import annotations
@@ -36,9 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="raise process-group timeouts to this (default one day; 0: off)")
     parser.add_argument("--break", dest="breaks", action="append", default=[],
                         metavar="FILE:LINE", help="a breakpoint known at start (repeatable)")
-    parser.add_argument("--attach", choices=("start", "hit"), default="start",
+    parser.add_argument("--attach", choices=("auto", "start", "hit"), default="auto",
                         help="start: chosen ranks listen before the script runs; hit: they run "
-                        "without a tracer and attach at the first --break hit")
+                        "without a tracer until the first --break line (or a --control "
+                        "attach), where the debugger attaches; auto (default): hit when "
+                        "--break is given, else start")
     parser.add_argument("--control", action="store_true",
                         help='read JSON commands on stdin: {"command": "attach", "rank": N} '
                         '(attach now, --attach hit) and {"command": "stop"}')
@@ -122,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
             wait=not args.no_wait,
             timeout=args.collective_timeout,
             breaks=breaks,
-            attach=args.attach,
+            attach=("hit" if breaks else "start") if args.attach == "auto" else args.attach,
             cwd=str(cwd),
         )
     except RewriteError as exc:
@@ -157,5 +168,6 @@ def run(args: argparse.Namespace) -> int:
     sup = Supervisor(dplan, job, job_dir, args.json, control=args.control)
     sup.emit({"event": "job", "job": job, "dir": job_dir, "pid": os.getpid(),
               "ranks": selection.ranks, "rank_spec": selection.spec,
+              "attach_mode": dplan.env.get("RANKDEBUG_ATTACH", "start"),
               "launcher": dplan.launcher, "attach": dplan.attach_configs(job)})
     return sup.run()
