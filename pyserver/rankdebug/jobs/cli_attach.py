@@ -1,0 +1,86 @@
+"""``rankdebug attach``: make a running rank listen for a debugger, without restarting it.
+
+    rankdebug attach --pid 1234 --json
+    rankdebug attach JOB RANK --json
+
+prints, once the port listens, the line ``rankdebug launch`` prints for its ranks:
+``{"event": "listening", "rank": R, "host": "127.0.0.1", "port": N, "pid": P, "job": ID}``.
+A DAP client then attaches to HOST:PORT with ``{"request": "attach"}`` (VS Code:
+``"type": "rankdebug", "request": "attach", "connect": {"host": …, "port": …}``).
+A rank that already listens (started by ``rankdebug launch``, or attached before) is reported
+as it is. Otherwise debugpy is injected with gdb (``rankdebug.jobs.attach``).
+Errors: exit status 1 (2 for a bad request) and ``{"error": {"message": …}}`` on stdout with
+``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rankdebug.jobs import attach as att
+from rankdebug.jobs.discover import Job, Rank, discover, find_job, rank_of_pid
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Make a running rank listen for a debugger (no restart)."
+    parser.add_argument("job", nargs="?", help="job id, id prefix or launcher pid")
+    parser.add_argument("rank", nargs="?", type=int, help="the rank of JOB to attach")
+    parser.add_argument("--pid", type=int, help="the process to attach, instead of JOB RANK")
+    parser.add_argument("--json", action="store_true", help="JSON on stdout")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: free)")
+    parser.add_argument("--timeout", type=float, default=att.INJECT_TIMEOUT_S,
+                        help="seconds gdb may take (default %(default)s)")
+
+
+def _fail(args: argparse.Namespace, message: str, code: int = 1) -> int:
+    if args.json:
+        print(json.dumps({"error": {"message": message, "pid": args.pid}}))
+    else:
+        print(f"rankdebug attach: {message}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    found = discover(gpus=False)
+    job: Job | None = None
+    rank: Rank | None = None
+    if args.pid is not None:
+        if args.job is not None:
+            return _fail(args, "give --pid or JOB RANK, not both", 2)
+        hit = rank_of_pid(found.jobs, args.pid)
+        if hit is not None:
+            job, rank = hit
+    else:
+        if args.job is None or args.rank is None:
+            return _fail(args, "give --pid PID, or JOB RANK", 2)
+        job = find_job(found.jobs, args.job)
+        if job is None:
+            return _fail(args, f"no job {args.job!r} (see `rankdebug jobs`)", 2)
+        rank = job.rank(args.rank)
+        if rank is None or rank.pid is None:
+            return _fail(args, f"job {job.id} has no running rank {args.rank}", 2)
+        args.pid = rank.pid
+    pid: int = args.pid
+    if rank is not None and rank.port is not None and rank.state in ("listening", "attached"):
+        host, port = rank.address or args.host, rank.port
+    else:
+        try:
+            done = att.attach(pid, args.host, args.port, args.timeout)
+        except att.AttachError as exc:
+            return _fail(args, str(exc))
+        host, port = done.host, done.port
+        if not args.json:
+            print(f"rankdebug: debugpy injected into {pid} in {done.seconds:.1f} s",
+                  file=sys.stderr)
+    event = {"event": "listening", "rank": rank.rank if rank else None, "host": host,
+             "port": port, "pid": pid, "job": job.id if job else None}
+    if args.json:
+        print(json.dumps(event), flush=True)
+    else:
+        who = f"rank {event['rank']} (pid {pid})" if rank else f"pid {pid}"
+        print(f"{who} listens on {host}:{port}: attach a debugger there "
+              '(DAP "attach" request)')
+    return 0

@@ -1,0 +1,77 @@
+"""``rankdebug jobs``: the training jobs running on this machine and their ranks.
+
+    rankdebug jobs              a table
+    rankdebug jobs --json       one JSON object (the shape is in ``rankdebug.jobs``)
+    rankdebug jobs JOB --json   one job
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+
+from rankdebug.jobs.discover import Discovery, Job, discover, find_job
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = "List running training jobs and their ranks."
+    parser.add_argument("job", nargs="?", help="only this job (id, id prefix or launcher pid)")
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument("--no-gpu", action="store_true", help="do not ask nvidia-smi")
+
+
+def _mib(n: int | None) -> str:
+    return "-" if n is None else f"{n / (1 << 20):.0f}M"
+
+
+def _when(t: float | None) -> str:
+    return "-" if t is None else time.strftime("%H:%M:%S", time.localtime(t))
+
+
+def render(found: Discovery) -> str:
+    if not found.jobs:
+        return f"no training jobs on {found.host} (scan: {found.scan_ms:.0f} ms)\n"
+    lines = []
+    for job in found.jobs:
+        cmd = shlex.join(job.command)
+        if len(cmd) > 100:
+            cmd = cmd[:99] + "…"
+        lines.append(f"{job.id}  [{job.source}] {job.launcher or '?'}  "
+                     f"world {job.world_size if job.world_size is not None else '?'}  "
+                     f"started {_when(job.start_time)}  {cmd}")
+        for r in job.ranks:
+            rank = "?" if r.rank is None else str(r.rank)
+            local = "?" if r.local_rank is None else str(r.local_rank)
+            port = f"  port {r.port}" if r.port is not None else ""
+            gpu = ""
+            if r.gpu:
+                gpu = "  gpu " + ",".join(str(g.get("index")) for g in r.gpu)
+            cpu = "-" if r.cpu is None else f"{r.cpu:.0f}%"
+            lines.append(f"    rank {rank:>3}  local {local:>2}  pid {r.pid or '-':>7}  "
+                         f"{r.state:<9} {r.proc_state or '-':<9} cpu {cpu:>5}  "
+                         f"rss {_mib(r.rss):>6}{gpu}{port}")
+    for w in found.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    found = discover(gpus=not args.no_gpu)
+    if args.job:
+        job: Job | None = find_job(found.jobs, args.job)
+        if job is None:
+            message = f"no job {args.job!r}"
+            if args.json:
+                print(json.dumps({"error": {"message": message}}))
+            else:
+                print(f"rankdebug jobs: {message}", file=sys.stderr)
+            return 1
+        found.jobs = [job]
+    if args.json:
+        print(json.dumps(found.to_json()))
+    else:
+        sys.stdout.write(render(found))
+    return 0

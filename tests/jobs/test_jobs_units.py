@@ -1,0 +1,194 @@
+"""Unit tests of the running-jobs parts that need no job: rank variables, launcher names,
+grouping and summaries of stacks, ptrace diagnoses, argument errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from jobs_helpers import rankdebug, rankdebug_json
+
+from rankdebug.jobs import discover, procfs, ptrace
+from rankdebug.jobs import stacks as stk
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.mark.parametrize(("env", "want"), [
+    ({"RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "8"}, (3, 1, 8, "RANK")),
+    ({"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_LOCAL_RANK": "1",
+      "OMPI_COMM_WORLD_SIZE": "6"}, (5, 1, 6, "OMPI_COMM_WORLD_RANK")),
+    ({"PMI_RANK": "2", "PMI_SIZE": "4"}, (2, None, 4, "PMI_RANK")),
+    ({"SLURM_PROCID": "7", "SLURM_LOCALID": "3", "SLURM_NTASKS": "8"},
+     (7, 3, 8, "SLURM_PROCID")),
+    ({"RANK_ID": "1", "RANK_SIZE": "8"}, (1, None, 8, "RANK_ID")),
+    ({"LOCAL_RANK": "0"}, (None, 0, None, "LOCAL_RANK")),
+    ({"WORLD_SIZE": "2"}, (None, None, 2, "WORLD_SIZE")),
+])
+def test_rank_vars(env: dict[str, str], want: tuple[object, ...]) -> None:
+    got = discover.rank_vars(env)
+    assert got is not None
+    assert (got.rank, got.local_rank, got.world_size, got.source) == want
+
+
+def test_no_rank_vars() -> None:
+    assert discover.rank_vars({"HOME": "/root", "RANKING": "x"}) is None
+
+
+@pytest.mark.parametrize(("argv", "want"), [
+    (["/venv/bin/python3", "/venv/bin/torchrun", "--nproc_per_node", "4", "t.py"], "torchrun"),
+    (["python", "-m", "torch.distributed.run", "t.py"], "torchrun"),
+    (["python", "-m", "torch.distributed.launch", "t.py"], "torch.distributed.launch"),
+    (["/usr/bin/python3.11", "-u", "-m", "deepspeed.launcher.launch", "x"], "deepspeed"),
+    (["mpirun", "-np", "4", "python", "t.py"], "mpirun"),
+    (["slurmstepd: [12.0]"], "srun"),
+    (["/usr/bin/python3", "-c", "import torchrun"], None),
+    (["/opt/venv/bin/python", "/opt/venv/bin/accelerate", "launch", "t.py"], "accelerate"),
+    (["bash", "run.sh"], None),
+])
+def test_launcher_name(argv: list[str], want: str | None) -> None:
+    assert discover.launcher_name(argv) == want
+
+
+def test_is_python() -> None:
+    for name in (b"python", b"/usr/bin/python3", b"/x/python3.11", b"python3.13t", b"pypy3"):
+        assert procfs.is_python_argv0(name + b"\0-c\0pass\0"), name
+    for name in (b"/bin/sleep", b"bash", b"/usr/bin/pythonista-helper", b"ipython"):
+        assert not procfs.is_python_argv0(name + b"\0x\0"), name
+
+
+def _frame(name: str, path: str, line: int = 1) -> stk.Frame:
+    return stk.Frame(name, path, line)
+
+
+LIB = "/venv/lib/python3.11/site-packages/torch/distributed/"
+
+
+def test_summary_and_collective() -> None:
+    frames = [
+        _frame("all_reduce", LIB + "distributed_c10d.py", 3252),
+        _frame("wrapper", LIB + "c10d_logger.py", 83),
+        _frame("train_step", "/home/me/train.py", 24),
+        _frame("main", "/home/me/train.py", 53),
+        _frame("<module>", "/home/me/train.py", 61),
+    ]
+    assert stk.summary(frames) == "all_reduce ← train_step ← main ← <module>"
+    thread = stk.Thread("MainThread", 1, 10, True, False, False, frames)
+    found = stk.collective([thread])
+    assert found is not None and found["name"] == "all_reduce"
+    backward = [
+        _frame("_engine_run_backward", "/venv/lib/python3.11/site-packages/torch/autograd/"
+               "graph.py"),
+        _frame("backward", "/venv/lib/python3.11/site-packages/torch/autograd/__init__.py"),
+        _frame("backward", "/venv/lib/python3.11/site-packages/torch/_tensor.py"),
+        _frame("train_step", "/home/me/train.py"),
+    ]
+    assert stk.summary(backward) == "_engine_run_backward ← backward ← train_step"
+    assert stk.collective([stk.Thread("MainThread", 1, 10, True, True, True, backward)]) is None
+
+
+def test_ranks_label() -> None:
+    assert stk.ranks_label([0, 1, 2, 4, 5, 7], [1] * 6) == "ranks 0-2,4-5,7"
+    assert stk.ranks_label([3], [9]) == "rank 3"
+    assert stk.ranks_label([None, 2], [9, 8]) == "rank 2 pid 9"
+
+
+def test_group_singles_out_the_odd_rank() -> None:
+    waiting = [_frame("all_reduce", LIB + "distributed_c10d.py", 10),
+               _frame("train_step", "/p/train.py", 5)]
+    stuck = [_frame("__next__", "/venv/lib/python3.11/site-packages/torch/utils/data/x.py"),
+             _frame("train_step", "/p/train.py", 3)]
+    ranks = []
+    for r in range(8):
+        frames = stuck if r == 3 else waiting
+        ranks.append(stk.RankStack(100 + r, r, "h", threads=[
+            stk.Thread("MainThread", 1, 100 + r, True, False, False, frames),
+            stk.Thread(f"Thread-{r + 1} (pin)", 2, 200 + r, False, False, False,
+                       [_frame("wait", "/usr/lib/python3.11/threading.py")]),
+        ]))
+    groups = stk.group(ranks)
+    mains = [g for g in groups if g.main]
+    assert [g.label() for g in mains] == ["ranks 0-2,4-7", "rank 3"]
+    assert [g.odd for g in mains] == [False, True]
+    assert mains[0].collective == "all_reduce"
+    others = [g for g in groups if not g.main]
+    assert len(others) == 1 and others[0].label() == "ranks 0-7"
+    report = stk.report(ranks, groups, "job", 0.1)
+    assert report["odd"] == [3]
+    text = stk.render(ranks, groups, "job", 0.1)
+    assert "rank 3: __next__ ← train_step" in text and "odd one out" in text
+
+
+def test_ptrace_diagnoses() -> None:
+    pid = os.getppid()
+    assert ptrace.diagnose(pid, scope=0, cap=False) is None
+    assert ptrace.diagnose(pid, scope=None, cap=False) is None
+    one = ptrace.diagnose(pid, scope=1, cap=False)
+    assert one is not None and "ptrace_scope = 1" in one and "sysctl -w" in one
+    assert ptrace.diagnose(pid, scope=1, cap=True) is None
+    two = ptrace.diagnose(pid, scope=2, cap=False)
+    assert two is not None and "administrators" in two
+    three = ptrace.diagnose(pid, scope=3, cap=True)
+    assert three is not None and "reboot" in three
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert ptrace.diagnose(child.pid, scope=1, cap=False) is None  # our own child
+    finally:
+        child.kill()
+        child.wait()
+    msg = ptrace.explain_failure(pid, "ptrace: Operation not permitted.")
+    assert msg is not None
+    assert ptrace.explain_failure(pid, "all fine") is None
+
+
+def test_attach_refuses_what_it_cannot_attach() -> None:
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        out = rankdebug_json("attach", "--pid", str(sleeper.pid))
+        assert "not a Python interpreter" in out["error"]["message"]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    out = rankdebug_json("attach", "--pid", "999999999")
+    assert "no process" in out["error"]["message"]
+    assert rankdebug("attach").returncode == 2
+
+
+def test_eval_and_stacks_name_unknown_jobs() -> None:
+    assert rankdebug("eval", "no-such-job", "0", "1+1").returncode == 2
+    out = rankdebug_json("stacks", "no-such-job")
+    assert "no job" in out["error"]["message"]
+
+
+def test_scan_sees_a_rank_and_drops_its_workers(tmp_path: object) -> None:
+    """A process with RANK set is a one-rank job; a child with the same variables (a
+    DataLoader worker) is not a rank of its own."""
+    code = ("import subprocess, sys, time; "
+            "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+            "time.sleep(60)")
+    env = dict(os.environ, RANK="0", WORLD_SIZE="1", LOCAL_RANK="0",
+               MASTER_ADDR="127.0.0.1", MASTER_PORT="1")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            found = discover.discover(gpus=False, registry=False)
+            mine = [j for j in found.jobs if any(r.pid == proc.pid for r in j.ranks)]
+            if mine:
+                break
+            time.sleep(0.2)
+        assert mine, found.to_json()
+        job = mine[0]
+        assert [r.pid for r in job.ranks] == [proc.pid]
+        assert job.world_size == 1 and job.rendezvous == "127.0.0.1:1"
+        assert job.ranks[0].rss and job.ranks[0].start_time
+        assert found.scan_ms < 1000
+    finally:
+        for p in procfs.pids():
+            if procfs.ppid(p) == proc.pid:
+                os.kill(p, 9)
+        proc.kill()
+        proc.wait()
