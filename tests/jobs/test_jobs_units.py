@@ -192,3 +192,24 @@ def test_scan_sees_a_rank_and_drops_its_workers(tmp_path: object) -> None:
                 os.kill(p, 9)
         proc.kill()
         proc.wait()
+
+
+def test_stacks_by_pid() -> None:
+    from rankdebug.jobs.stacks import StacksError, find_pyspy
+
+    try:
+        find_pyspy()
+    except StacksError as exc:
+        pytest.skip(str(exc))
+    code = "import time\ndef waiting_here():\n    time.sleep(60)\nwaiting_here()\n"
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(0.5)
+        out = rankdebug_json("stacks", "--pid", str(proc.pid))
+        assert out["job"] is None and out["odd"] == []
+        (group,) = out["groups"]
+        assert group["main"] and group["label"] == f"pid {proc.pid}"
+        assert group["summary"] == "waiting_here ← <module>"
+    finally:
+        proc.kill()
+        proc.wait()

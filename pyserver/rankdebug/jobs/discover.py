@@ -427,7 +427,9 @@ def discover(*, registry: bool = True, gpus: bool = True,
     for proc in scan.ranks:
         job_id = proc.env.get("RANKDEBUG_JOB")
         if job_id and job_id in by_id:
-            _merge(by_id[job_id], _rank_from(proc, host, now_up, prev))
+            seen = _rank_from(proc, host, now_up, prev)
+            _set_port(seen, proc, adapter_ports)
+            _merge(by_id[job_id], seen)
             continue
         groups.setdefault((proc.status.ppid, signature(proc.env)), []).append(proc)
 
@@ -444,6 +446,17 @@ def discover(*, registry: bool = True, gpus: bool = True,
                      scan.looked_at, warnings, sample)
 
 
+def _set_port(rank: Rank, proc: Proc,
+              adapter_ports: Mapping[tuple[Any, ...], tuple[str, int]]) -> None:
+    """A debugpy adapter that carries this rank's variables listens for it."""
+    if proc.vars is None:
+        return
+    found = adapter_ports.get((signature(proc.env), proc.vars.source, proc.vars.rank))
+    if found is not None:
+        rank.state = "listening"
+        rank.address, rank.port = found
+
+
 def _scan_job(ppid: int, procs: list[Proc], host: str, now_up: float,
               prev: Mapping[int, tuple[float, float]] | None,
               adapter_ports: Mapping[tuple[Any, ...], tuple[str, int]],
@@ -453,11 +466,7 @@ def _scan_job(ppid: int, procs: list[Proc], host: str, now_up: float,
     ranks = []
     for proc in procs:
         rank = _rank_from(proc, host, now_up, prev)
-        if proc.vars is not None:
-            port = adapter_ports.get((signature(proc.env), proc.vars.source, proc.vars.rank))
-            if port is not None:
-                rank.state = "listening"
-                rank.address, rank.port = port
+        _set_port(rank, proc, adapter_ports)
         ranks.append(rank)
     ranks.sort(key=_sort_key)
 
@@ -568,6 +577,8 @@ def _merge(job: Job, seen: Rank) -> None:
         job.ranks.append(seen)
         job.ranks.sort(key=_sort_key)
         return
+    if known.port is None and seen.port is not None:
+        known.port, known.address, known.state = seen.port, seen.address, seen.state
     for name in ("local_rank", "world_size"):
         if getattr(known, name) is None:
             setattr(known, name, getattr(seen, name))

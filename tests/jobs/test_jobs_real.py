@@ -1,0 +1,268 @@
+"""Running jobs for real: 4-rank torchrun jobs on gloo/CPU, started without rankdebug.
+
+- discovery finds the job (launcher, ranks, world size, rendezvous) from /proc alone;
+- ``stacks`` singles out rank 3, which blocks somewhere else while 0-2 wait in all_reduce;
+- ``attach --pid`` makes rank 2 listen; a DAP client stops it at a breakpoint while ranks
+  0, 1 and 3 keep counting steps; the job then ends cleanly;
+- the same injection into a process running another Python than rankdebug's;
+- another user's rank process is never listed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from jobs_helpers import JOB_SCRIPT, TorchrunJob, line_of, rankdebug, rankdebug_json
+
+from dap_client import DAPClient
+from rankdebug.jobs import discover, procfs
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _need_pyspy() -> None:
+    from rankdebug.jobs.stacks import StacksError, find_pyspy
+
+    try:
+        find_pyspy()
+    except StacksError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def hang_job(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TorchrunJob]:
+    job = TorchrunJob(tmp_path_factory.mktemp("hang"), mode="hang")
+    try:
+        job.wait_ready()
+        yield job
+    finally:
+        job.stop()
+
+
+def _job_of(found: dict[str, object], launcher_pid: int) -> dict[str, object]:
+    jobs = found["jobs"]
+    assert isinstance(jobs, list)
+    hits = [j for j in jobs if j["launcher_pid"] == launcher_pid]
+    assert len(hits) == 1, json.dumps(found)[:3000]
+    hit: dict[str, object] = hits[0]
+    return hit
+
+
+def test_discovery_finds_a_job_started_without_rankdebug(hang_job: TorchrunJob) -> None:
+    found = rankdebug_json("jobs")
+    job = _job_of(found, hang_job.proc.pid)
+    assert job["source"] == "scan"
+    assert job["launcher"] == "torchrun"
+    assert job["world_size"] == 4
+    assert job["id"] == f"{hang_job.proc.pid}@{found['host']}"
+    assert "--nproc_per_node" in job["command"]  # type: ignore[operator]
+    assert job["rendezvous"] and job["run_id"]
+    ranks = job["ranks"]
+    assert isinstance(ranks, list)
+    assert [(r["rank"], r["local_rank"], r["pid"]) for r in ranks] == [
+        (n, n, hang_job.pids[n]) for n in range(4)]
+    for r in ranks:
+        assert r["host"] == found["host"] and r["world_size"] == 4
+        assert r["rss"] > 0 and r["cpu"] is not None and r["start_time"] > 0
+        assert r["cwd"] == str(JOB_SCRIPT.parent)
+        assert str(JOB_SCRIPT) in r["command"]
+        assert r["port"] is None
+    # One job by its launcher's pid, in the text form too.
+    text = rankdebug("jobs", str(hang_job.proc.pid))
+    assert text.returncode == 0 and "torchrun" in text.stdout and "rank   3" in text.stdout
+
+
+def test_stacks_single_out_the_rank_that_blocks_elsewhere(hang_job: TorchrunJob) -> None:
+    _need_pyspy()
+    job_id = str(hang_job.proc.pid)
+    deadline = time.monotonic() + 30
+    while True:  # ranks 0-2 reach all_reduce a moment after writing ready-N
+        out = rankdebug_json("stacks", job_id)
+        mains = [g for g in out["groups"] if g["main"]]
+        if [g["ranks"] for g in mains] == [[0, 1, 2], [3]] or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert [g["ranks"] for g in mains] == [[0, 1, 2], [3]], json.dumps(out)[:3000]
+    assert mains[0]["collective"] == "all_reduce" and not mains[0]["odd"]
+    assert mains[0]["summary"].startswith("all_reduce ← train_step")
+    assert mains[1]["odd"] and mains[1]["collective"] is None
+    assert mains[1]["summary"].startswith("stuck_in_data")
+    assert out["odd"] == [3]
+    by_rank = {r["rank"]: r for r in out["ranks"]}
+    assert by_rank[0]["collective"]["name"] == "all_reduce"
+    assert by_rank[3]["collective"] is None
+    assert all(r["error"] is None and r["threads"] for r in out["ranks"])
+    text = rankdebug("stacks", job_id)
+    assert text.returncode == 0, text.stderr
+    assert "ranks 0-2: all_reduce ← train_step" in text.stdout
+    assert "rank 3: stuck_in_data" in text.stdout and "odd one out" in text.stdout
+    # The job was only read: releasing rank 3 lets it finish.
+    (hang_job.tmp / "release").touch()
+    assert hang_job.proc.wait(timeout=60) == 0, hang_job.output()
+
+
+def _proc_state(pid: int) -> str | None:
+    st = procfs.status(pid)
+    return st.state if st else None
+
+
+def test_attach_by_pid_stops_rank2_while_the_others_run(tmp_path: Path) -> None:
+    job = TorchrunJob(tmp_path, mode="loop")
+    try:
+        pids = job.wait_ready()
+        t0 = time.monotonic()
+        attach = rankdebug("attach", "--pid", str(pids[2]), "--json")
+        assert attach.returncode == 0, attach.stdout + attach.stderr
+        event = json.loads(attach.stdout.strip().splitlines()[-1])
+        t_listen = time.monotonic() - t0
+        assert event["event"] == "listening" and event["rank"] == 2
+        assert event["pid"] == pids[2] and event["host"] == "127.0.0.1"
+        assert event["job"] == f"{job.proc.pid}@{os.uname().nodename}"
+        # The others were never stopped while gdb held rank 2.
+        assert all(_proc_state(pids[r]) not in ("t", "T") for r in (0, 1, 3))
+
+        client = DAPClient(event["host"], event["port"])
+        try:
+            client.attach({str(JOB_SCRIPT): [line_of("# BREAK")]})
+            stopped = client.stopped(timeout=60)
+            t_paused = time.monotonic() - t0
+            frame = client.top_frame(stopped["threadId"])
+            assert frame["line"] == line_of("# BREAK")
+            assert client.evaluate("rank", frame["id"]) == "2"
+            before = {r: job.steps(r) for r in range(4)}
+            time.sleep(1.0)
+            after = {r: job.steps(r) for r in range(4)}
+            assert after[2] == before[2], "rank 2 should be paused"
+            for r in (0, 1, 3):
+                assert after[r] > before[r] + 5, f"rank {r} did not run on: {before} {after}"
+            # `jobs` now shows rank 2 listening on that port.
+            found = rankdebug_json("jobs", str(job.proc.pid))
+            ranks = {r["rank"]: r for r in found["jobs"][0]["ranks"]}
+            assert ranks[2]["port"] == event["port"] and ranks[2]["state"] == "listening"
+            assert ranks[0]["port"] is None
+            print(f"\nattach --pid: listening after {t_listen:.2f} s, "
+                  f"rank paused at the breakpoint {t_paused:.2f} s after the attach began")
+            client.request("setBreakpoints", {"source": {"path": str(JOB_SCRIPT)},
+                                              "breakpoints": []})
+            client.cont(stopped["threadId"])
+        finally:
+            client.disconnect()
+        deadline = time.monotonic() + 10
+        while job.steps(2) == after[2] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert job.steps(2) > after[2], "rank 2 did not resume"
+        (tmp_path / "stop").touch()
+        assert job.proc.wait(timeout=60) == 0, job.output()
+    finally:
+        job.stop()
+
+
+def _other_python() -> str | None:
+    """A Python other than rankdebug's (another minor version), if this machine has one."""
+    mine = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    roots = [Path.home() / ".pyenv" / "versions", Path("/usr/local/bin"), Path("/usr/bin")]
+    for minor in (12, 13, 10, 9):
+        name = f"python3.{minor}"
+        if name == mine:
+            continue
+        for root in roots:
+            hits = sorted(root.glob(f"*/bin/{name}")) + sorted(root.glob(name))
+            for hit in hits:
+                if os.access(hit, os.X_OK):
+                    return str(hit)
+    return None
+
+
+def test_attach_injects_into_another_python(tmp_path: Path) -> None:
+    """debugpy (rankdebug's copy) goes onto the target's path and runs on its interpreter."""
+    python = _other_python()
+    if python is None:
+        pytest.skip("no Python of another version on this machine")
+    script = tmp_path / "spin.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "n = 0\n"
+        "while True:\n"
+        "    n += 1  # BREAK\n"
+        "    time.sleep(0.02)\n")
+    env = dict(os.environ, RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+               MASTER_PORT=str(20000 + os.getpid() % 10000), MARKER_DIR=str(tmp_path))
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.Popen([python, str(script)], env=env)
+    try:
+        time.sleep(0.5)
+        out = rankdebug_json("attach", "--pid", str(proc.pid))
+        assert out.get("event") == "listening", out
+        assert out["rank"] == 0
+        client = DAPClient(out["host"], out["port"])
+        try:
+            client.attach({str(script): [4]})
+            stopped = client.stopped(timeout=60)
+            frame = client.top_frame(stopped["threadId"])
+            assert frame["line"] == 4
+            version = client.evaluate("sys.version_info[:2]", frame["id"])
+            assert version != str(tuple(sys.version_info[:2])), version
+        finally:
+            client.disconnect(terminate=True)
+    finally:
+        from jobs_helpers import with_marker
+
+        for pid in [proc.pid, *with_marker(tmp_path)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
+        proc.wait()
+
+
+def _make_user() -> str:
+    if os.getuid() != 0:
+        pytest.skip("creating a second user needs root; this test runs as "
+                    f"uid {os.getuid()}")
+    if shutil.which("useradd") is None:
+        pytest.skip("no useradd on this machine")
+    name = f"rdt{uuid.uuid4().hex[:8]}"
+    made = subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                           name], capture_output=True, text=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"useradd refused here: {made.stderr.strip()}")
+    return name
+
+
+def test_another_users_rank_is_not_listed(tmp_path: Path) -> None:
+    name = _make_user()
+    python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+    code = "import time; time.sleep(60)"
+    env = {"PATH": "/usr/bin:/bin", "RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0",
+           "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}
+    procs = []
+    try:
+        uid = pwd.getpwnam(name).pw_uid
+        theirs = subprocess.Popen([python, "-c", code], env=env, user=uid, cwd="/")
+        procs.append(theirs)
+        mine = subprocess.Popen([python, "-c", code], env=dict(env, RANK="1"), cwd="/")
+        procs.append(mine)
+        time.sleep(0.3)
+        assert procfs.status(theirs.pid) is not None
+        assert procfs.status(theirs.pid).uid == uid  # type: ignore[union-attr]
+        found = discover.discover(gpus=False)
+        listed = {r.pid for j in found.jobs for r in j.ranks}
+        assert mine.pid in listed
+        assert theirs.pid not in listed
+        # Nor can it be attached or read.
+        out = rankdebug_json("attach", "--pid", str(theirs.pid))
+        assert "another user" in out["error"]["message"]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        subprocess.run(["userdel", name], capture_output=True, check=False)
