@@ -107,9 +107,32 @@ def test_stacks_single_out_the_rank_that_blocks_elsewhere(hang_job: TorchrunJob)
     assert text.returncode == 0, text.stderr
     assert "ranks 0-2: all_reduce ← train_step" in text.stdout
     assert "rank 3: stuck_in_data" in text.stdout and "odd one out" in text.stdout
-    # The job was only read: releasing rank 3 lets it finish.
-    (hang_job.tmp / "release").touch()
+
+
+def test_attach_to_a_rank_waiting_in_all_reduce(hang_job: TorchrunJob) -> None:
+    """The case this is for: a hung job. Rank 0 waits in all_reduce (in C++, the GIL
+    released); gdb injects debugpy all the same, the collective is not disturbed, and once
+    rank 3 is released rank 0 stops at the next line with the reduced value."""
+    if hang_job.proc.poll() is not None:
+        pytest.skip("the hang job already ended")
+    out = rankdebug_json("attach", str(hang_job.proc.pid), "0")
+    assert out.get("event") == "listening", out
+    assert out["pid"] == hang_job.pids[0] and out["rank"] == 0
+    client = DAPClient(out["host"], out["port"])
+    try:
+        client.attach({str(JOB_SCRIPT): [line_of("# AFTER")]})
+        (hang_job.tmp / "release").touch()
+        stopped = client.stopped(timeout=60)
+        frame = client.top_frame(stopped["threadId"])
+        assert frame["line"] == line_of("# AFTER")
+        assert client.evaluate("t.item()", frame["id"]) == "16.0"  # two sums of 4 ones
+        client.request("setBreakpoints", {"source": {"path": str(JOB_SCRIPT)},
+                                          "breakpoints": []})
+        client.cont(stopped["threadId"])
+    finally:
+        client.disconnect()
     assert hang_job.proc.wait(timeout=60) == 0, hang_job.output()
+    assert [(hang_job.tmp / f"total-{r}").read_text() for r in range(4)] == ["16.0"] * 4
 
 
 def _proc_state(pid: int) -> str | None:

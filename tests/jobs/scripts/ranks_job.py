@@ -51,6 +51,8 @@ def main():
         if rank == 3:
             stuck_in_data(os.path.join(OUT, "release"))
         train_step(t)
+        total = t.item()  # AFTER
+        write(f"total-{rank}", str(total))
     else:
         loop(rank)
         train_step(t)
