@@ -7,11 +7,12 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from jobs_helpers import rankdebug, rankdebug_json
 
-from rankdebug.jobs import discover, procfs, ptrace
+from rankdebug.jobs import discover, gpu, procfs, ptrace
 from rankdebug.jobs import stacks as stk
 
 pytestmark = pytest.mark.timeout(60)
@@ -213,3 +214,54 @@ def test_stacks_by_pid() -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_gpu_from_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With nvidia-smi on PATH, each rank gets the GPUs its pid uses (a stand-in
+    nvidia-smi answers the two queries); without it, ``gpu`` stays null."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                            env=dict(os.environ, RANK="0", WORLD_SIZE="1"))
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in\n'
+        "  --query-gpu=*) echo '0, GPU-aaa'; echo '1, GPU-bbb' ;;\n"
+        f"  --query-compute-apps=*) echo '{proc.pid}, GPU-bbb, 1234'; "
+        "echo '1, GPU-aaa, 5' ;;\n"
+        "esac\n")
+    fake.chmod(0o755)
+    try:
+        time.sleep(0.3)
+        monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+        assert gpu.usage() == {proc.pid: [{"index": 1, "uuid": "GPU-bbb", "memory_mib": 1234}],
+                               1: [{"index": 0, "uuid": "GPU-aaa", "memory_mib": 5}]}
+        found = discover.discover(registry=False)
+        (rank,) = [r for j in found.jobs for r in j.ranks if r.pid == proc.pid]
+        assert rank.gpu == [{"index": 1, "uuid": "GPU-bbb", "memory_mib": 1234}]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_attach_refuses_a_traced_process() -> None:
+    """A process held by another tracer (here: py-spy's, or our own PTRACE) is refused with
+    the tracer's name rather than a misleading ptrace_scope message."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(0.2)
+        if libc.ptrace(16, child.pid, None, None) != 0:  # PTRACE_ATTACH
+            pytest.skip("ptrace not permitted here")
+        try:
+            from rankdebug.jobs.attach import AttachError, check_target
+
+            with pytest.raises(AttachError, match="already traced by process"):
+                check_target(child.pid)
+        finally:
+            os.waitpid(child.pid, 0)
+            libc.ptrace(17, child.pid, None, 0)  # PTRACE_DETACH
+    finally:
+        child.kill()
+        child.wait()

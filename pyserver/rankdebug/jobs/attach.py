@@ -72,9 +72,12 @@ def check_target(pid: int) -> None:
     if version is not None and version < MIN_PYTHON:
         raise AttachError(f"process {pid} runs Python {version[0]}.{version[1]}; debugpy "
                           f"needs {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or later")
-    if st.state == "t":
-        raise AttachError(f"process {pid} is already being traced (a debugger or py-spy "
-                          "holds it); try again when it is released")
+    tracer = procfs.tracer(pid)
+    if tracer:
+        name = (procfs.read_head(f"/proc/{tracer}/comm", 64) or b"?").decode(errors="replace")
+        raise AttachError(f"process {pid} is already traced by process {tracer} "
+                          f"({name.strip()}), and a process can have only one tracer: "
+                          "detach that debugger (or wait for py-spy to finish) and try again")
     if shutil.which("gdb") is None:
         raise AttachError("gdb is needed to attach to a process that rankdebug did not "
                           "start: install it (`sudo apt-get install gdb`, "

@@ -3,6 +3,7 @@
     rankdebug jobs              a table
     rankdebug jobs --json       one JSON object (the shape is in ``rankdebug.jobs``)
     rankdebug jobs JOB --json   one job
+    rankdebug jobs --sample 1   CPU measured over one second (a hung rank shows ~0 %)
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job", nargs="?", help="only this job (id, id prefix or launcher pid)")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--no-gpu", action="store_true", help="do not ask nvidia-smi")
+    parser.add_argument("--sample", type=float, default=0.0, metavar="SECONDS",
+                        help="measure CPU over this many seconds (default: average since "
+                        "each rank started)")
 
 
 def _mib(n: int | None) -> str:
@@ -59,7 +63,11 @@ def render(found: Discovery) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    found = discover(gpus=not args.no_gpu)
+    first = None
+    if args.sample > 0:
+        first = discover(gpus=False)
+        time.sleep(args.sample)
+    found = discover(gpus=not args.no_gpu, previous=first)
     if args.job:
         job: Job | None = find_job(found.jobs, args.job)
         if job is None:

@@ -175,6 +175,12 @@ def status(pid: int) -> Status | None:
         return None
 
 
+def tracer(pid: int) -> int:
+    """The pid of the process ptrace-attached to ``pid`` (0: none)."""
+    found = re.search(rb"^TracerPid:\s*(\d+)", read(f"/proc/{pid}/status") or b"", re.MULTILINE)
+    return int(found.group(1)) if found else 0
+
+
 def ppid(pid: int) -> int | None:
     stat = read_head(f"/proc/{pid}/stat", 1024)
     if not stat:
