@@ -289,3 +289,63 @@ def test_another_users_rank_is_not_listed(tmp_path: Path) -> None:
             p.kill()
             p.wait()
         subprocess.run(["userdel", name], capture_output=True, check=False)
+
+
+def test_a_rankdebug_launch_job_is_one_registry_job(tmp_path: Path) -> None:
+    """Ranks of a job started by ``rankdebug launch`` are merged into its registry entry
+    (the chosen rank with its port, the others from the scan), never listed twice."""
+    from jobs_helpers import BIN, with_marker
+
+    env = dict(os.environ, MARKER_DIR=str(tmp_path), JOB_MODE="loop", OMP_NUM_THREADS="1")
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    launch = subprocess.Popen(
+        [sys.executable, "-m", "rankdebug", "launch", "--ranks", "1", "--no-wait", "--json",
+         "--", "torchrun", "--standalone", "--nproc_per_node", "2", str(JOB_SCRIPT)],
+        cwd=JOB_SCRIPT.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True, start_new_session=True)
+    try:
+        assert launch.stdout is not None
+        events = {}
+        for line in launch.stdout:
+            ev = json.loads(line)
+            events[ev["event"]] = ev
+            if ev["event"] in ("listening", "exited"):
+                break
+        assert "listening" in events, events
+        job_id = events["job"]["job"]
+        deadline = time.monotonic() + 90
+        while not all((tmp_path / f"ready-{r}").exists() for r in range(2)):
+            assert time.monotonic() < deadline and launch.poll() is None
+            time.sleep(0.1)
+        found = rankdebug_json("jobs")
+        mine = [j for j in found["jobs"]
+                if any(str(tmp_path) in " ".join(r["command"]) or j["id"] == job_id
+                       for r in j["ranks"])]
+        assert [j["id"] for j in mine] == [job_id], json.dumps(found)[:3000]
+        job = mine[0]
+        assert job["source"] == "registry" and job["world_size"] == 2
+        ranks = {r["rank"]: r for r in job["ranks"]}
+        assert sorted(ranks) == [0, 1]
+        pids = {r: int((tmp_path / f"ready-{r}").read_text()) for r in range(2)}
+        assert {r: ranks[r]["pid"] for r in ranks} == pids
+        assert ranks[1]["port"] == events["listening"]["port"]
+        assert ranks[0]["port"] is None
+        assert ranks[0]["rss"] > 0 and ranks[1]["rss"] > 0
+        # attach by JOB RANK to a rank that already listens: reported as it is.
+        out = rankdebug_json("attach", job_id, "1")
+        assert out == {"event": "listening", "rank": 1, "host": "127.0.0.1",
+                       "port": events["listening"]["port"], "pid": pids[1], "job": job_id}
+        (tmp_path / "stop").touch()
+        assert launch.wait(timeout=60) == 0
+    finally:
+        if launch.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(launch.pid, 15)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                launch.wait(timeout=10)
+        for pid in with_marker(tmp_path):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
+        if launch.poll() is None:
+            launch.kill()
+            launch.wait()
