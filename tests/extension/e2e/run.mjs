@@ -321,6 +321,48 @@ async function scenarioJobsView(page, ws, bpLine, cmdLine) {
     if (left.length) throw new Error(`processes left: ${left.join('; ')}`);
 }
 
+async function terminal(page) {
+    await palette(page, 'Terminal: Create New Terminal');
+    const term = page.locator('.terminal-wrapper.active .xterm, .terminal .xterm').last();
+    await term.waitFor({ timeout: 30000 });
+    await term.click();
+    await sleep(1500); // the shell's prompt (and its shell integration) starts
+    return term;
+}
+
+async function scenarioTerminalShim(page, ws, bpLine) {
+    say('terminal: rankdebug --ranks 1 torchrun ... (the shim on PATH)');
+    await terminal(page);
+    await page.keyboard.type(`export PATH="$PATH:${path.dirname(PYTHON)}"; cd ${ws}`);
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('rankdebug --ranks 1 torchrun --nproc_per_node 2 train.py --steps 5');
+    await page.keyboard.press('Enter');
+    await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'rank 1' }).first().waitFor({ timeout: 120000 });
+    await frameRow(page, 'train.py', bpLine).first().waitFor({ timeout: 60000 });
+    say('rank 1 of the terminal job paused at the breakpoint');
+    await shot(page, '07-terminal-shim');
+    await stopDebugging(page);
+    const left = await waitFor('the terminal job to end', () => (jobProcesses(ws).length ? false : []), 20000).catch(() => jobProcesses(ws));
+    if (left.length) throw new Error(`processes left after stopping the terminal job: ${left.join('; ')}`);
+    say('stopped the terminal job; no process left');
+}
+
+async function scenarioLastCommand(page) {
+    say('terminal: a training command that fails → offer to debug it');
+    await terminal(page);
+    await page.keyboard.type(`export PATH="$PATH:${path.dirname(PYTHON)}"`);
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('torchrun --nproc_per_node 2 train.py --steps not-a-number');
+    await page.keyboard.press('Enter');
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Debug it with Rank Debugger' });
+    await toast.waitFor({ timeout: 120000 });
+    await shot(page, '08-offer');
+    await toast.getByRole('button', { name: 'Debug It' }).click();
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 1 · node 0 · local 1' }).waitFor({ timeout: 30000 });
+    await page.keyboard.press('Escape');
+    say('the failed command was offered for debugging, with its ranks');
+}
+
 async function main() {
     fs.rmSync(ART, { recursive: true, force: true });
     fs.mkdirSync(ART, { recursive: true });
@@ -351,6 +393,10 @@ async function main() {
         results.push(`right-click → rank 1 paused: ${r1.pausedMs} ms`);
         await scenarioJobsView(page, ws, bpLine, cmdLine);
         results.push('Training Jobs view: attach to a job started outside VS Code');
+        await scenarioTerminalShim(page, ws, bpLine);
+        results.push('terminal: rankdebug torchrun ... attached rank 1; stop ended the job');
+        await scenarioLastCommand(page);
+        results.push('terminal: a failed training command is offered for debugging');
     } catch (e) {
         failed = true;
         console.error(`[e2e] FAILED: ${e instanceof Error ? e.stack : e}`);
