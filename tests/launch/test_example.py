@@ -17,12 +17,12 @@ def _line(text: str, tag: str) -> int:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("attach", ["start", "hit"])
-def test_debug_rank_1_of_the_example(tmp_path: Path, attach: str) -> None:
+def test_debug_rank_1_of_the_example(tmp_path: Path) -> None:
+    """As the README runs it: --break makes it --attach hit (the default then)."""
     script = EXAMPLES / "train.py"
     line = _line(script.read_text(), "loss.backward()")
     command_line = _line((EXAMPLES / "train.sh").read_text(), "torchrun")
-    launch = Launch(["--ranks", "1", "--attach", attach, "--break", f"train.py:{line}",
+    launch = Launch(["--ranks", "1", "--break", f"train.py:{line}",
                      "--file", str(EXAMPLES / "train.sh"), "--line", str(command_line)],
                     tmp_path)
     try:

@@ -148,6 +148,7 @@ def test_attach_before_any_hit_on_request(tmp_path: Path) -> None:
         stopped = client.stopped()
         frame = client.top_frame(stopped["threadId"])
         assert frame["line"] == late
+        client.evaluate("done = True", frame["id"])
         client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
         client.cont(stopped["threadId"])
         assert launch.exited() == 0

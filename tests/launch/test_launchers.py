@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -44,8 +45,9 @@ def test_plain_python(tmp_path: Path) -> None:
 def test_torch_distributed_launch_all_ranks(tmp_path: Path) -> None:
     script = str(SCRIPTS / "ddp_steps.py")
     line = line_of("ddp_steps.py")
-    launch = Launch(["--ranks", "all", "--", sys.executable, "-m", "torch.distributed.launch",
-                     "--nproc_per_node", "2", "--use-env", script], tmp_path)
+    launch = Launch(["--ranks", "all", "--break", f"{script}:{line}", "--", sys.executable,
+                     "-m", "torch.distributed.launch", "--nproc_per_node", "2", "--use-env",
+                     script], tmp_path)
     try:
         clients = []
         for _ in range(2):
@@ -115,7 +117,9 @@ def test_accelerate(tmp_path: Path) -> None:
 @pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun (Debian's openmpi-bin)")
 def test_mpirun(tmp_path: Path) -> None:
     script = str(SCRIPTS / "single.py")
-    launch = Launch(["--ranks", "1", "--", "mpirun", "--oversubscribe", "-n", "2",
+    # Open MPI refuses root unless told (CI runs as root).
+    as_root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    launch = Launch(["--ranks", "1", "--", "mpirun", *as_root, "--oversubscribe", "-n", "2",
                      sys.executable, script], tmp_path)
     try:
         ev = launch.event("listening")

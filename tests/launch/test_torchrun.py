@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -114,14 +115,16 @@ def test_crash_of_an_unchosen_rank_ends_the_job(tmp_path: Path) -> None:
 
 
 def test_rank_exits_when_its_client_has_detached(tmp_path: Path) -> None:
-    line = line_of("ddp_steps.py")
-    launch = Launch(["--ranks", "1", "--", tool("torchrun"), "--nproc_per_node", "2", DDP],
+    # debugpy.listen() (--attach start), a stop, then the client detaches: the rank must
+    # still exit when its script ends.
+    script = str(SCRIPTS / "single.py")
+    line = line_of("single.py")
+    launch = Launch(["--ranks", "0", "--attach", "start", "--", sys.executable, script],
                     tmp_path)
     try:
         ev = launch.event("listening")
-        client, _thread = _stop_at_break(ev, DDP, line)
+        client, _thread = _stop_at_break(ev, script, line)
         client.disconnect(terminate=False)  # detach: breakpoints go, the rank runs on
         assert launch.exited(timeout=60) == 0
     finally:
         launch.close()
-    assert read_json(tmp_path / "rank-1.json")["debugpy"] is True

@@ -30,6 +30,7 @@ import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from types import FrameType
     from typing import Any
 
@@ -138,16 +139,44 @@ def listen() -> tuple[str, int]:
         debugpy.configure(python=adapter_python)
     host = _env("RANKDEBUG_HOST", "127.0.0.1") or "127.0.0.1"
     port = _port_for(state.rank)
-    try:
-        got = debugpy.listen((host, port))
-    except RuntimeError:
-        if port == 0:
-            raise
-        got = debugpy.listen((host, 0))  # the reserved port was taken meanwhile
+    with _stdio_detached():
+        try:
+            got = debugpy.listen((host, port))
+        except RuntimeError:
+            if port == 0:
+                raise
+            got = debugpy.listen((host, 0))  # the reserved port was taken meanwhile
     state.listening = (str(got[0]), int(got[1]))
     send("listening", host=state.listening[0], port=state.listening[1],
          local_rank=state.local_rank, world_size=state.world_size)
     return state.listening
+
+
+@contextlib.contextmanager
+def _stdio_detached() -> Iterator[None]:
+    """debugpy's adapter inherits stdin/stdout/stderr and outlives the rank; mpirun (and
+    anything else that waits for the rank's pipes to close) would wait for it too. So the
+    adapter is started with /dev/null as its stdio; the rank's own fds come back after."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+    try:
+        saved = [os.dup(fd) for fd in (0, 1, 2)]
+    except OSError:
+        yield
+        return
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        yield
+    finally:
+        for fd, copy in enumerate(saved):  # fds 0, 1, 2
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
 
 
 def wait_for_client() -> None:
@@ -290,8 +319,12 @@ def _on_attach_signal(_signum: int, frame: FrameType | None) -> None:
 
 
 def _after_fork_in_child() -> None:
-    # A forked child (DataLoader worker) keeps no debugger: no tracer, no reports.
-    state.ctl = None
+    # A forked child (DataLoader worker) keeps no debugger: no tracer, no reports. Its copy
+    # of the control socket goes, so the supervisor sees the rank's end when it ends.
+    if state.ctl is not None:
+        with contextlib.suppress(OSError):
+            state.ctl.close()
+        state.ctl = None
     if state.listening is None:
         return
     sys.settrace(None)
