@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -129,28 +130,35 @@ def wait_listening(port: int, pid: int, timeout: float) -> bool:
     return False
 
 
+def _reached(out: str) -> bool:
+    """Whether gdb got as far as calling debugpy's ``DoAttach`` (it prints its int result)."""
+    return re.search(r"^\$\d+ = -?\d+\s*$", out, re.MULTILINE) is not None
+
+
 def attach(pid: int, host: str = "127.0.0.1", port: int = 0,
            timeout: float = INJECT_TIMEOUT_S) -> Attached:
     """Inject debugpy into ``pid`` listening on ``host:port`` (0: a free port); returns once
     the port listens."""
     t0 = time.monotonic()
     check_target(pid)
+    if port and port in procfs.listening_ports():
+        raise AttachError(f"port {port} is already in use; leave --port out to take a free one")
     port = port or free_port(host)
-    code, out = _inject(pid, host, port, quick=True, timeout=timeout)
-    if not (code == 0 and wait_listening(port, pid, LISTEN_TIMEOUT_S)):
+    for quick in (True, False):
+        code, out = _inject(pid, host, port, quick=quick, timeout=timeout)
+        if code == 0 and wait_listening(port, pid, LISTEN_TIMEOUT_S):
+            return Attached(pid, host, port, round(time.monotonic() - t0, 3), True)
         refused = explain_failure(pid, out)
         if refused is not None:
             raise AttachError(refused)
         if procfs.status(pid) is None:
             raise AttachError(f"process {pid} ended while attaching")
-        if port in procfs.listening_ports():
-            pass  # it came up late
-        else:
-            code, out = _inject(pid, host, port, quick=False, timeout=timeout)
-            if code != 0 or not wait_listening(port, pid, LISTEN_TIMEOUT_S):
-                refused = explain_failure(pid, out)
-                raise AttachError(refused or _tail(out, pid))
-    return Attached(pid, host, port, round(time.monotonic() - t0, 3), True)
+        if _reached(out):
+            # debugpy is in the process: injecting it twice would not help.
+            raise AttachError(
+                f"debugpy was loaded into process {pid} but port {port} did not open within "
+                f"{LISTEN_TIMEOUT_S:.0f} s; the process's own stderr says why")
+    raise AttachError(_tail(out, pid))
 
 
 def _tail(out: str, pid: int) -> str:
