@@ -5,6 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
+# Debian's Open MPI lets the mpirun launcher be tested for real (root installs it once).
+if ! command -v mpirun >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing openmpi-bin for the mpirun tests"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin; } \
+        >/tmp/rankdebug-apt.log 2>&1 || echo "(openmpi-bin could not be installed; see /tmp/rankdebug-apt.log)"
+fi
 echo "== ruff"; ruff check pyserver tests benchmarks scripts
 echo "== mypy"; mypy
 echo "== pytest"; python -m pytest "$@"
