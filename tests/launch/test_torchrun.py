@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +21,7 @@ from launch_helpers import (
     tool,
 )
 
-from dap_client import DAPClient
+from dap_client import DAPClient, DAPError
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -82,10 +85,27 @@ def test_sigterm_ends_every_process_within_5s(tmp_path: Path) -> None:
         launch.close()
 
 
-def test_dap_terminate_ends_the_job(tmp_path: Path) -> None:
-    line = line_of("ddp_steps.py")
+def test_a_killed_supervisor_leaves_nothing_behind(tmp_path: Path) -> None:
+    # SIGKILL: no cleanup runs in the supervisor; the launcher gets SIGTERM from the kernel
+    # (PR_SET_PDEATHSIG), ends its ranks, and debugpy's adapters end with their ranks.
     launch = Launch(["--ranks", "1", "--", tool("torchrun"), "--nproc_per_node", "2", DDP],
                     tmp_path)
+    try:
+        launch.event("listening")
+        assert launch.job is not None
+        launch.signal(signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while job_processes(launch.job) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert job_processes(launch.job) == []
+    finally:
+        launch.close()
+
+
+def test_dap_terminate_ends_the_job(tmp_path: Path) -> None:
+    line = line_of("ddp_steps.py")
+    launch = Launch(["--ranks", "1", "--break", f"{DDP}:{line}", "--", tool("torchrun"),
+                     "--nproc_per_node", "2", DDP], tmp_path)
     try:
         ev = launch.event("listening")
         client, _thread = _stop_at_break(ev, DDP, line)
@@ -101,12 +121,18 @@ def test_dap_terminate_ends_the_job(tmp_path: Path) -> None:
 
 
 def test_crash_of_an_unchosen_rank_ends_the_job(tmp_path: Path) -> None:
-    launch = Launch(["--ranks", "1", "--", tool("torchrun"), "--nproc_per_node", "2",
-                     str(SCRIPTS / "crash.py")], tmp_path)
+    crash = str(SCRIPTS / "crash.py")
+    launch = Launch(["--ranks", "1", "--break", f"{crash}:{line_of('crash.py', 'sleep')}",
+                     "--", tool("torchrun"), "--nproc_per_node", "2", crash], tmp_path)
     try:
         ev = launch.event("listening")
         client = DAPClient(str(ev["host"]), int(ev["port"]))
-        client.attach({})
+
+        def attach() -> None:
+            with contextlib.suppress(DAPError):  # pending until a hit; the job dies first
+                client.attach({})
+
+        threading.Thread(target=attach, daemon=True).start()
         assert launch.exited(timeout=60) != 0
         assert launch.job is not None and job_processes(launch.job) == []
         assert adapter_processes(int(ev["port"])) == []

@@ -77,7 +77,7 @@ class Supervisor:
             self.out.write(json.dumps(event) + "\n")
             self.out.flush()
         else:
-            self.say(" ".join(f"{k}={v}" for k, v in event.items()))
+            self.say(_human(event))
 
     def say(self, text: str) -> None:
         self.err.write(f"rankdebug: {text}\n")
@@ -89,8 +89,10 @@ class Supervisor:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind(self.ctl_path)
         os.chmod(self.ctl_path, 0o600)
-        sock.listen(64)
+        sock.listen(64)  # ranks may connect now; they are accepted once the job runs
         self._listener = sock
+
+    def serve_ctl(self) -> None:
         threading.Thread(target=self._accept, name="rankdebug-ctl", daemon=True).start()
 
     def _accept(self) -> None:
@@ -151,6 +153,9 @@ class Supervisor:
             stdin=subprocess.DEVNULL if self.control else None,
             stdout=stdout,
             start_new_session=True,
+            # No other thread runs yet (the control socket's starts below), so a preexec_fn
+            # is safe here.
+            preexec_fn=procs.parent_death_signal(signal.SIGTERM),  # noqa: PLW1509
         )
         if self.control:
             threading.Thread(target=self._read_commands, name="rankdebug-stdin",
@@ -180,6 +185,7 @@ class Supervisor:
             self.open_ctl()
             try:
                 self.start()
+                self.serve_ctl()
             except OSError as exc:
                 self.say(f"cannot start {self.plan.argv[0]!r}: {exc.strerror or exc}")
                 code = 127 if isinstance(exc, FileNotFoundError) else 126
@@ -345,3 +351,20 @@ class Supervisor:
         if self._listener is not None:
             self._listener.close()
         registry.remove_job(self.job)
+
+
+def _human(event: dict[str, Any]) -> str:
+    """One event as a line for a person (without --json)."""
+    kind = event.get("event")
+    if kind == "job":
+        ranks = event.get("ranks")
+        which = ", ".join(map(str, ranks)) if ranks is not None else event.get("rank_spec")
+        return f"job {event.get('job')}: debugging rank(s) {which} ({event.get('attach_mode')})"
+    if kind == "listening":
+        return (f"rank {event.get('rank')} (pid {event.get('pid')}): attach a debugger to "
+                f"{event.get('host')}:{event.get('port')}")
+    if kind == "attached":
+        return f"rank {event.get('rank')}: debugger attached"
+    if kind == "exited":
+        return f"job ended with exit status {event.get('code')}"
+    return " ".join(f"{k}={v}" for k, v in event.items())

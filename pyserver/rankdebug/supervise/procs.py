@@ -29,6 +29,24 @@ def become_subreaper() -> bool:
         return False
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def parent_death_signal(sig: int) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the child receive ``sig`` when the supervisor dies (even by
+    SIGKILL), so a launcher never outlives it; None where unsupported."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+
+    def preexec() -> None:  # runs in the child between fork and exec: no imports here
+        prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+    return preexec
+
+
 def _parents() -> dict[int, int]:
     """pid -> ppid for every process visible in /proc."""
     out: dict[int, int] = {}
