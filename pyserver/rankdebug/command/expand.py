@@ -328,10 +328,7 @@ class Expander:
             return [var.items[i]] if -len(var.items) <= i < len(var.items) else None
         if index not in (None, "@", "*", "0"):
             return None
-        value = var.value
-        if not all(p.known for p in value):
-            return [value]
-        return [value]
+        return [var.value]
 
     def _param_scalar(self, name: str, index: str | None, src: str) -> Scalar:
         items = self._param_items(name, index, src)

@@ -145,7 +145,6 @@ def _plan_calls(reps: list[Report], sbatch: Sequence[Word], opts: Options) -> La
         first.warn(f"this command differs between the {len(plans)} calls of its function; "
                    "showing the first", code="calls-differ")
         return first
-    lines = ", ".join(str(r.pos.line_of(r.node) + 1) for r in reps[:4])
     merged: list[Word] = []
     for i, word in enumerate(first.argv):
         if all(s[i] == shown[0][i] for s in shown):
@@ -153,7 +152,6 @@ def _plan_calls(reps: list[Report], sbatch: Sequence[Word], opts: Options) -> La
         else:
             why = f"{word.source} differs between the calls of its function ({len(plans)} calls)"
             merged.append(Word(unknown(word.source, why), word.span, word.source, why))
-    del lines
     return plan_report(reps[0], sbatch, opts, argv_override=merged)
 
 

@@ -522,7 +522,6 @@ class Walker:
         why = f"depends on which branch of the if at line {line} runs"
         outcomes: list[State] = []
         cur = state
-        decided = False
         for cond_nodes, body_nodes in clauses:
             cur, status = self.condition(cond_nodes, seg, cur)
             if status is True:
@@ -538,7 +537,6 @@ class Walker:
             outcomes.append(self.block(else_body, seg, cur.copy()))
         else:
             outcomes.append(cur)
-        del decided
         if len(outcomes) == 1:
             return outcomes[0], None
         return merge(outcomes, why), None

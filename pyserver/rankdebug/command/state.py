@@ -118,8 +118,6 @@ class State:
         return None
 
     def set(self, name: str, var: Var) -> None:
-        if self.local_frames and name not in self.local_frames[-1]:
-            pass  # not local: a global assignment, as in bash
         old = self.get(name)
         if old is not None:
             var = replace(var, exported=var.exported or old.exported,
