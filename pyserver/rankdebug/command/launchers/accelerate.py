@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import yaml
-
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     Setting,
@@ -133,6 +131,8 @@ def _config_path(ctx: Context) -> str | None:
 
 
 def _load(text: str) -> Mapping[str, object] | None:
+    import yaml  # only when a config file is read: importing it costs ~70 ms
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
