@@ -140,7 +140,7 @@ export async function generateLaunchJson(ctx: Context, args: unknown[]): Promise
     const spec = await pickRanks(plan.ranks ?? [], ctx.memory, memoryKey(src), vscode.l10n.t('launch.json for {0}: which ranks?', title));
     if (!spec) return;
     const arg = src.uri ? { uri: src.uri.toString(), line: src.line ?? 0, ranks: spec } : { text: src.text, ranks: spec, settings: src.cwd ? { cwd: src.cwd } : undefined };
-    const result = await ctx.server.execute<{ configurations: { name: string }[]; compounds: { name: string }[]; warnings?: string[] } | PlanError>('rankdebug.launchJson', arg);
+    const result = await ctx.server.execute<{ configurations: { name: string }[]; compounds: { name: string }[]; terminalCommand?: string[]; warnings?: string[] } | PlanError>('rankdebug.launchJson', arg);
     if (isPlanError(result)) {
         void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', result.error.message));
         return;
@@ -151,5 +151,5 @@ export async function generateLaunchJson(ctx: Context, args: unknown[]): Promise
         void vscode.window.showErrorMessage(vscode.l10n.t('Open a folder to write .vscode/launch.json.'));
         return;
     }
-    await writeLaunchJson(folder, result.configurations, result.compounds);
+    await writeLaunchJson(folder, result.configurations, result.compounds, result.terminalCommand);
 }

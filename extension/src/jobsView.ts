@@ -23,6 +23,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     private readonly changed = new vscode.EventEmitter<JobNode | undefined>();
     readonly onDidChangeTreeData = this.changed.event;
     private jobs: JobEntry[] = [];
+    private signature = '';
     private watcher: fs.FSWatcher | undefined;
     private timer: NodeJS.Timeout | undefined;
     private readonly status: vscode.StatusBarItem;
@@ -54,10 +55,21 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         this.timer = setTimeout(() => this.refresh(), 150);
     }
 
+    /** Re-reads the registry; the tree re-renders only when what it shows changed (an open context menu survives). */
     refresh(): void {
+        const before = this.jobs.map((j) => j.job).join(',');
         this.jobs = listJobs(this.root);
-        void vscode.commands.executeCommand('setContext', 'rankdebug.hasJobs', this.jobs.length > 0);
-        this.changed.fire(undefined);
+        const after = this.jobs.map((j) => j.job).join(',');
+        if (after !== before) log().info(`jobs in ${this.root}: ${after || 'none'}`);
+        const signature = JSON.stringify([
+            this.jobs.map((j) => [j.job, j.state, j.rankEntries.map((r) => [r.rank, r.pid, r.port, r.state])]),
+            this.state.all().map((t) => [t.key, t.job, t.terminal ? 1 : 0, [...t.ranks.values()].map((r) => [r.rank, r.state])]),
+        ]);
+        if (signature !== this.signature) {
+            this.signature = signature;
+            void vscode.commands.executeCommand('setContext', 'rankdebug.hasJobs', this.jobs.length > 0);
+            this.changed.fire(undefined);
+        }
         this.updateStatus();
     }
 

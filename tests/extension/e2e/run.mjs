@@ -11,6 +11,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
 import { chromium } from 'playwright-core';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
@@ -291,8 +292,12 @@ async function scenarioJobsView(page, ws, bpLine, cmdLine) {
         stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    job.stdout.on('data', (d) => (out += d));
-    job.stderr.on('data', () => undefined);
+    const jobLog = fs.createWriteStream(path.join(ART, 'outside-job.log'));
+    job.stdout.on('data', (d) => {
+        out += d;
+        jobLog.write(d);
+    });
+    job.stderr.on('data', (d) => jobLog.write(d));
     try {
         await waitFor('the job to listen', () => out.includes('"listening"'), 90000);
         const jobId = /"event": "job", "job": "([^"]+)"/.exec(out)?.[1] ?? /"job": "([^"]+)"/.exec(out)?.[1];
@@ -307,7 +312,13 @@ async function scenarioJobsView(page, ws, bpLine, cmdLine) {
         await page.locator('.monaco-list-row', { hasText: 'rank 0' }).first().waitFor({ timeout: 30000 });
         await shot(page, '05-jobs-view');
         await jobRow.click({ button: 'right' });
-        await page.getByRole('menuitem', { name: 'Attach to Ranks' }).click();
+        const item = page.getByRole('menuitem', { name: 'Attach to Ranks' });
+        await item.click();
+        await sleep(1500);
+        if (await item.isVisible()) {
+            say('the context menu is still open; clicking Attach to Ranks again');
+            await item.click();
+        }
         await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'rank 0' }).first().waitFor({ timeout: 60000 });
         await frameRow(page, 'train.py', bpLine).first().waitFor({ timeout: 60000 });
         say('rank 0 of the outside job paused at the breakpoint');
@@ -363,6 +374,33 @@ async function scenarioLastCommand(page) {
     say('the failed command was offered for debugging, with its ranks');
 }
 
+async function scenarioLaunchJson(page, ws) {
+    say('Generate launch.json from the command in train.sh');
+    await page.locator('.tabs-container .tab', { hasText: 'train.sh' }).first().click();
+    await page.locator('.tab.active', { hasText: 'train.sh' }).waitFor();
+    await page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node' }).first().click();
+    await palette(page, 'Rank Debugger: Generate launch.json for Training Command');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 1 · node 0 · local 1' }).waitFor({ timeout: 30000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: 'launch.json' }).waitFor({ timeout: 30000 });
+    await page.locator('.monaco-editor .view-line', { hasText: '"type": "rankdebug"' }).first().waitFor({ timeout: 15000 });
+    await shot(page, '09-launch-json');
+    const doc = parseJsonc(fs.readFileSync(path.join(ws, '.vscode', 'launch.json'), 'utf8'));
+    const types = new Set((doc.configurations ?? []).map((c) => `${c.type}/${c.request}`));
+    for (const t of ['rankdebug/launch', 'rankdebug/attach', 'debugpy/attach']) if (!types.has(t)) throw new Error(`launch.json lacks a ${t} configuration`);
+    if (!(doc.compounds ?? []).length) throw new Error('launch.json has no compound');
+    // Our configurations use only the properties our schema declares (VS Code flags others);
+    // the debugpy ones are validated by the Python extension, which is not installed here.
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    const attrs = manifest.contributes.debuggers[0].configurationAttributes;
+    const common = new Set(['type', 'request', 'name', 'preLaunchTask', 'postDebugTask', 'presentation', 'internalConsoleOptions', 'suppressMultipleSessionWarning', 'debugServer']);
+    for (const c of doc.configurations.filter((x) => x.type === 'rankdebug')) {
+        const extra = Object.keys(c).filter((k) => !common.has(k) && !(k in attrs[c.request].properties));
+        if (extra.length) throw new Error(`launch.json: ${c.name} has properties the schema does not declare: ${extra.join(', ')}`);
+    }
+    say('launch.json holds rankdebug and debugpy configurations');
+}
+
 async function main() {
     fs.rmSync(ART, { recursive: true, force: true });
     fs.mkdirSync(ART, { recursive: true });
@@ -397,6 +435,8 @@ async function main() {
         results.push('terminal: rankdebug torchrun ... attached rank 1; stop ended the job');
         await scenarioLastCommand(page);
         results.push('terminal: a failed training command is offered for debugging');
+        await scenarioLaunchJson(page, ws);
+        results.push('Generate launch.json: rankdebug and debugpy configurations written');
     } catch (e) {
         failed = true;
         console.error(`[e2e] FAILED: ${e instanceof Error ? e.stack : e}`);
