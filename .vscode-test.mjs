@@ -4,7 +4,7 @@
 import { defineConfig } from '@vscode/test-cli';
 
 export default defineConfig({
-    files: 'out/unit/**/*.test.js',
+    files: 'out/vscode/**/*.test.js',
     workspaceFolder: './examples',
     version: 'stable',
     mocha: { timeout: 20000 },

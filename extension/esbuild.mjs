@@ -26,6 +26,9 @@ if (tests) {
     const dir = 'tests/extension/unit';
     const entryPoints = readdirSync(dir).filter((f) => f.endsWith('.test.ts')).map((f) => `${dir}/${f}`);
     builds.push({ ...common, entryPoints, outdir: 'out/unit', sourcemap: 'inline' });
+    const vdir = 'tests/extension/vscode';
+    const vscodeTests = readdirSync(vdir).filter((f) => f.endsWith('.test.ts')).map((f) => `${vdir}/${f}`);
+    builds.push({ ...common, entryPoints: vscodeTests, outdir: 'out/vscode', sourcemap: 'inline' });
 }
 
 for (const options of builds) {

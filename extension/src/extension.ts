@@ -10,13 +10,13 @@ import { ConfigurationProvider, DescriptorFactory, RankTrackerFactory, TYPE, tra
 import { JobState } from './jobState';
 import { JobsView, type JobNode } from './jobsView';
 import { createLog, log } from './log';
-import { onInterpreterChange, setExtensionRoot } from './python';
+import { onInterpreterChange, resolveInterpreter, setExtensionRoot } from './python';
 import { RankMemory } from './rankPick';
 import { LANGUAGES, Server } from './server';
 import { affectsServer } from './settings';
 import { TerminalSupport } from './terminal';
 
-export async function activate(context: vscode.ExtensionContext): Promise<{ server: Server; state: JobState }> {
+export function activate(context: vscode.ExtensionContext): { server: Server; state: JobState } {
     const t0 = Date.now();
     setExtensionRoot(context.extensionPath);
     context.subscriptions.push(createLog());
@@ -82,15 +82,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ serv
     // Restart the server (and refresh the shim) when the interpreter or settings change.
     const refresh = async (): Promise<void> => {
         server.scheduleRestart();
-        await terminals.updateShim((await server.python()).python);
+        await terminals.updateShim((await resolveInterpreter()).python);
     };
     context.subscriptions.push(
         vscode.workspace.onDidChangeConfiguration((e) => {
             if (affectsServer(e)) void refresh();
         }),
     );
-    const pyChange = await onInterpreterChange(() => void refresh());
-    if (pyChange) context.subscriptions.push(pyChange);
+    // Not awaited: the Python extension may still be activating.
+    void onInterpreterChange(() => void refresh()).then((d) => d && context.subscriptions.push(d));
 
     void server.ready().then(async () => {
         await terminals.updateShim((await server.python()).python);

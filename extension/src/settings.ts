@@ -17,5 +17,6 @@ export function getSettings(scope?: vscode.ConfigurationScope): ExtensionSetting
 
 /** Whether a configuration change touches settings the language server or interpreter depend on. */
 export function affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
-    return e.affectsConfiguration(SECTION) || e.affectsConfiguration('python.defaultInterpreterPath');
+    const keys = ['python', 'host', 'basePort', 'waitForClient', 'collectiveTimeout', 'attachOn', 'codeLens', 'terminalShim'];
+    return keys.some((k) => e.affectsConfiguration(`${SECTION}.${k}`)) || e.affectsConfiguration('python.defaultInterpreterPath');
 }

@@ -450,6 +450,14 @@ async function main() {
         try {
             const logs = path.join(base, 'user', 'logs');
             if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ART, 'logs'), { recursive: true });
+            for (const run of fs.readdirSync(path.join(ART, 'logs'))) {
+                const file = path.join(ART, 'logs', run, 'exthost1', 'rankdebug.rankdebug', 'Rank Debugger.log');
+                if (!fs.existsSync(file)) continue;
+                const text = fs.readFileSync(file, 'utf8');
+                const act = /activate\(\) returned in (\d+) ms/.exec(text)?.[1];
+                const full = /activated in (\d+) ms/.exec(text)?.[1];
+                if (act) results.push(`activation: activate() ${act} ms; with the language server ready ${full ?? '?'} ms`);
+            }
         } catch {
             // best effort
         }
