@@ -57,8 +57,10 @@ def start_adapter(host: str, port: int, env: dict[str, str], timeout: float = 30
         ]
         # An attach may wait for its rank as long as the rank takes to reach a breakpoint.
         adapter_env = dict(env, DEBUGPY_PROCESS_SPAWN_TIMEOUT="0")
-        proc = subprocess.Popen(argv, env=adapter_env, close_fds=True,
-                                stdin=subprocess.DEVNULL)
+        # /dev/null stdio: the daemon must not hold the supervisor's stdout (the JSON events)
+        # or the job's pipes open after they are done.
+        proc = subprocess.Popen(argv, env=adapter_env, close_fds=True, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         proc.wait(timeout)  # it forks again to daemonize
         conn, _ = listener.accept()
         with conn:
