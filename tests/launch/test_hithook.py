@@ -155,3 +155,33 @@ def test_attach_before_any_hit_on_request(tmp_path: Path) -> None:
         client.close()
     finally:
         launch.close()
+
+
+@pytest.mark.timeout(120)
+def test_armed_rank_attaches_only_when_asked(tmp_path: Path) -> None:
+    """--attach hit with no --break: the rank runs untraced and attaches on request."""
+    import subprocess
+    import threading
+
+    script = str(SCRIPTS / "loop.py")
+    late = line_of("loop.py", "# LATE")
+    launch = Launch(["--ranks", "0", "--attach", "hit", "--control", "--", sys.executable,
+                     script], tmp_path, stdin=subprocess.PIPE)
+    try:
+        ev = launch.event("listening")
+        client = DAPClient(str(ev["host"]), int(ev["port"]))
+        attached = threading.Thread(target=client.attach, args=({script: [late]},), daemon=True)
+        attached.start()
+        launch.command({"command": "attach", "rank": 0})
+        attached.join(60)
+        stopped = client.stopped()
+        frame = client.top_frame(stopped["threadId"])
+        assert frame["line"] == late
+        client.evaluate("done = True", frame["id"])
+        client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
+        client.cont(stopped["threadId"])
+        assert launch.exited() == 0
+        client.close()
+    finally:
+        launch.close()
+    assert launch.job is not None

@@ -210,14 +210,17 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     """Called by the bootstrap in a chosen rank before the user's script runs."""
     prepare(rank, local_rank, world_size)
     breaks = _breaks()
-    if _env("RANKDEBUG_ATTACH", "start") == "hit" and breaks:
+    if _env("RANKDEBUG_ATTACH", "start") == "hit":
         from rankdebug.runtime import hithook
 
-        if hithook.install(breaks, on_hit):
+        # No --break at all: armed only, the debugger attaches when asked (--control).
+        if not breaks or hithook.install(breaks, on_hit):
             # The supervisor may start this rank's adapter now, and send the signal to
             # attach before any hit (a pause, a breakpoint that was not planted).
-            send("armed", signal=_arm_attach_signal())
-            return
+            signal_number = _arm_attach_signal()
+            if breaks or signal_number is not None:
+                send("armed", signal=signal_number)
+                return
     listen()
     if _env("RANKDEBUG_WAIT", "1") == "1":
         wait_for_client()

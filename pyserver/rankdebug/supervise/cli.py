@@ -48,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--attach", choices=("auto", "start", "hit"), default="auto",
                         help="start: chosen ranks listen before the script runs; hit: they run "
                         "without a tracer until the first --break line (or a --control "
-                        "attach), where the debugger attaches; auto (default): hit when "
-                        "--break is given, else start")
+                        "attach; with no --break, only then), where the debugger attaches; "
+                        "auto (default): hit when --break is given, else start")
     parser.add_argument("--control", action="store_true",
                         help='read JSON commands on stdin: {"command": "attach", "rank": N} '
                         '(attach now, --attach hit) and {"command": "stop"}')
