@@ -77,6 +77,10 @@ def test_summary_and_collective() -> None:
         _frame("<module>", "/home/me/train.py", 61),
     ]
     assert stk.summary(frames) == "all_reduce ← train_step ← main ← <module>"
+    # py-spy 0.4.3 names inner functions by their qualified name.
+    qualified = [*frames[:1], _frame("_exception_logger.<locals>.wrapper",
+                                     LIB + "c10d_logger.py", 83), *frames[2:]]
+    assert stk.summary(qualified) == "all_reduce ← train_step ← main ← <module>"
     thread = stk.Thread("MainThread", 1, 10, True, False, False, frames)
     found = stk.collective([thread])
     assert found is not None and found["name"] == "all_reduce"

@@ -216,6 +216,12 @@ def collective(threads: list[Thread]) -> dict[str, Any] | None:
     return None
 
 
+def _generic(name: str) -> bool:
+    """A decorator's inner function: `wrapper`, or as newer py-spy names it,
+    `_exception_logger.<locals>.wrapper`."""
+    return name.rsplit(".", 1)[-1] in _GENERIC
+
+
 def summary(frames: list[Frame]) -> str:
     """``all_reduce ← train_step ← main``: the innermost frame, then the user's frames, and
     for each chain of library frames the call the user's code made into it."""
@@ -228,7 +234,7 @@ def summary(frames: list[Frame]) -> str:
             chain.append(frame)
             continue
         if chain:
-            pick = next((f for f in reversed(chain) if f.name not in _GENERIC), None)
+            pick = next((f for f in reversed(chain) if not _generic(f.name)), None)
             if pick is not None and pick.name != names[-1]:
                 names.append(pick.name)
             chain = []
