@@ -60,24 +60,38 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
         vscode.debug.registerDebugAdapterTrackerFactory(TYPE, new RankTrackerFactory(state)),
     );
 
-    // The editor context menu shows "Debug Training Command" on lines that look like one.
+    // The editor context menu shows "Debug Training Command" in documents that hold a launch
+    // command. A per-line key would lag behind the right-click that moves the cursor, so the
+    // key is per document; the command itself reads the line under the cursor.
     void vscode.commands.executeCommand('setContext', 'rankdebug.languages', LANGUAGES);
-    const updateLineHint = (editor: vscode.TextEditor | undefined): void => {
+    const hinted = new Map<string, { version: number; hit: boolean }>();
+    const updateHint = (editor: vscode.TextEditor | undefined): void => {
         let hit = false;
-        if (editor && LANGUAGES.includes(editor.document.languageId)) {
-            const line = editor.selection.active.line;
-            const from = Math.max(0, line - 30);
-            const lines: string[] = [];
-            for (let i = from; i < Math.min(editor.document.lineCount, line + 30); i++) lines.push(editor.document.lineAt(i).text);
-            hit = looksLikeLaunch(lines, line - from);
+        const doc = editor?.document;
+        if (doc && LANGUAGES.includes(doc.languageId)) {
+            const key = doc.uri.toString();
+            const known = hinted.get(key);
+            if (known?.version === doc.version) hit = known.hit;
+            else {
+                const lines = doc.getText().split(/\r?\n/).slice(0, 20000);
+                hit = lines.some((_l, i) => looksLikeLaunch(lines, i));
+                hinted.set(key, { version: doc.version, hit });
+            }
         }
-        void vscode.commands.executeCommand('setContext', 'rankdebug.lineHasCommand', hit);
+        void vscode.commands.executeCommand('setContext', 'rankdebug.docHasCommand', hit);
     };
+    let hintTimer: NodeJS.Timeout | undefined;
     context.subscriptions.push(
-        vscode.window.onDidChangeTextEditorSelection((e) => updateLineHint(e.textEditor)),
-        vscode.window.onDidChangeActiveTextEditor(updateLineHint),
+        vscode.window.onDidChangeActiveTextEditor(updateHint),
+        vscode.workspace.onDidChangeTextDocument((e) => {
+            if (e.document !== vscode.window.activeTextEditor?.document) return;
+            if (hintTimer) clearTimeout(hintTimer);
+            hintTimer = setTimeout(() => updateHint(vscode.window.activeTextEditor), 300);
+        }),
+        vscode.workspace.onDidCloseTextDocument((d) => hinted.delete(d.uri.toString())),
+        { dispose: () => hintTimer && clearTimeout(hintTimer) },
     );
-    updateLineHint(vscode.window.activeTextEditor);
+    updateHint(vscode.window.activeTextEditor);
 
     // Restart the server (and refresh the shim) when the interpreter or settings change.
     const refresh = async (): Promise<void> => {

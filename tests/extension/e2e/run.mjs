@@ -216,7 +216,7 @@ async function scenarioRightClick(page, ws, bpLine) {
     // Wait for the language server: its code lens above the command.
     await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
     await shot(page, '01-train-sh');
-    await line.click();
+    // No click first: the cursor is on line 1 (a comment); the right-click moves it, as for a user.
     const tRight = Date.now();
     await line.click({ button: 'right' });
     await page.getByRole('menuitem', { name: 'Debug Training Command' }).click();
