@@ -185,3 +185,16 @@ def test_armed_rank_attaches_only_when_asked(tmp_path: Path) -> None:
     finally:
         launch.close()
     assert launch.job is not None
+
+
+@pytest.mark.timeout(120)
+def test_hit_mode_with_python_dash_m(tmp_path: Path) -> None:
+    """``python -m module``: runpy compiles the main module through the import system."""
+    script = os.path.realpath(SCRIPTS / "single.py")
+    line = line_of("single.py")
+    launch = Launch(["--ranks", "0", "--break", f"{script}:{line}", "--", sys.executable,
+                     "-m", "single"], tmp_path)
+    try:
+        _stop_once(launch, script, line, 0, "<module>")
+    finally:
+        launch.close()
