@@ -374,11 +374,11 @@ async function scenarioLastCommand(page) {
     say('the failed command was offered for debugging, with its ranks');
 }
 
-async function scenarioLaunchJson(page, ws) {
+async function scenarioLaunchJson(page, ws, cmdLine) {
     say('Generate launch.json from the command in train.sh');
     await page.locator('.tabs-container .tab', { hasText: 'train.sh' }).first().click();
     await page.locator('.tab.active', { hasText: 'train.sh' }).waitFor();
-    await page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node' }).first().click();
+    await goToLine(page, cmdLine);
     await palette(page, 'Rank Debugger: Generate launch.json for Training Command');
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 1 · node 0 · local 1' }).waitFor({ timeout: 30000 });
     await page.keyboard.press('Enter');
@@ -399,6 +399,22 @@ async function scenarioLaunchJson(page, ws) {
         if (extra.length) throw new Error(`launch.json: ${c.name} has properties the schema does not declare: ${extra.join(', ')}`);
     }
     say('launch.json holds rankdebug and debugpy configurations');
+}
+
+async function scenarioCodeLens(page, ws, bpLine) {
+    say('code lens ▶ Debug: the remembered ranks (1), no question asked');
+    await page.locator('.tabs-container .tab', { hasText: 'train.sh' }).first().click();
+    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Debug · 2 ranks' }).first();
+    await lens.waitFor({ timeout: 30000 });
+    const t0 = Date.now();
+    await lens.click();
+    await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'rank 1' }).first().waitFor({ timeout: 120000 });
+    await frameRow(page, 'train.py', bpLine).first().waitFor({ timeout: 60000 });
+    say(`rank 1 paused ${Date.now() - t0} ms after the lens click`);
+    await shot(page, '10-code-lens');
+    await stopDebugging(page);
+    const left = await waitFor('the job to end', () => (jobProcesses(ws).length ? false : []), 20000).catch(() => jobProcesses(ws));
+    if (left.length) throw new Error(`processes left: ${left.join('; ')}`);
 }
 
 async function main() {
@@ -435,8 +451,10 @@ async function main() {
         results.push('terminal: rankdebug torchrun ... attached rank 1; stop ended the job');
         await scenarioLastCommand(page);
         results.push('terminal: a failed training command is offered for debugging');
-        await scenarioLaunchJson(page, ws);
+        await scenarioLaunchJson(page, ws, cmdLine);
         results.push('Generate launch.json: rankdebug and debugpy configurations written');
+        await scenarioCodeLens(page, ws, bpLine);
+        results.push('code lens ▶ Debug with the remembered ranks');
     } catch (e) {
         failed = true;
         console.error(`[e2e] FAILED: ${e instanceof Error ? e.stack : e}`);
