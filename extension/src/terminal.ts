@@ -49,6 +49,8 @@ export class TerminalSupport implements vscode.Disposable {
     /** Writes the shim and points integrated terminals at it (or removes it when disabled). */
     async updateShim(python: string): Promise<void> {
         const env = this.context.environmentVariableCollection;
+        // Not persisted: the endpoints folder belongs to this extension host.
+        env.persistent = false;
         env.clear();
         if (!getSettings().terminalShim) return;
         fs.mkdirSync(this.bin, { recursive: true });
