@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { listJobs, rankState, registryRoot, statusText, type JobEntry, type RankEntry } from './core/jobs';
-import { formatSpec, parseSpec } from './core/ranks';
+import { formatSpec } from './core/ranks';
 import { join } from './core/shell';
 import { TYPE, type RankdebugConfiguration } from './debugAdapter';
 import type { JobState, TrackedJob } from './jobState';
@@ -189,9 +189,4 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         this.disposables.forEach((d) => d.dispose());
         this.changed.dispose();
     }
-}
-
-/** A rank spec like "1,3" → ranks, for callers that have only the registry's entries. */
-export function ranksOf(spec: string, job: JobEntry): number[] {
-    return parseSpec(spec, job.rankEntries.map((r) => ({ rank: r.rank, local_rank: r.local_rank ?? null }))) ?? [];
 }
