@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -20,8 +21,25 @@ _VERBS: dict[str, tuple[str, str]] = {
 }
 
 
+# `rankdebug torchrun ...` and `rankdebug --ranks 1 torchrun ...` mean `rankdebug launch ...`
+# (the VS Code terminal shim offers that spelling). Only launchers qualify, so a mistyped
+# verb is an error, never a command that runs.
+_LAUNCH_WORDS = re.compile(
+    r"(torchrun|deepspeed|accelerate|accelerate-launch|llamafactory-cli|lmf|msrun|mpirun|"
+    r"mpiexec|srun|colossalai|python[\d.]*|.*\.sh)$")
+
+
+def _launch_shorthand(args: list[str]) -> bool:
+    first = args[0]
+    if first.startswith("-"):
+        return first not in ("-h", "--help")
+    return bool(_LAUNCH_WORDS.fullmatch(first.rsplit("/", 1)[-1]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] not in _VERBS and _launch_shorthand(args):
+        args = ["launch", *args]
     parser = argparse.ArgumentParser(prog="rankdebug", description=__doc__)
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb, (_module, helptext) in _VERBS.items():

@@ -1,0 +1,31 @@
+"""The `rankdebug` command's dispatch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def rankdebug(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def test_a_launcher_first_means_launch() -> None:
+    # Rank 5 of a 2-rank job: launch's own validation answers, so nothing ran.
+    out = rankdebug("--ranks", "5", "torchrun", "--nproc_per_node", "2", "x.py")
+    assert out.returncode == 2
+    assert "outside the job" in out.stdout + out.stderr
+
+
+def test_a_mistyped_verb_is_an_error_not_a_command() -> None:
+    out = rankdebug("plna", "--file", "x.sh")
+    assert out.returncode == 2
+    assert "invalid choice: 'plna'" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_no_arguments_prints_usage() -> None:
+    out = rankdebug()
+    assert out.returncode == 2
+    assert "VERB" in out.stdout + out.stderr
