@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from demo import DAP  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests"))
+from dap_client import DAPClient  # noqa: E402
 
 TRAIN = '''\
 import os, sys, time
@@ -79,37 +79,23 @@ def debugged(script: Path, nproc: int, backend: str, rank: int, attach: str,
     try:
         listening = next(json.loads(raw) for raw in job.stdout
                          if json.loads(raw).get("event") == "listening")
-        dap = DAP(str(listening["host"]), int(listening["port"]))
-        dap.request("initialize", {"adapterID": "rankdebug", "linesStartAt1": True,
-                                   "columnsStartAt1": True, "pathFormat": "path"})
-        seq = dap.send("attach", {"justMyCode": True})
-        dap.event("initialized")
-        dap.request("setBreakpoints", {"source": {"path": str(script)},
-                                       "breakpoints": [{"line": line}]})
-        dap.request("configurationDone")
-        while True:
-            msg = dap.read()
-            if msg.get("type") == "response" and msg.get("request_seq") == seq:
-                break
-            if msg.get("type") == "event":
-                dap.events.append(msg)
-        stopped = dap.event("stopped")["body"]
+        dap = DAPClient(str(listening["host"]), int(listening["port"]), timeout=300)
+        dap.attach({str(script): [line]}, timeout=300)
+        stopped = dap.stopped(timeout=300)
         result["paused_s"] = time.time() - start
-        frame = dap.request("stackTrace", {"threadId": stopped["threadId"], "levels": 1})
-        frame_id = frame["body"]["stackFrames"][0]["id"]
-        result["line"] = frame["body"]["stackFrames"][0]["line"] == line
+        frame = dap.top_frame(stopped["threadId"])
+        result["line"] = frame["line"] == line
         for expr in checks:
-            result[expr] = dap.request("evaluate", {"expression": expr, "frameId": frame_id,
-                                                    "context": "watch"})["body"]["result"]
+            result[expr] = dap.evaluate(expr, frame["id"])
         time.sleep(hold)  # the other ranks wait in their next collective meanwhile
         dap.request("setBreakpoints", {"source": {"path": str(script)}, "breakpoints": []})
-        dap.request("continue", {"threadId": stopped["threadId"]})
+        dap.cont(stopped["threadId"])
         for raw in job.stdout:
             event = json.loads(raw)
             if event.get("event") == "exited":
                 result["exit"] = event.get("code")
                 break
-        dap.sock.close()
+        dap.close()
     finally:
         if job.poll() is None:
             job.terminate()

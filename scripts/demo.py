@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -19,63 +18,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-
-
-class DAP:
-    """Just enough of a DAP client: requests, responses and events over one socket."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.sock = socket.create_connection((host, port), timeout=120)
-        self.buf = b""
-        self.seq = 0
-        self.events: list[dict[str, Any]] = []
-
-    def send(self, command: str, arguments: dict[str, Any] | None = None) -> int:
-        self.seq += 1
-        body = json.dumps({"seq": self.seq, "type": "request", "command": command,
-                           "arguments": arguments or {}}).encode()
-        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        return self.seq
-
-    def read(self) -> dict[str, Any]:
-        while b"\r\n\r\n" not in self.buf:
-            self.buf += self._recv()
-        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
-        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length")))
-        while len(self.buf) < length:
-            self.buf += self._recv()
-        body, self.buf = self.buf[:length], self.buf[length:]
-        message: dict[str, Any] = json.loads(body)
-        return message
-
-    def _recv(self) -> bytes:
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("the debug adapter closed the connection")
-        return chunk
-
-    def request(self, command: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        seq = self.send(command, arguments)
-        while True:
-            msg = self.read()
-            if msg.get("type") == "event":
-                self.events.append(msg)
-            elif msg.get("type") == "response" and msg.get("request_seq") == seq:
-                if not msg.get("success"):
-                    raise RuntimeError(f"{command} failed: {msg.get('message')}")
-                return msg
-
-    def event(self, name: str) -> dict[str, Any]:
-        for i, ev in enumerate(self.events):
-            if ev.get("event") == name:
-                return self.events.pop(i)
-        while True:
-            msg = self.read()
-            if msg.get("type") == "event" and msg.get("event") == name:
-                return msg
-            if msg.get("type") == "event":
-                self.events.append(msg)
+sys.path.insert(0, str(ROOT / "tests"))
+from dap_client import DAPClient  # noqa: E402  (the DAP client the tests use)
 
 
 def line_of(path: Path, text: str) -> int:
@@ -115,42 +59,27 @@ def main() -> int:
             if event.get("event") == "exited":
                 print("the job ended before rank 1 listened", file=sys.stderr)
                 return 1
-        dap = DAP(str(listening["host"]), int(listening["port"]))
-        dap.request("initialize", {"adapterID": "rankdebug", "clientID": "demo",
-                                   "linesStartAt1": True, "columnsStartAt1": True,
-                                   "pathFormat": "path"})
-        attach_seq = dap.send("attach", {"justMyCode": True})
-        dap.event("initialized")
-        dap.request("setBreakpoints", {"source": {"path": str(train)},
-                                       "breakpoints": [{"line": stop_line}]})
-        dap.request("configurationDone")
-        while True:  # the attach response comes after configurationDone
-            msg = dap.read()
-            if msg.get("type") == "response" and msg.get("request_seq") == attach_seq:
-                break
-            if msg.get("type") == "event":
-                dap.events.append(msg)
-        stopped = dap.event("stopped")["body"]
+        dap = DAPClient(str(listening["host"]), int(listening["port"]), timeout=120)
+        dap.attach({str(train): [stop_line]}, timeout=120)
+        stopped = dap.stopped(timeout=120)
         paused_at = time.monotonic() - start
         frames = dap.request("stackTrace", {"threadId": stopped["threadId"], "levels": 5})
-        frames = frames["body"]["stackFrames"]
+        frames = frames["stackFrames"]
         top = frames[0]
         print(f"rank 1 stopped ({stopped['reason']}) {paused_at:.1f} s after launch:")
         for f in frames:
             src = Path(f.get("source", {}).get("path", "?")).name
             print(f"    {f['name']}  {src}:{f['line']}")
-        for expr in ("rank", "step", "float(loss)", "__import__('os').environ['RANK']"):
-            value = dap.request("evaluate", {"expression": expr, "frameId": top["id"],
-                                             "context": "watch"})["body"]["result"]
-            print(f"    {expr} = {value}")
+        for expr in ("rank", "step", "loss.item()", "__import__('os').environ['RANK']"):
+            print(f"    {expr} = {dap.evaluate(expr, top['id'])}")
         dap.request("setBreakpoints", {"source": {"path": str(train)}, "breakpoints": []})
-        dap.request("continue", {"threadId": stopped["threadId"]})
+        dap.cont(stopped["threadId"])
         print("continued; rank 0 was waiting at the next all-reduce, not timing out")
         for raw in job.stdout:
             event = json.loads(raw)
             if event.get("event") == "exited":
                 print(f"  {raw.strip()}")
-                dap.sock.close()
+                dap.close()
                 code = int(event.get("code", 1))
                 print("job finished cleanly" if code == 0 else f"job failed ({code})")
                 return code
