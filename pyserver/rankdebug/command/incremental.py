@@ -20,10 +20,9 @@ from pathlib import Path
 
 from tree_sitter import Node, Point, Tree
 
-from rankdebug.command.errors import CommandError
 from rankdebug.command.expand import TooDeep
 from rankdebug.command.plan import Diagnostic, Entry, LaunchPlan, OptionUse
-from rankdebug.command.planner import Options, _base_state, plan_all_commands, plan_report
+from rankdebug.command.planner import Options, _base_state, plan_all_commands, plan_launch
 from rankdebug.command.script import Report, Walker
 from rankdebug.command.source import Segment, load
 from rankdebug.command.state import Function, State, Var
@@ -178,10 +177,10 @@ class DocumentPlans:
 
         def on_command(rep: Report) -> None:
             key = (rep.node.start_byte, rep.node.end_byte)
-            if key in seen or rep.pos.line_of(rep.node) >= 10_000_000:
+            if key in seen:
                 return
             seen.add(key)
-            plan = _plan_launch(rep, sbatch, self.opts)
+            plan = plan_launch(rep, sbatch, self.opts)
             if plan is not None and current:
                 current[0].plans.append(plan)
 
@@ -316,22 +315,9 @@ class _Collector:
         self.opts = opts
 
     def __call__(self, rep: Report) -> None:
-        plan = _plan_launch(rep, self.sbatch, self.opts)
+        plan = plan_launch(rep, self.sbatch, self.opts)
         if plan is not None:
             self.out.append(plan)
-
-
-def _plan_launch(rep: Report, sbatch: list[Word], opts: Options) -> LaunchPlan | None:
-    from rankdebug.command.planner import _LAUNCHY
-
-    name = rep.node.child_by_field_name("name")
-    if name is None or not _LAUNCHY.search(text(name)) or rep.node.has_error:
-        return None
-    try:
-        plan = plan_report(rep, sbatch, opts)
-    except CommandError:
-        return None
-    return plan if plan.launcher != "other" else None
 
 
 def _fn_text(fn: Function) -> str:

@@ -16,7 +16,7 @@ from rankdebug.command.errors import CommandError
 from rankdebug.command.expand import Expander, TooDeep
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.plan import Diagnostic, LaunchPlan
-from rankdebug.command.script import Report, Stop, Walker
+from rankdebug.command.script import SOURCED_FIRST_LINE, Report, Stop, Walker
 from rankdebug.command.source import Segment, Source, load
 from rankdebug.command.state import Scalar, State, Var, text_of, unknown
 from rankdebug.command.syntax import Positions, first_error, parse, syntax_error, text
@@ -166,19 +166,11 @@ def plan_all_commands(data: bytes | str,
 
     def on_command(rep: Report) -> None:
         key = (rep.segment, rep.node.start_byte, rep.node.end_byte)
-        if key in seen or rep.pos.line_of(rep.node) >= 10_000_000:
+        if key in seen:
             return
         seen.add(key)
-        name = rep.node.child_by_field_name("name")
-        if name is None or not _LAUNCHY.search(text(name)):
-            return
-        if rep.node.has_error:
-            return
-        try:
-            plan = plan_report(rep, sbatch, opts)
-        except CommandError:
-            return
-        if plan.launcher != "other":
+        plan = plan_launch(rep, sbatch, opts)
+        if plan is not None:
             plans.append(plan)
 
     walker = Walker(on_command)
@@ -186,6 +178,21 @@ def plan_all_commands(data: bytes | str,
         walker.run(source.segments, state)
     plans.sort(key=lambda p: (p.span.start_line, p.span.start_col))
     return plans, [*source.diagnostics, *walker.diagnostics]
+
+
+def plan_launch(rep: Report, sbatch: Sequence[Word], opts: Options) -> LaunchPlan | None:
+    """The plan of a reached command when it is a launch command of this document (not of
+    a sourced file, not broken, launcher other than "other"), else None."""
+    if rep.pos.line_of(rep.node) >= SOURCED_FIRST_LINE or rep.node.has_error:
+        return None
+    name = rep.node.child_by_field_name("name")
+    if name is None or not _LAUNCHY.search(text(name)):
+        return None
+    try:
+        plan = plan_report(rep, sbatch, opts)
+    except CommandError:
+        return None
+    return plan if plan.launcher != "other" else None
 
 
 def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,

@@ -34,6 +34,8 @@ from rankdebug.command.syntax import Positions, parse, text
 from rankdebug.command.words import Span
 
 MAX_CALL_DEPTH = 12
+# Lines of a `source`d file are not lines of the document: they are numbered from here.
+SOURCED_FIRST_LINE = 10_000_000
 MAX_SOURCE_DEPTH = 6
 # Commands whose effects on variables or the directory we follow.
 _SPECIAL = frozenset({"cd", "pushd", "popd", "source", ".", "read", "mapfile", "readarray",
@@ -467,7 +469,7 @@ class Walker:
         key = len(self._trees)
         self._trees.append(root)
         # Lines of a sourced file are not lines of this document: park them far away.
-        self._positions[key] = Positions(sub_text, 10_000_000 + key)
+        self._positions[key] = Positions(sub_text, SOURCED_FIRST_LINE + key)
         self._source_depth += 1
         try:
             return self.block(root.children, key, state)
