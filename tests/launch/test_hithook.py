@@ -126,47 +126,16 @@ def test_hit_mode_stops_in_an_imported_module(tmp_path: Path) -> None:
         launch.close()
 
 
-@pytest.mark.timeout(120)
-def test_attach_before_any_hit_on_request(tmp_path: Path) -> None:
-    """--control: {"command": "attach"} attaches a rank that has hit nothing yet, so that
-    breakpoints that were not planted (and pauses) work."""
-    import subprocess
-    import threading
-
-    script = str(SCRIPTS / "loop.py")
-    never, late = line_of("loop.py", "# NEVER"), line_of("loop.py", "# LATE")
-    launch = Launch(["--ranks", "0", "--attach", "hit", "--control", "--break",
-                     f"{script}:{never}", "--", sys.executable, script], tmp_path,
-                    stdin=subprocess.PIPE)
-    try:
-        ev = launch.event("listening")
-        client = DAPClient(str(ev["host"]), int(ev["port"]))
-        attached = threading.Thread(target=client.attach, args=({script: [late]},), daemon=True)
-        attached.start()
-        launch.command({"command": "attach", "rank": 0})
-        attached.join(60)
-        stopped = client.stopped()
-        frame = client.top_frame(stopped["threadId"])
-        assert frame["line"] == late
-        client.evaluate("done = True", frame["id"])
-        client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
-        client.cont(stopped["threadId"])
-        assert launch.exited() == 0
-        client.close()
-    finally:
-        launch.close()
-
-
-@pytest.mark.timeout(120)
-def test_armed_rank_attaches_only_when_asked(tmp_path: Path) -> None:
-    """--attach hit with no --break: the rank runs untraced and attaches on request."""
+def _attach_on_request(tmp_path: Path, options: list[str]) -> Launch:
+    """Start loop.py with `options`, attach rank 0 through {"command": "attach"}, stop at
+    the # LATE line, let the loop end, and check the job exits 0."""
     import subprocess
     import threading
 
     script = str(SCRIPTS / "loop.py")
     late = line_of("loop.py", "# LATE")
-    launch = Launch(["--ranks", "0", "--attach", "hit", "--control", "--", sys.executable,
-                     script], tmp_path, stdin=subprocess.PIPE)
+    launch = Launch(["--ranks", "0", "--attach", "hit", "--control", *options, "--",
+                     sys.executable, script], tmp_path, stdin=subprocess.PIPE)
     try:
         ev = launch.event("listening")
         client = DAPClient(str(ev["host"]), int(ev["port"]))
@@ -184,6 +153,21 @@ def test_armed_rank_attaches_only_when_asked(tmp_path: Path) -> None:
         client.close()
     finally:
         launch.close()
+    return launch
+
+
+@pytest.mark.timeout(120)
+def test_attach_before_any_hit_on_request(tmp_path: Path) -> None:
+    """--control: {"command": "attach"} attaches a rank that has hit nothing yet, so that
+    breakpoints that were not planted (and pauses) work."""
+    never = line_of("loop.py", "# NEVER")
+    _attach_on_request(tmp_path, ["--break", f"{SCRIPTS / 'loop.py'}:{never}"])
+
+
+@pytest.mark.timeout(120)
+def test_armed_rank_attaches_only_when_asked(tmp_path: Path) -> None:
+    """--attach hit with no --break: the rank runs untraced and attaches on request."""
+    launch = _attach_on_request(tmp_path, [])
     assert launch.job is not None
 
 
