@@ -1,7 +1,7 @@
 """``rankdebug eval JOB RANK EXPR``: evaluate an expression in a live rank, no debugger.
 
-It goes through the handler of an *armed* job (``rankdebug launch --arm``): a job started
-any other way carries no such handler and cannot be asked, so this says so.
+It is meant to go through a handler in armed ranks, which does not exist yet; until then
+it checks the job and rank and says to attach a debugger instead.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, f"job {job.id} has no rank {args.rank}", 2)
     return _fail(
         args,
-        f"job {job.id} was not started armed: eval asks a rank through the handler that "
-        "`rankdebug launch --arm` puts in every rank; start the job that way (or attach a "
-        f"debugger: `rankdebug attach {job.id} {args.rank}`)",
+        "eval needs an in-rank handler that this version of rankdebug does not have yet; "
+        f"attach a debugger instead (`rankdebug attach {job.id} {args.rank}`) and evaluate "
+        "there",
         2,
     )

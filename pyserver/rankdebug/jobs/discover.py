@@ -239,7 +239,9 @@ def scan_processes(uid: int | None = None) -> Scan:
         st = procfs.status(pid)
         if st is None or st.uid != uid or st.euid != uid or st.state in ("Z", "X"):
             continue
-        full = procfs.read(f"/proc/{pid}/cmdline") or cmdline
+        # The first read got all of it unless it filled the 4 KiB it asked for.
+        full = (cmdline if len(cmdline) < 4096
+                else procfs.read(f"/proc/{pid}/cmdline") or cmdline)
         proc = Proc(pid, procfs.argv(full), env, st, found)
         if _is_adapter(proc.argv):
             adapters.append(proc)
