@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         plan = plan_for(command or None, args.file, args.line, caller_env=os.environ, cwd=cwd)
     except CommandError as exc:
         return _fail(args, exc.message, exc.line, exc.column)
-    except (OSError, ImportError) as exc:
+    except OSError as exc:
         return _fail(args, str(exc))
     try:
         selection = select(args.ranks, plan.ranks, plan.world_size)
