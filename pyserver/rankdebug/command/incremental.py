@@ -83,7 +83,7 @@ class DocumentPlans:
         if len(source.segments) != 1 or source.segments[0].first_line != 0:
             self.last_mode = "markdown"
             self._tree = None
-            return plan_all_commands(data, self.opts)
+            return plan_all_commands(source, self.opts)
         seg_text = source.segments[0].text
         new = seg_text.encode("utf-8")
         base, sbatch = _base_state(seg_text, self.opts)

@@ -5,7 +5,6 @@ Its JSON form is the `rankdebug plan` contract in shared/design.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -207,15 +206,3 @@ def known_int(word: Word | None) -> int | None:
     if text.isdigit():
         return int(text)
     return None
-
-
-def count_devices(value: str | None) -> int | None:
-    """How many devices a CUDA_VISIBLE_DEVICES-style list names ('' means none)."""
-    if value is None:
-        return None
-    items = [v for v in value.split(",") if v.strip()]
-    return len(items)
-
-
-def env_lookup(env: Mapping[str, Word], name: str) -> Word | None:
-    return env.get(name)

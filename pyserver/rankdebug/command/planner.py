@@ -17,7 +17,7 @@ from rankdebug.command.expand import Expander, TooDeep
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.plan import Diagnostic, LaunchPlan
 from rankdebug.command.script import SOURCED_FIRST_LINE, Report, Stop, Walker
-from rankdebug.command.source import Segment, Source, load
+from rankdebug.command.source import Segment, Source, guess_language, load
 from rankdebug.command.state import Scalar, State, Var, text_of, unknown
 from rankdebug.command.syntax import Positions, first_error, parse, syntax_error, text
 from rankdebug.command.words import Part, Span, Word
@@ -77,7 +77,7 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
     seg_index = next((i for i, s in enumerate(source.segments)
                       if s.first_line <= row < s.first_line + s.text.count("\n") + 1), None)
     if seg_index is None:
-        if opts.language == "markdown" or (opts.path or "").lower().endswith((".md", ".markdown")):
+        if guess_language(opts.path, opts.language) == "markdown":
             raise CommandError(f"line {row + 1} is not inside a shell code block", row + 1, 1)
         raise CommandError(f"line {row + 1} is past the end of the document", row + 1, 1)
     seg = source.segments[seg_index]
@@ -155,10 +155,11 @@ def _plan_calls(reps: list[Report], sbatch: Sequence[Word], opts: Options) -> La
     return plan_report(reps[0], sbatch, opts, argv_override=merged)
 
 
-def plan_all_commands(data: bytes | str,
+def plan_all_commands(data: bytes | str | Source,
                       opts: Options) -> tuple[list[LaunchPlan], list[Diagnostic]]:
     """Every launch command of a document, in order, each with its own state."""
-    source = load(data, path=opts.path, language=opts.language)
+    source = data if isinstance(data, Source) else load(data, path=opts.path,
+                                                          language=opts.language)
     all_text = "\n".join(s.text for s in source.segments)
     state, sbatch = _base_state(all_text, opts)
     seen: set[tuple[int, int, int]] = set()

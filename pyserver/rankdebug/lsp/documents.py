@@ -17,12 +17,12 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
+from rankdebug.command.source import MARKDOWN_SUFFIXES
 from rankdebug.lsp.analysis import Analysis, PlannerSlot, Snapshot, analyze
 
 SHELL_LANGUAGES = frozenset({"shellscript", "sh", "bash", "zsh", "shell", "slurm", "sbatch"})
 MARKDOWN_LANGUAGES = frozenset({"markdown", "md", "mdx"})
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job")
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".qmd", ".rmd")
 WAIT_SECONDS = 20.0
 
 
