@@ -11,9 +11,12 @@ import { JobState } from './jobState';
 import { JobsView, type JobNode } from './jobsView';
 import { createLog, log } from './log';
 import { onInterpreterChange, resolveInterpreter, setExtensionRoot } from './python';
+import { RankAttach } from './rankAttach';
+import { RankEval } from './rankEval';
 import { RankMemory } from './rankPick';
 import { LANGUAGES, Server } from './server';
 import { affectsServer } from './settings';
+import { StacksPanels } from './stacksPanel';
 import { TerminalSupport } from './terminal';
 
 export function activate(context: vscode.ExtensionContext): { server: Server; state: JobState } {
@@ -24,8 +27,12 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const state = new JobState();
     const ctx: Context = { server, memory: new RankMemory(context.workspaceState) };
     const terminals = new TerminalSupport(context, ctx);
-    const jobs = new JobsView(state);
-    context.subscriptions.push(server, state, terminals, jobs, trackSessions());
+    const python = async (): Promise<string> => (await server.python()).python;
+    const jobs = new JobsView(state, python);
+    const attach = new RankAttach(state, python, jobs);
+    const stacks = new StacksPanels(python, jobs);
+    const evaluate = new RankEval(context.globalState, python);
+    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, trackSessions());
 
     const reg = (id: string, fn: (...args: unknown[]) => unknown): void => {
         context.subscriptions.push(
@@ -48,13 +55,14 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     reg('rankdebug.restartServer', () => server.restart());
     reg('rankdebug.showLog', () => log().show());
     reg('rankdebug.jobs.refresh', () => jobs.refresh());
-    reg('rankdebug.jobs.attach', (node) => jobs.attach(node as JobNode | undefined));
+    reg('rankdebug.jobs.attach', (node) => attach.attach(node as JobNode | undefined));
+    reg('rankdebug.jobs.showStacks', (node) => stacks.show(node as JobNode | undefined));
+    reg('rankdebug.jobs.evaluate', (node) => evaluate.evaluate(node as JobNode | undefined));
     reg('rankdebug.jobs.stop', (node) => jobs.stop(node as JobNode | undefined));
     reg('rankdebug.jobs.openTerminal', (node) => jobs.openTerminal(node as JobNode | undefined));
     reg('rankdebug.jobs.copyCommand', (node) => jobs.copyCommand(node as JobNode | undefined));
 
     context.subscriptions.push(
-        vscode.window.registerTreeDataProvider('rankdebug.jobs', jobs),
         vscode.debug.registerDebugConfigurationProvider(TYPE, new ConfigurationProvider(server)),
         vscode.debug.registerDebugAdapterDescriptorFactory(TYPE, new DescriptorFactory(state)),
         vscode.debug.registerDebugAdapterTrackerFactory(TYPE, new RankTrackerFactory(state)),

@@ -61,8 +61,13 @@ export class JobState implements vscode.Disposable {
         for (const job of this.jobs.values()) {
             for (const r of job.ranks.values()) {
                 if (r.session?.id !== session.id) continue;
-                if (state === undefined) job.ranks.delete(r.rank);
-                else r.state = state;
+                if (state === undefined) {
+                    job.ranks.delete(r.rank);
+                    // Sessions the jobs view started on ranks of a job it does not own: gone with the last one.
+                    if (!job.parent && !job.terminal && !job.ranks.size) this.jobs.delete(job.key);
+                } else {
+                    r.state = state;
+                }
                 this.changed.fire();
                 return;
             }

@@ -106,25 +106,6 @@ export function findJob(id: string, jobs: readonly JobEntry[]): JobEntry | undef
     return jobs.find((j) => j.job === id);
 }
 
-/** What a rank is doing, in the view's words. */
-export type RankState = 'starting' | 'running' | 'waiting for debugger' | 'attached' | 'paused' | 'exited';
-
-export function rankState(entry: RankEntry, session?: 'attached' | 'paused'): RankState {
-    if (session) return session;
-    switch (entry.state) {
-        case 'listening':
-            return 'waiting for debugger';
-        case 'attached':
-            return 'attached';
-        case 'exited':
-            return 'exited';
-        case 'running':
-            return 'running';
-        default:
-            return 'starting';
-    }
-}
-
 /** The status bar text while jobs run: `rankdebug: 2/4 ranks paused`. */
 export function statusText(paused: number, total: number): string {
     return `rankdebug: ${paused}/${total} ranks paused`;

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findJob, listJobs, rankState, registryRoot, statusText } from '../../../extension/src/core/jobs';
+import { findJob, listJobs, registryRoot, statusText } from '../../../extension/src/core/jobs';
 import { DEFAULTS, readSettings, toServerSettings } from '../../../extension/src/core/settings';
 
 describe('core/settings', () => {
@@ -49,10 +49,7 @@ describe('core/jobs', () => {
         assert.deepEqual(listJobs(path.join(root, 'missing')), []);
     });
 
-    it('names rank states and the status text', () => {
-        assert.equal(rankState({ rank: 0, state: 'listening' }), 'waiting for debugger');
-        assert.equal(rankState({ rank: 0, state: 'listening' }, 'paused'), 'paused');
-        assert.equal(rankState({ rank: 0 }), 'starting');
+    it('words the status text', () => {
         assert.equal(statusText(2, 4), 'rankdebug: 2/4 ranks paused');
     });
 

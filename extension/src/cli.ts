@@ -1,0 +1,63 @@
+/**
+ * Runs a `rankdebug` CLI verb with `--json` as a child process: the resolved interpreter and
+ * the bundled entry script (python.ts), an argv array (never a shell), a time limit and an
+ * optional cancellation. The answer is read by core/cliOutput.ts.
+ */
+import { execFile } from 'node:child_process';
+import { cliAnswer, CliError } from './core/cliOutput';
+import { log } from './log';
+import { cliPrefix } from './python';
+
+export interface CliOptions {
+    timeoutMs?: number;
+    signal?: AbortSignal;
+    cwd?: string;
+}
+
+export interface CliRun {
+    answer: Record<string, unknown>;
+    code: number;
+    ms: number;
+}
+
+/**
+ * Runs `python MAIN ARGS...` and returns its JSON answer.
+ * Steps: execFile with the argv; a non-zero exit still yields the printed answer when there
+ * is one (`stacks` exits 1 when some rank could not be read); `{"error"}`, no answer, a time
+ * limit or a cancellation throw a CliError.
+ */
+export function runCli(python: string, args: string[], options: CliOptions = {}): Promise<CliRun> {
+    const [cmd, ...prefix] = cliPrefix(python);
+    const t0 = Date.now();
+    return new Promise((resolve, reject) => {
+        execFile(
+            cmd,
+            [...prefix, ...args],
+            {
+                encoding: 'utf8',
+                timeout: options.timeoutMs ?? 30000,
+                maxBuffer: 64 * 1024 * 1024,
+                signal: options.signal,
+                cwd: options.cwd,
+                env: { ...process.env, PYTHONUTF8: '1', PYTHONDONTWRITEBYTECODE: '1' },
+            },
+            (err, stdout, stderr) => {
+                const ms = Date.now() - t0;
+                const e = err as (NodeJS.ErrnoException & { killed?: boolean; code?: number | string }) | null;
+                if (e && typeof e.code !== 'number') {
+                    // Not an exit status: the interpreter is missing, the time ran out, or cancelled.
+                    if (e.name === 'AbortError') return reject(new CliError('cancelled'));
+                    if (e.killed) return reject(new CliError(`rankdebug ${args[0]} took longer than ${Math.round((options.timeoutMs ?? 30000) / 1000)} s`));
+                    return reject(new CliError(e.code === 'ENOENT' ? `${python} was not found` : e.message));
+                }
+                const code = typeof e?.code === 'number' ? e.code : 0;
+                try {
+                    resolve({ answer: cliAnswer(stdout, stderr, code), code, ms });
+                } catch (x) {
+                    log().debug(`rankdebug ${args.join(' ')}: exit ${code} in ${ms} ms; stderr: ${stderr.trim().slice(-2000)}`);
+                    reject(x);
+                }
+            },
+        );
+    });
+}

@@ -1,0 +1,143 @@
+/**
+ * Rank Debugger: Show Stacks — one webview panel per job (reused), every group of ranks with
+ * the same stack as a column side by side. Runs `rankdebug stacks JOB --json`; the model is
+ * core/stacks.ts, the HTML core/stacksHtml.ts (escaped text, strict CSP, no remote content).
+ * The page posts `refresh` and `open` (column and frame indexes); the file and line opened
+ * come from this side's model, never from the page.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import { runCli } from './cli';
+import { jobLabel, type JobInfo } from './core/jobList';
+import { toStacksView, type StacksView } from './core/stacks';
+import { renderMessage, renderStacks, type StacksLabels } from './core/stacksHtml';
+import type { JobNode } from './jobsView';
+import { log } from './log';
+
+const VIEW_TYPE = 'rankdebug.stacks';
+
+interface Message {
+    type?: unknown;
+    column?: unknown;
+    frame?: unknown;
+}
+
+class StacksPanel implements vscode.Disposable {
+    readonly panel: vscode.WebviewPanel;
+    private view: StacksView | undefined;
+    private loading: Promise<void> | undefined;
+    private readonly title: string;
+
+    constructor(
+        private readonly job: JobInfo,
+        private readonly python: () => Promise<string>,
+        onDispose: () => void,
+    ) {
+        this.title = vscode.l10n.t('Stacks: {0}', jobLabel(job));
+        this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, this.title, vscode.ViewColumn.Active, {
+            enableScripts: true,
+            localResourceRoots: [],
+            enableFindWidget: true,
+        });
+        this.panel.onDidDispose(onDispose);
+        this.panel.webview.onDidReceiveMessage((m: Message) => void this.onMessage(m));
+    }
+
+    private nonce(): string {
+        return randomBytes(18).toString('base64');
+    }
+
+    /** Reads the stacks again (one read at a time) and renders them. */
+    load(): Promise<void> {
+        this.loading ??= this.read().finally(() => (this.loading = undefined));
+        return this.loading;
+    }
+
+    private async read(): Promise<void> {
+        const refresh = vscode.l10n.t('Refresh');
+        if (!this.view) this.panel.webview.html = renderMessage(this.title, refresh, vscode.l10n.t('Reading the stack of every rank…'), this.nonce());
+        const t0 = Date.now();
+        try {
+            const run = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Reading stacks') }, async () =>
+                runCli(await this.python(), ['stacks', this.job.id, '--json'], { timeoutMs: 60000 }),
+            );
+            const view = toStacksView(run.answer);
+            this.view = view;
+            this.panel.webview.html = renderStacks(view, this.labels(view), this.nonce());
+            log().info(`stacks of ${this.job.id}: ${view.columns.length} groups, ${view.read}/${view.total} ranks read, ${Date.now() - t0} ms`);
+        } catch (e) {
+            const message = e instanceof Error ? e.message : String(e);
+            log().warn(`stacks of ${this.job.id}: ${message}`);
+            this.view = undefined;
+            this.panel.webview.html = renderMessage(this.title, refresh, vscode.l10n.t('Cannot read the stacks: {0}', message), this.nonce());
+        }
+    }
+
+    private labels(view: StacksView): StacksLabels {
+        const when = view.time ? new Date(view.time * 1000).toLocaleTimeString() : '';
+        return {
+            title: this.title,
+            meta: vscode.l10n.t('{0} of {1} ranks read in {2} s at {3}', view.read, view.total, (view.seconds ?? 0).toFixed(2), when),
+            refresh: vscode.l10n.t('Refresh'),
+            errors: vscode.l10n.t('Ranks that could not be read'),
+            noStacks: vscode.l10n.t('No stack could be read.'),
+            oddOneOut: vscode.l10n.t('odd one out'),
+            idle: vscode.l10n.t('idle'),
+            waitingIn: (c) => vscode.l10n.t('waiting in {0}', c),
+            thread: (t) => vscode.l10n.t('thread {0}', t),
+        };
+    }
+
+    private async onMessage(m: Message): Promise<void> {
+        if (m.type === 'refresh') {
+            await this.load();
+            return;
+        }
+        if (m.type !== 'open' || typeof m.column !== 'number' || typeof m.frame !== 'number') return;
+        const frame = this.view?.columns[m.column]?.frames[m.frame];
+        if (!frame?.openable) return;
+        if (!fs.existsSync(frame.file)) {
+            void vscode.window.showWarningMessage(vscode.l10n.t('{0} is not on this machine.', frame.file));
+            return;
+        }
+        const line = Math.max(0, frame.line - 1);
+        await vscode.window.showTextDocument(vscode.Uri.file(frame.file), {
+            selection: new vscode.Range(line, 0, line, 0),
+            viewColumn: vscode.ViewColumn.Beside,
+            preview: true,
+        });
+    }
+
+    dispose(): void {
+        this.panel.dispose();
+    }
+}
+
+export class StacksPanels implements vscode.Disposable {
+    private readonly panels = new Map<string, StacksPanel>();
+
+    constructor(
+        private readonly python: () => Promise<string>,
+        private readonly jobs: { pickJob(title: string): Promise<JobInfo | undefined> },
+    ) {}
+
+    /** Shows the job's panel (a job row, or a job picked in the palette) and reads the stacks. */
+    async show(node?: JobNode): Promise<void> {
+        const job = node?.job ?? (await this.jobs.pickJob(vscode.l10n.t('Show the stacks of which job?')));
+        if (!job) return;
+        let panel = this.panels.get(job.id);
+        if (panel) {
+            panel.panel.reveal();
+        } else {
+            panel = new StacksPanel(job, this.python, () => this.panels.delete(job.id));
+            this.panels.set(job.id, panel);
+        }
+        await panel.load();
+    }
+
+    dispose(): void {
+        [...this.panels.values()].forEach((p) => p.dispose());
+        this.panels.clear();
+    }
+}
