@@ -1,6 +1,7 @@
 """Running jobs: find them, read every rank's stack, attach a debugger to any rank.
 
-Modules: ``discover`` (registry + ``/proc`` scan), ``stacks`` (py-spy dumps, grouped),
+Modules: ``discover`` (registry + ``/proc`` scan), ``stacks`` (stacks from armed ranks'
+handlers or py-spy dumps, grouped), ``armed`` (requests to armed ranks' control sockets),
 ``attach`` (debugpy injected with gdb), ``ptrace`` (why ptrace is refused, and the fix),
 ``gpu`` (nvidia-smi, where present), and the CLI verbs ``cli_jobs``, ``cli_stacks``,
 ``cli_attach``, ``cli_eval``.
@@ -20,6 +21,7 @@ command and the Training Jobs view read)::
         "cwd": "/home/me/proj", "start_time": 1795355182.8,   # seconds since the epoch
         "world_size": 4,             # null when no rank says
         "rendezvous": "127.0.0.1:29500" | null, "run_id": "…" | null,
+        "armed": false,              # started with `rankdebug launch --arm`
         "ranks": [{
             "pid": 4250, "rank": 0, "local_rank": 0, "world_size": 4,
             "host": "node0",          # the machine
@@ -32,7 +34,9 @@ command and the Training Jobs view read)::
             "cpu_time": 12.3, "rss": 268435456, "threads": 9,
             "gpu": null | [{"index": 0, "uuid": "GPU-…", "memory_mib": 4000}],
             "cuda_visible_devices": "0,1" | null,
-            "command": [...], "cwd": "...", "start_time": 1795355184.5}]}]}
+            "command": [...], "cwd": "...", "start_time": 1795355184.5,
+            "armed": false,           # serves a control socket (attach, eval, stacks)
+            "socket": "/run/user/1000/rankdebug/<job>/rank-0.sock" | null}]}]}
 
 Jobs are identified by their registry id, or, for jobs found by the scan, by
 ``LAUNCHERPID@HOST``; every verb also takes a unique prefix of an id or the launcher's pid.

@@ -8,7 +8,9 @@ prints, once the port listens, the line ``rankdebug launch`` prints for its rank
 A DAP client then attaches to HOST:PORT with ``{"request": "attach"}`` (VS Code:
 ``"type": "rankdebug", "request": "attach", "connect": {"host": …, "port": …}``).
 A rank that already listens (started by ``rankdebug launch``, or attached before) is reported
-as it is. Otherwise debugpy is injected with gdb (``rankdebug.jobs.attach``).
+as it is; a rank of an armed job (``rankdebug launch --arm``) is told through its handler to
+start its debugger; otherwise debugpy is injected with gdb (``rankdebug.jobs.attach``).
+The rank runs on either way: the client sets breakpoints, or pauses it.
 Errors: exit status 1 (2 for a bad request) and ``{"error": {"message": …}}`` on stdout with
 ``--json``.
 """
@@ -20,6 +22,7 @@ import json
 import sys
 
 from rankdebug.jobs import attach as att
+from rankdebug.jobs.armed import ArmedError, ask
 from rankdebug.jobs.discover import Job, Rank, discover, find_job, rank_of_pid
 
 
@@ -66,6 +69,12 @@ def run(args: argparse.Namespace) -> int:
     pid: int = args.pid
     if rank is not None and rank.port is not None and rank.state in ("listening", "attached"):
         host, port = rank.address or args.host, rank.port
+    elif rank is not None and rank.armed and rank.socket is not None:
+        try:
+            reply = ask(rank.socket, {"command": "attach"}, timeout=max(args.timeout, 60.0))
+        except ArmedError as exc:
+            return _fail(args, f"rank {rank.rank}: {exc}")
+        host, port = str(reply.get("host")), int(reply.get("port") or 0)
     else:
         try:
             done = att.attach(pid, args.host, args.port, args.timeout)

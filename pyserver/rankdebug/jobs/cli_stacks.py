@@ -20,7 +20,8 @@ from rankdebug.jobs.discover import discover, find_job, rank_of_pid
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = "Every rank's Python stack, side by side (through py-spy)."
+    parser.description = ("Every rank's Python stack, side by side (from armed ranks' "
+                          "handlers, else through py-spy).")
     parser.add_argument("job", nargs="?", help="job id, id prefix or launcher pid")
     parser.add_argument("--pid", type=int, action="append", default=[],
                         help="a process to read (repeatable), instead of a job")
@@ -53,18 +54,24 @@ def run(args: argparse.Namespace) -> int:
         job_id = job.id
         targets: list[tuple[int, int | None, str | None]] = [
             (r.pid, r.rank, r.host) for r in job.ranks if r.pid is not None]
+        sockets = {r.pid: r.socket for r in job.ranks
+                   if r.pid is not None and r.armed and r.socket is not None}
         if not targets:
             return _fail(args, f"job {job.id} has no running rank yet", 1)
     else:
         targets = []
+        sockets = {}
         for pid in args.pid:
             hit = rank_of_pid(found.jobs, pid)
             targets.append((pid, hit[1].rank if hit else None, found.host))
+            if hit and hit[1].armed and hit[1].socket is not None:
+                sockets[pid] = hit[1].socket
             if hit and job_id is None:
                 job_id = hit[0].id
     t0 = time.monotonic()
     try:
-        taken = stk.take(targets, nonblocking=args.nonblocking, timeout=args.timeout)
+        taken = stk.take(targets, nonblocking=args.nonblocking, timeout=args.timeout,
+                         sockets=sockets)
     except stk.StacksError as exc:
         return _fail(args, str(exc))
     seconds = time.monotonic() - t0

@@ -156,6 +156,8 @@ class Rank:
     command: list[str] = field(default_factory=list)
     cwd: str | None = None
     start_time: float | None = None  # seconds since the epoch
+    armed: bool = False  # serves a control socket (``rankdebug launch --arm``)
+    socket: str | None = None  # that socket's path
 
 
 @dataclass
@@ -173,6 +175,7 @@ class Job:
     world_size: int | None
     rendezvous: str | None = None  # MASTER_ADDR:MASTER_PORT
     run_id: str | None = None  # TORCHELASTIC_RUN_ID
+    armed: bool = False  # started with ``rankdebug launch --arm``
     ranks: list[Rank] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -550,6 +553,8 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
                 command=list(r.get("command") or []),
                 cwd=r.get("cwd"),
                 start_time=r.get("start_time"),
+                armed=r.get("armed") is True and isinstance(r.get("socket"), str),
+                socket=r.get("socket") if isinstance(r.get("socket"), str) else None,
             ))
         jobs.append(Job(
             id=str(entry.get("job")),
@@ -561,6 +566,7 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
             cwd=entry.get("cwd"),
             start_time=entry.get("start_time"),
             world_size=_as_int(entry.get("world_size")),
+            armed=entry.get("armed") is True,
             ranks=sorted(ranks, key=_sort_key),
         ))
     return jobs

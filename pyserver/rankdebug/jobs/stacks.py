@@ -1,8 +1,10 @@
-"""Every thread of every rank at one moment, through ``py-spy dump``, grouped by stack.
+"""Every thread of every rank at one moment, grouped by stack.
 
-All ranks are dumped at once (one ``py-spy dump --json`` per rank, in parallel); each dump
-stops its rank for the few milliseconds py-spy takes to read the stacks (``nonblocking``:
-not at all, at the price of a possibly torn stack).
+All ranks are read at once, in parallel: an armed rank (``rankdebug launch --arm``) reports
+its own stacks through its handler (no ptrace, the rank does not stop; a rank that cannot
+answer, e.g. one holding the GIL in native code, is read by py-spy instead); any other rank
+through one ``py-spy dump --json``, which stops it for the few milliseconds py-spy takes
+(``nonblocking``: not at all, at the price of a possibly torn stack).
 
 Grouping: ranks whose thread has the very same frames (function, file, line) share a row;
 the main thread's rows come first, largest first, and every main-thread row that is not the
@@ -25,8 +27,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rankdebug.runtime.frames import LIBRARY_FILE
+
 PYSPY_PIN = "py-spy==0.4.2"
 DUMP_TIMEOUT_S = 20.0
+HANDLER_TIMEOUT_S = 3.0  # an armed rank answers in milliseconds, or not at all
 
 # torch.distributed functions a rank waits in (Python frames; the wait itself is in C++).
 COLLECTIVES = frozenset({
@@ -41,8 +46,6 @@ COLLECTIVES = frozenset({
     "_sync_params_and_buffers",
 })
 _DIST_FILE = re.compile(r"torch[/\\](distributed|nn[/\\]parallel)[/\\]")
-_LIBRARY_FILE = re.compile(
-    r"[/\\](site|dist)-packages[/\\]|[/\\]lib[/\\]python\d+(\.\d+)?t?[/\\]|^<frozen ")
 _GENERIC = frozenset({
     "wrapper", "inner", "wrapped", "_fn", "fn", "decorate_context", "__call__",
     "_call_impl", "_wrapped_call_impl", "wrap", "_wrapper", "func", "new_fn",
@@ -62,7 +65,7 @@ class Frame:
 
     @property
     def library(self) -> bool:
-        return bool(_LIBRARY_FILE.search(self.file))
+        return bool(LIBRARY_FILE.search(self.file))
 
     def short(self) -> str:
         parts = self.file.replace("\\", "/").split("/")
@@ -101,6 +104,8 @@ class RankStack:
     error: str | None = None
     collective: dict[str, Any] | None = None
     seconds: float = 0.0
+    via: str | None = None  # "handler" | "py-spy"
+    socket: str | None = None  # an armed rank's control socket
 
     @property
     def label(self) -> str:
@@ -298,15 +303,21 @@ def group(stacks: list[RankStack]) -> list[Group]:
 
 
 def take(targets: list[tuple[int, int | None, str | None]], *, nonblocking: bool = False,
-         timeout: float = DUMP_TIMEOUT_S) -> list[RankStack]:
-    """Dump every ``(pid, rank, host)`` at once; a rank that cannot be read has ``error``."""
-    exe = find_pyspy()
-    out = [RankStack(pid, rank, host) for pid, rank, host in targets]
+         timeout: float = DUMP_TIMEOUT_S,
+         sockets: dict[int, str] | None = None) -> list[RankStack]:
+    """Read every ``(pid, rank, host)`` at once; a rank that cannot be read has ``error``.
+    ``sockets``: pid -> control socket of the armed ranks among them."""
+    sockets = sockets or {}
+    exe = find_pyspy() if any(pid not in sockets for pid, _, _ in targets) else None
+    out = [RankStack(pid, rank, host, socket=sockets.get(pid)) for pid, rank, host in targets]
 
     def one(rs: RankStack) -> None:
         t0 = time.monotonic()
         try:
-            rs.threads = dump(rs.pid, nonblocking=nonblocking, timeout=timeout, exe=exe)
+            rs.threads = _from_handler(rs) if rs.socket else []
+            if rs.via is None:
+                rs.via = "py-spy"
+                rs.threads = dump(rs.pid, nonblocking=nonblocking, timeout=timeout, exe=exe)
             rs.collective = collective(rs.threads)
         except StacksError as exc:
             rs.error = str(exc)
@@ -320,6 +331,20 @@ def take(targets: list[tuple[int, int | None, str | None]], *, nonblocking: bool
     return out
 
 
+def _from_handler(rs: RankStack) -> list[Thread]:
+    """An armed rank's own account of its threads; [] with ``via`` unset when it cannot give
+    one (py-spy reads it then)."""
+    from rankdebug.jobs.armed import ArmedError, ask
+
+    assert rs.socket is not None
+    try:
+        reply = ask(rs.socket, {"command": "stacks"}, timeout=HANDLER_TIMEOUT_S)
+    except ArmedError:
+        return []
+    rs.via = "handler"
+    return parse_dump(reply.get("threads"), rs.pid)
+
+
 def report(stacks: list[RankStack], groups: list[Group], job: str | None,
            seconds: float) -> dict[str, Any]:
     """The JSON ``rankdebug stacks --json`` prints."""
@@ -331,7 +356,7 @@ def report(stacks: list[RankStack], groups: list[Group], job: str | None,
         "seconds": round(seconds, 3),
         "ranks": [{
             "rank": rs.rank, "pid": rs.pid, "host": rs.host, "error": rs.error,
-            "collective": rs.collective, "seconds": rs.seconds,
+            "collective": rs.collective, "seconds": rs.seconds, "via": rs.via,
             "threads": [{
                 "name": t.name, "thread_id": t.thread_id, "os_thread_id": t.os_thread_id,
                 "main": t.main, "active": t.active, "owns_gil": t.owns_gil,

@@ -155,6 +155,7 @@ def build(
     attach: str = "start",
     base_env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    arm: str | None = None,
 ) -> DebugPlan:
     """The process to start for ``plan`` with ``chosen`` ranks under the debugger."""
     import json
@@ -182,6 +183,8 @@ def build(
     env.pop("RANKDEBUG_ACTED", None)
     if ctl:
         env["RANKDEBUG_CTL"] = ctl
+    if arm:
+        env["RANKDEBUG_ARM"] = arm  # the folder for every rank's control socket
     if breaks:
         env["RANKDEBUG_BREAKS"] = json.dumps([[f, n] for f, n in breaks])
     if timeout > 0:

@@ -8,10 +8,12 @@ environment alone, whether this process is a rank, and whether it is a chosen on
    own agent): do nothing but chain to the sitecustomize it shadows;
 2. any rank: install the collective-timeout guard (an import hook that patches
    ``torch.distributed`` when the script imports it; torch itself is not imported here);
-3. a chosen rank only: import ``rankdebug.runtime.debug``, which starts debugpy.
+3. a chosen rank only: import ``rankdebug.runtime.debug``, which starts debugpy;
+4. with ``RANKDEBUG_ARM`` (``rankdebug launch --arm``), every rank: serve a control socket
+   in the job's folder (``rankdebug.runtime.handler``: attach, eval, stacks on request).
 
-Unchosen ranks import nothing: this file uses only modules every interpreter has loaded
-before ``site`` runs (``sys``, ``os`` and the frozen import machinery).
+Unchosen ranks of a job that is not armed import nothing: this file uses only modules
+every interpreter has loaded before ``site`` runs (``sys``, ``os`` and the frozen import machinery).
 Pure Python, 3.9 and later.
 """
 
@@ -258,12 +260,18 @@ def act(env: MutableMapping[str, str]) -> None:
         seconds = 86400.0
     if seconds > 0:
         install_guard(seconds)
-    if not rank_chosen(env.get("RANKDEBUG_RANKS", ""), rank, local_rank):
+    chosen = rank_chosen(env.get("RANKDEBUG_RANKS", ""), rank, local_rank)
+    armed = env.get("RANKDEBUG_ARM", "")
+    if not chosen and not armed:
         return
     try:
         from rankdebug.runtime import debug
 
-        debug.start(rank, local_rank, world_size)
+        debug.prepare(rank, local_rank, world_size, chosen=chosen)
+        if armed:
+            debug.arm(armed)
+        if chosen:
+            debug.start(rank, local_rank, world_size)
     except Exception as exc:  # guest code: the script runs on, without a debugger
         sys.stderr.write(f"rankdebug: rank {rank}: cannot start the debugger: {exc!r}\n")
 

@@ -190,14 +190,18 @@ def wait_for_client() -> None:
         send("attached")
 
 
-def prepare(rank: int, local_rank: int | None, world_size: int | None) -> None:
-    """Set up reporting for this rank: control socket (or registry), exit and fork hooks."""
+def prepare(rank: int, local_rank: int | None, world_size: int | None,
+            chosen: bool = True) -> None:
+    """Set up reporting for this rank: control socket (or registry), exit and fork hooks.
+    ``chosen``: the rank debugs from the start (an armed rank only reports)."""
+    if state.pid == os.getpid():
+        return
     state.rank, state.local_rank, state.world_size = rank, local_rank, world_size
     state.pid = os.getpid()
     state.job = _env("RANKDEBUG_JOB") or f"adhoc-{os.getppid()}"
     _connect_ctl()
     send("started", local_rank=local_rank, world_size=world_size,
-         argv=list(sys.argv), cwd=os.getcwd())
+         argv=list(sys.argv), cwd=os.getcwd(), chosen=chosen)
     atexit.register(_at_exit)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -208,7 +212,7 @@ def prepare(rank: int, local_rank: int | None, world_size: int | None) -> None:
 
 def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     """Called by the bootstrap in a chosen rank before the user's script runs."""
-    prepare(rank, local_rank, world_size)
+    prepare(rank, local_rank, world_size, chosen=True)
     breaks = _breaks()
     if _env("RANKDEBUG_ATTACH", "start") == "hit":
         from rankdebug.runtime import hithook
@@ -223,6 +227,38 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
                 return
     listen()
     if _env("RANKDEBUG_WAIT", "1") == "1":
+        wait_for_client()
+
+
+def arm(folder: str) -> None:
+    """Serve the rank's control socket (``rankdebug launch --arm``; see ``handler``)."""
+    from rankdebug.runtime import handler
+
+    path = handler.start(folder, state.rank)
+    if path is not None:
+        send("handler", socket=path)
+
+
+def attach_now() -> tuple[str, int]:
+    """Start the debugger now, from any thread, without stopping the rank (an armed rank's
+    ``attach``): connect to an adapter the supervisor starts, or listen; a client that
+    attaches then sets its breakpoints in every thread."""
+    with _attach_lock:
+        if state.listening is None and not connect_adapter():
+            listen()
+        assert state.listening is not None
+        if not state.attached:
+            threading.Thread(target=_report_attached, name="rankdebug-handler-attached",
+                             daemon=True).start()
+        return state.listening
+
+
+_attach_lock = threading.Lock()
+
+
+def _report_attached() -> None:
+    threading.current_thread().pydev_do_not_trace = True  # type: ignore[attr-defined]
+    with contextlib.suppress(Exception):
         wait_for_client()
 
 

@@ -17,6 +17,11 @@ is up (and reported ``listening``) from the start, and the rank connects to it a
 hit, so the client's ``attach`` completes there and the rank stops on that line. Breakpoints
 not given with ``--break`` take effect from that first hit on, or after
 ``{"command": "attach", "rank": N}`` on stdin with ``--control``.
+
+Armed jobs (``--arm``): every rank also serves a control socket in the job's folder
+(``rankdebug.runtime.handler``) and runs without a debugger until ``rankdebug attach``,
+``eval`` or ``stacks`` asks it something (or ``{"command": "attach", "rank": N}`` with
+``--control``); ``--ranks`` then defaults to none.
 """
 
 from __future__ import annotations
@@ -32,8 +37,13 @@ DEFAULT_TIMEOUT_S = 86400.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = __doc__.split("\n\n")[0] if __doc__ else None
-    parser.add_argument("--ranks", default="0",
-                        help="ranks to debug: all, N, A-B, localN, comma-joined (default 0)")
+    parser.add_argument("--ranks", default=None,
+                        help="ranks to debug: all, N, A-B, localN, comma-joined (default 0; "
+                        "with --arm, none)")
+    parser.add_argument("--arm", action="store_true",
+                        help="every rank serves a control socket so that it can be told later "
+                        "to attach a debugger, evaluate an expression or report its stack "
+                        "(rankdebug attach/eval/stacks); no debugger runs until then")
     parser.add_argument("--json", action="store_true", help="JSON lines on stdout")
     parser.add_argument("--no-wait", action="store_true",
                         help="chosen ranks listen but run on without waiting for a client")
@@ -85,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from rankdebug.supervise import ports as portmod
     from rankdebug.supervise.job import Supervisor
     from rankdebug.supervise.plans import plan_for
-    from rankdebug.supervise.ranks import RanksError, select
+    from rankdebug.supervise.ranks import RanksError, Selection, select
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -102,7 +112,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(args, str(exc))
     try:
-        selection = select(args.ranks, plan.ranks, plan.world_size)
+        if args.ranks is None and args.arm:
+            selection = Selection("", [])  # armed only: no rank debugged from the start
+        else:
+            selection = select(args.ranks or "0", plan.ranks, plan.world_size)
         breaks = _breaks(args.breaks, Path(plan.cwd or cwd))
     except (RanksError, ValueError) as exc:
         return _fail(args, str(exc))
@@ -135,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
             breaks=breaks,
             attach=("hit" if breaks else "start") if args.attach == "auto" else args.attach,
             cwd=str(cwd),
+            arm=job_dir if args.arm else None,
         )
     except RewriteError as exc:
         registry.remove_job(job)
@@ -154,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         "rank_spec": selection.spec,
         "world_size": plan.world_size,
         "start_time": start_time,
+        "armed": args.arm,
     }
     registry.create_job(job, info)
     infos = {r.rank: r for r in plan.ranks}
@@ -167,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         })
     sup = Supervisor(dplan, job, job_dir, args.json, control=args.control)
     sup.emit({"event": "job", "job": job, "dir": job_dir, "pid": os.getpid(),
-              "ranks": selection.ranks, "rank_spec": selection.spec,
+              "ranks": selection.ranks, "rank_spec": selection.spec, "armed": args.arm,
               "attach_mode": dplan.env.get("RANKDEBUG_ATTACH", "start"),
               "launcher": dplan.launcher, "attach": dplan.attach_configs(job)})
     return sup.run()

@@ -43,6 +43,8 @@ class _Conn:
     pid: int | None = None
     attach_signal: int | None = None
     finished: bool = False  # the rank's script ended (its atexit ran)
+    chosen: bool = True  # debugged from the start; an armed rank's end is the launcher's affair
+    socket: str | None = None  # an armed rank's control socket
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Supervisor:
         # --attach hit: adapters started here (rank -> Adapter, or the error text).
         self._adapters: dict[int, Adapter | str] = {}
         self._asking: dict[int, int] = {}  # rank -> connection waiting for its adapter
+        self._spawned: set[int] = set()  # ranks whose adapter was started
         self._next_conn = 0
         self._listener: socket.socket | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -126,6 +129,13 @@ class Supervisor:
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.sendall((json.dumps(body) + "\n").encode())
+
+    def _spawn_adapter(self, rank: int) -> None:
+        """Start rank's adapter in the background, once."""
+        if rank in self._adapters or rank in self._spawned:
+            return
+        self._spawned.add(rank)
+        threading.Thread(target=self._start_adapter, args=(rank,), daemon=True).start()
 
     def _start_adapter(self, rank: int) -> None:
         env = dict(os.environ, RANKDEBUG_JOB=self.job)  # tagged for the final sweep
@@ -216,7 +226,8 @@ class Supervisor:
                 self._on_command(msg)
             elif kind == "eof":
                 conn = self._conns.pop(ident, None)
-                if conn is not None and conn.rank is not None and not conn.finished:
+                if (conn is not None and conn.rank is not None and conn.chosen
+                        and not conn.finished):
                     self.say(f"rank {conn.rank} ended before its script finished")
                     if self.abnormal_at is None:
                         self.abnormal_at = time.monotonic()
@@ -254,17 +265,24 @@ class Supervisor:
         conn.rank = rank
         fields: dict[str, Any] = {"pid": msg.get("pid")}
         if event == "started":
+            conn.chosen = msg.get("chosen") is not False
+            conn.pid = msg.get("pid")
             fields.update(state="running", local_rank=msg.get("local_rank"),
                           world_size=msg.get("world_size"))
+        elif event == "handler":
+            path = msg.get("socket")
+            conn.socket = path if isinstance(path, str) else None
+            fields.update(socket=conn.socket, armed=conn.socket is not None)
         elif event == "armed":
             conn.pid = msg.get("pid")
             sig = msg.get("signal")
             conn.attach_signal = sig if isinstance(sig, int) else None
-            threading.Thread(target=self._start_adapter, args=(rank,), daemon=True).start()
+            self._spawn_adapter(rank)
             return
         elif event == "adapter":
             found = self._adapters.get(rank)
             if found is None:
+                self._spawn_adapter(rank)  # an armed rank told to attach: started now
                 self._asking[rank] = cid
             else:
                 self._reply(cid, found.for_rank() if isinstance(found, Adapter)
@@ -300,14 +318,28 @@ class Supervisor:
         elif name == "attach":
             rank = cmd.get("rank")
             conn = next((c for c in self._conns.values() if c.rank == rank), None)
-            if conn is None or conn.pid is None or conn.attach_signal is None:
+            if conn is not None and conn.pid is not None and conn.attach_signal is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(conn.pid, conn.attach_signal)
+            elif conn is not None and conn.socket is not None:
+                threading.Thread(target=self._attach_armed, args=(rank, conn.socket),
+                                 daemon=True).start()
+            else:
                 self.emit({"event": "error", "command": "attach", "rank": rank,
                            "message": "that rank is not waiting for an attach"})
-                return
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(conn.pid, conn.attach_signal)
         else:
             self.emit({"event": "error", "command": name, "message": "unknown command"})
+
+    def _attach_armed(self, rank: int, path: str) -> None:
+        """Tell an armed rank to attach; its ``listening`` comes back through the control
+        socket like any rank's."""
+        from rankdebug.jobs.armed import ArmedError, ask
+
+        try:
+            ask(path, {"command": "attach"}, timeout=60.0)
+        except ArmedError as exc:
+            self.emit({"event": "error", "command": "attach", "rank": rank,
+                       "message": str(exc)})
 
     def _on_adapter(self, rank: int, adapter: Adapter | str) -> None:
         self._adapters[rank] = adapter
@@ -359,7 +391,12 @@ def _human(event: dict[str, Any]) -> str:
     if kind == "job":
         ranks = event.get("ranks")
         which = ", ".join(map(str, ranks)) if ranks is not None else event.get("rank_spec")
-        return f"job {event.get('job')}: debugging rank(s) {which} ({event.get('attach_mode')})"
+        armed = (f"; every rank armed (rankdebug attach|eval|stacks {event.get('job')} …)"
+                 if event.get("armed") else "")
+        if not which:
+            return f"job {event.get('job')}: no rank debugged from the start{armed}"
+        return (f"job {event.get('job')}: debugging rank(s) {which} "
+                f"({event.get('attach_mode')}){armed}")
     if kind == "listening":
         return (f"rank {event.get('rank')} (pid {event.get('pid')}): attach a debugger to "
                 f"{event.get('host')}:{event.get('port')}")

@@ -1,0 +1,77 @@
+"""Python stacks of this process, shaped like ``py-spy dump --json``, and which files are the
+user's own (used by the armed handler, and by ``rankdebug.jobs.stacks`` for py-spy's dumps).
+
+Pure Python, 3.9 and later.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
+
+# Files of installed packages, the standard library and frozen modules: not the user's code.
+LIBRARY_FILE = re.compile(
+    r"[/\\](site|dist)-packages[/\\]|[/\\]lib[/\\]python\d+(\.\d+)?t?[/\\]|^<frozen ")
+# rankdebug's own files (the boot folder links the package in): never the user's either.
+_OWN_FILE = re.compile(r"[/\\]rankdebug[/\\](runtime|boot)[/\\]|[/\\]sitecustomize\.py$")
+
+
+def user_file(path: str) -> bool:
+    return not (LIBRARY_FILE.search(path) or _OWN_FILE.search(path))
+
+
+def walk(frame: FrameType | None) -> list[FrameType]:
+    """``frame`` and its callers, innermost first."""
+    out = []
+    while frame is not None:
+        out.append(frame)
+        frame = frame.f_back
+    return out
+
+
+def _proc_state(native_id: int | None) -> str | None:
+    """The kernel's state letter of one of our threads (R running, S sleeping, D disk wait)."""
+    if native_id is None:
+        return None
+    try:
+        with open(f"/proc/self/task/{native_id}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    end = data.rfind(b")")
+    return data[end + 2:end + 3].decode() if end > 0 else None
+
+
+def thread_stacks(skip: set[int] | None = None) -> list[dict[str, Any]]:
+    """Every Python thread of this process but ``skip`` (thread idents), as py-spy's JSON
+    describes it: thread name and ids, whether it runs, and its frames innermost first."""
+    frames = sys._current_frames()
+    threads = {t.ident: t for t in threading.enumerate()}
+    main = threading.main_thread().ident
+    out = []
+    for ident, frame in frames.items():
+        if skip and ident in skip:
+            continue
+        thread = threads.get(ident)
+        native = getattr(thread, "native_id", None)
+        if native is None and ident == main:
+            import os
+
+            native = os.getpid()
+        state = _proc_state(native)
+        out.append({
+            "thread_id": ident,
+            "os_thread_id": native,
+            "thread_name": thread.name if thread is not None else f"thread {ident}",
+            "active": state in ("R", "D") if state else True,
+            "owns_gil": False,
+            "frames": [{"name": f.f_code.co_name, "filename": f.f_code.co_filename,
+                        "line": f.f_lineno or 0} for f in walk(frame)],
+        })
+    return out
