@@ -9,8 +9,10 @@ interleaved, median step time (after warm-up) of the median of ``--runs`` runs:
     unchosen (start)      rank 0 while rank 1 is debugged (rankdebug launch --ranks 1)
     chosen (start)        rank 1, debugger attached, a breakpoint set but never hit
     chosen (hit)          rank 1 with --attach hit, the same breakpoint: no tracer until a hit
+    armed                 both ranks of ``rankdebug launch --arm`` (handler armed, never asked)
 
-Targets (issue 3): unchosen <= 1.02; chosen: report (today's way is about 1.15).
+Targets: unchosen <= 1.02; chosen: report (today's way is about 1.15) (issue 3);
+armed <= 1.01 (issue 6).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def main() -> int:
     never = line_of("# NEVER")
     brk = f"{WORKLOAD}:{never}"
     rows: dict[str, list[float]] = {"plain": [], "unchosen (start)": [], "chosen (start)": [],
-                                    "chosen (hit)": []}
+                                    "chosen (hit)": [], "armed": []}
     for i in range(runs):
         p = run_plain(NPROC, steps, until_reached=False)
         rows["plain"].append(median([_step(p.steps[r]) for r in p.steps]))
@@ -48,6 +50,8 @@ def main() -> int:
         h = run_debug(NPROC, steps, ["--ranks", "1", "--attach", "hit", "--break", brk],
                       [never], until_stopped=False, expect=1)
         rows["chosen (hit)"].append(_step(h.steps[1]))
+        a = run_debug(NPROC, steps, ["--arm"], [], until_stopped=False, expect=0)
+        rows["armed"].append(median([_step(a.steps[r]) for r in a.steps]))
         print(f"run {i + 1}/{runs}: " + "  ".join(f"{k} {v[-1] * 1e3:.2f}ms"
                                                for k, v in rows.items()), file=sys.stderr)
     base = median(rows["plain"])
