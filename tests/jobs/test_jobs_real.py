@@ -103,10 +103,18 @@ def test_stacks_single_out_the_rank_that_blocks_elsewhere(hang_job: TorchrunJob)
     assert by_rank[0]["collective"]["name"] == "all_reduce"
     assert by_rank[3]["collective"] is None
     assert all(r["error"] is None and r["threads"] for r in out["ranks"])
+    assert {r["via"] for r in out["ranks"]} == {"py-spy"}  # not armed: read from outside
     text = rankdebug("stacks", job_id)
     assert text.returncode == 0, text.stderr
     assert "ranks 0-2: all_reduce ← train_step" in text.stdout
     assert "rank 3: stuck_in_data" in text.stdout and "odd one out" in text.stdout
+
+
+def test_eval_needs_an_armed_job(hang_job: TorchrunJob) -> None:
+    out = rankdebug("eval", str(hang_job.proc.pid), "1", "1 + 1", "--json")
+    assert out.returncode == 2
+    message = json.loads(out.stdout)["error"]["message"]
+    assert "rankdebug launch --arm" in message and "rankdebug attach" in message
 
 
 def test_attach_to_a_rank_waiting_in_all_reduce(hang_job: TorchrunJob) -> None:
