@@ -22,6 +22,7 @@ from launch_helpers import (
 )
 
 from dap_client import DAPClient, DAPError
+from rankdebug.runtime import registry
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -98,6 +99,11 @@ def test_a_killed_supervisor_leaves_nothing_behind(tmp_path: Path) -> None:
         while job_processes(launch.job) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert job_processes(launch.job) == []
+        # Its registry folder stays behind until the next launch prunes it.
+        launch.proc.wait(10)
+        folder = Path(registry.job_dir(launch.job))
+        assert folder.exists() and launch.job in registry.prune()
+        assert not folder.exists()
     finally:
         launch.close()
 

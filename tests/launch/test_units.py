@@ -87,6 +87,22 @@ def test_registry_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert registry.read_job(job) is None
 
 
+def test_prune_removes_only_jobs_whose_supervisor_is_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    registry.create_job("live", {"pid": os.getpid()})
+    registry.create_job("dead", {"pid": dead.pid})
+    registry.create_job("elsewhere", {"pid": dead.pid, "host": "another-host"})
+    (runtime / "rankdebug" / "half").mkdir()  # no job.json yet: a job being created
+    assert registry.prune() == ["dead"]
+    assert sorted(p.name for p in (runtime / "rankdebug").iterdir()) == [
+        "elsewhere", "half", "live"]
+
+
 def _plan(*argv: str, env: dict[str, str] | None = None) -> LaunchPlan:
     span = Span(0, 0, 0, 0)
     plan = LaunchPlan("torchrun", [Word.literal(a) for a in argv], span)

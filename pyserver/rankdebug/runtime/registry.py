@@ -127,6 +127,26 @@ def list_jobs() -> list[dict[str, Any]]:
     return jobs
 
 
+def prune() -> list[str]:
+    """Remove the folders of jobs whose supervisor on this host is gone (it was killed with
+    SIGKILL, or the machine rebooted with a persistent /tmp); returns their ids."""
+    host = socket.gethostname()
+    gone = []
+    base = root()
+    for name in sorted(os.listdir(base)):
+        path = os.path.join(base, name)
+        if not os.path.isdir(path) or os.path.islink(path):
+            continue
+        info = _read(os.path.join(path, "job.json"))
+        pid = info.get("pid") if info is not None else None
+        if info is None or info.get("host", host) != host or not isinstance(pid, int):
+            continue  # half-written, another host's, or not a job folder: not ours to judge
+        if not pid_alive(pid):
+            shutil.rmtree(path, ignore_errors=True)
+            gone.append(name)
+    return gone
+
+
 def remove_rank(job: str, rank: int) -> None:
     """Remove one rank's entry, and the job's folder when no rank is left in it."""
     path = job_dir(job)

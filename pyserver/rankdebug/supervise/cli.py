@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     job = registry.new_job_id()
     try:
         with portmod.registry_lock():
+            registry.prune()  # folders of jobs whose supervisor was killed outright
             wanted = selection.ranks or []
             ports = portmod.choose(wanted, args.host, args.base_port, portmod.ports_in_registry())
             job_dir = registry.create_job(job, {"pid": os.getpid(), "state": "starting"})
