@@ -56,6 +56,15 @@ def test_detect_rank_per_launcher() -> None:
     assert bootstrap.detect_rank({"RANKDEBUG_RANKVARS": "RANK/LOCAL_RANK/WORLD_SIZE,=0"}) == (
         0, 0, None)
     assert bootstrap.detect_rank({"OMPI_COMM_WORLD_RANK": "5"}) == (5, None, None)
+    # msrun: LOCAL_RANK where MindSpore sets it, else DEVICE_ID; the scan reads the same table
+    from rankdebug.jobs.discover import rank_vars
+
+    ms = {"RANKDEBUG_RANKVARS": bootstrap.MINDSPORE_VARS, "RANK_ID": "6", "DEVICE_ID": "2",
+          "RANK_SIZE": "8"}
+    assert bootstrap.detect_rank(ms) == (6, 2, 8)
+    assert bootstrap.detect_rank({**ms, "LOCAL_RANK": "1"}) == (6, 1, 8)
+    found = rank_vars(ms)
+    assert found is not None and (found.rank, found.local_rank, found.world_size) == (6, 2, 8)
 
 
 def test_rank_chosen() -> None:

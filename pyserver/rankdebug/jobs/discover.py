@@ -32,16 +32,15 @@ from typing import Any
 
 from rankdebug.jobs import gpu as gpumod
 from rankdebug.jobs import procfs
+from rankdebug.runtime import bootstrap
 
 # (rank, local rank, world size) variable names, per launcher family, tried in order.
-RANK_VARS: tuple[tuple[str, str, str], ...] = (
-    ("RANK", "LOCAL_RANK", "WORLD_SIZE"),
-    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"),
-    ("PMIX_RANK", "MPI_LOCALRANKID", "PMI_SIZE"),
-    ("PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"),
-    ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"),
-    ("RANK_ID", "DEVICE_ID", "RANK_SIZE"),
-)
+# From the one table of them (rankdebug.runtime.bootstrap); "A|B" means A, else B.
+RANK_VARS: tuple[tuple[str, str, str], ...] = tuple(
+    (names[0], names[1], names[2])
+    for names in (triple.split("/") for triple in ",".join((
+        bootstrap.TORCH_VARS, bootstrap.MPI_VARS, bootstrap.SLURM_VARS,
+        bootstrap.MINDSPORE_VARS)).split(",")))
 # Cheap test on the raw environ bytes before parsing it.
 _ENV_NEEDLES = (b"RANK=", b"RANK_ID=", b"WORLD_SIZE=", b"SLURM_PROCID=")
 # Environment variables naming a job's rendezvous, most specific first.
@@ -98,16 +97,20 @@ def _int(text: str | None) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def _first(env: Mapping[str, str], names: str) -> int | None:
+    return next((v for n in names.split("|") if (v := _int(env.get(n))) is not None), None)
+
+
 def rank_vars(env: Mapping[str, str]) -> RankVars | None:
     """The rank a process's environment names, or None when it names none."""
     for rank_name, local_name, world_name in RANK_VARS:
         rank = _int(env.get(rank_name))
         if rank is None:
             continue
-        local = _int(env.get(local_name))
+        local = _first(env, local_name)
         if local is None:
             local = _int(env.get("LOCAL_RANK"))
-        world = _int(env.get(world_name))
+        world = _first(env, world_name)
         if world is None:
             world = _int(env.get("WORLD_SIZE"))
         return RankVars(rank, local, world, rank_name)

@@ -16,14 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankdebug.command.plan import LaunchPlan
+from rankdebug.runtime import bootstrap
 
-# Where each launcher family puts a process's rank ("RANK/LOCAL/SIZE" triples, in order;
-# "=0": a plain python run is rank 0). See rankdebug.runtime.bootstrap.detect_rank.
-_TORCH_VARS = "RANK/LOCAL_RANK/WORLD_SIZE"
-_MPI_VARS = (
-    "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_LOCAL_RANK/OMPI_COMM_WORLD_SIZE,"
-    "PMIX_RANK/MPI_LOCALRANKID/PMI_SIZE,PMI_RANK/MPI_LOCALRANKID/PMI_SIZE"
-)
+# Where each launcher family puts a process's rank (see rankdebug.runtime.bootstrap).
+_TORCH_VARS, _MPI_VARS = bootstrap.TORCH_VARS, bootstrap.MPI_VARS
 RANK_VARS: dict[str, str] = {
     "torchrun": _TORCH_VARS,
     "torch.distributed.launch": _TORCH_VARS,
@@ -33,8 +29,8 @@ RANK_VARS: dict[str, str] = {
     "colossalai": _TORCH_VARS,
     "ray": _TORCH_VARS,
     "mpirun": f"{_TORCH_VARS},{_MPI_VARS}",
-    "srun": f"{_TORCH_VARS},SLURM_PROCID/SLURM_LOCALID/SLURM_NTASKS",
-    "msrun": "RANK_ID/LOCAL_RANK/RANK_SIZE",
+    "srun": f"{_TORCH_VARS},{bootstrap.SLURM_VARS}",
+    "msrun": bootstrap.MINDSPORE_VARS,
     "python": f"{_TORCH_VARS},=0",
     "other": f"{_TORCH_VARS},{_MPI_VARS}",
 }

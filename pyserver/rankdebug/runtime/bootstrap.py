@@ -27,15 +27,20 @@ if TYPE_CHECKING:  # no `typing` import at run time: unchosen ranks import nothi
     from collections.abc import Callable, MutableMapping
     from typing import Any
 
-# Rank variables, per launcher family: "RANK/LOCAL_RANK/WORLD_SIZE" triples, tried in order.
-# The supervisor narrows them with RANKDEBUG_RANKVARS so a launcher's agent is never taken
-# for a rank (under srun, torchrun's agent has SLURM_PROCID but no RANK).
-DEFAULT_RANKVARS = (
-    "RANK/LOCAL_RANK/WORLD_SIZE,"
+# Rank variables, per launcher family: "RANK/LOCAL_RANK/WORLD_SIZE" triples, tried in order;
+# "A|B": A, else B. The one table of them: the rewrite (which families a launcher's ranks
+# use) and the job scan read it from here. The supervisor narrows them with
+# RANKDEBUG_RANKVARS so a launcher's agent is never taken for a rank (under srun,
+# torchrun's agent has SLURM_PROCID but no RANK).
+TORCH_VARS = "RANK/LOCAL_RANK/WORLD_SIZE"
+MPI_VARS = (
     "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_LOCAL_RANK/OMPI_COMM_WORLD_SIZE,"
     "PMIX_RANK/MPI_LOCALRANKID/PMI_SIZE,"
     "PMI_RANK/MPI_LOCALRANKID/PMI_SIZE"
 )
+SLURM_VARS = "SLURM_PROCID/SLURM_LOCALID/SLURM_NTASKS"
+MINDSPORE_VARS = "RANK_ID/LOCAL_RANK|DEVICE_ID/RANK_SIZE"  # msrun
+DEFAULT_RANKVARS = f"{TORCH_VARS},{MPI_VARS}"
 
 _ACTED = "RANKDEBUG_ACTED"
 
@@ -46,6 +51,15 @@ def _int(text: str | None) -> int | None:
     text = text.strip()
     if text.isdigit():
         return int(text)
+    return None
+
+
+def _var(env: MutableMapping[str, str], names: str) -> int | None:
+    """The first of ``A|B|…`` that the environment sets to a number."""
+    for name in names.split("|"):
+        value = _int(env.get(name)) if name else None
+        if value is not None:
+            return value
     return None
 
 
@@ -63,12 +77,10 @@ def detect_rank(env: MutableMapping[str, str]) -> tuple[int, int | None, int | N
             if fixed is not None:
                 return fixed, fixed, None
             continue
-        rank = _int(env.get(names[0]))
+        rank = _var(env, names[0])
         if rank is None:
             continue
-        local = _int(env.get(names[1])) if names[1] else None
-        world = _int(env.get(names[2])) if names[2] else None
-        return rank, local, world
+        return rank, _var(env, names[1]), _var(env, names[2])
     return None
 
 

@@ -40,14 +40,15 @@ def _dist() -> Any:
 
 
 def _my_rank() -> tuple[int, int | None, int | None]:
-    dist = _dist()
-    local = os.environ.get("LOCAL_RANK")
-    local_rank = int(local) if local and local.isdigit() else None
-    if dist is not None:
-        return int(dist.get_rank()), local_rank, int(dist.get_world_size())
     from rankdebug.runtime.bootstrap import detect_rank
 
+    # The launcher's variables (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, …) give the local
+    # rank; torch.distributed, once up, has the last word on rank and world size.
     found = detect_rank(os.environ)
+    local_rank = found[1] if found is not None else None
+    dist = _dist()
+    if dist is not None:
+        return int(dist.get_rank()), local_rank, int(dist.get_world_size())
     return found if found is not None else (0, local_rank, None)
 
 
