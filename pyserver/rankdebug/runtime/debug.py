@@ -49,6 +49,9 @@ class _State:
 
 state = _State()
 
+# One attach at a time: a hit, the attach signal and an armed rank's handler may race.
+_attach_lock = threading.RLock()
+
 
 def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
@@ -253,7 +256,6 @@ def attach_now() -> tuple[str, int]:
         return state.listening
 
 
-_attach_lock = threading.Lock()
 
 
 def _report_attached() -> None:
@@ -277,6 +279,11 @@ def connect_adapter() -> bool:
     """Connect to the adapter the supervisor started for this rank (see
     ``rankdebug.supervise.adapters``), as ``debugpy.listen`` does after spawning one.
     False when there is none (no supervisor, or it could not start one)."""
+    with _attach_lock:
+        return _connect_adapter()
+
+
+def _connect_adapter() -> bool:
     if state.ctl is None or state.listening is not None:
         return False
     try:

@@ -89,6 +89,8 @@ def stop() -> None:
     with contextlib.suppress(OSError):
         os.remove(handler.path)
     with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)  # wakes the thread in accept(); close alone does not
+    with contextlib.suppress(OSError):
         sock.close()
 
 
