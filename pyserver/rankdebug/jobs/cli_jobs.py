@@ -43,13 +43,15 @@ def render(found: Discovery) -> str:
         cmd = shlex.join(job.command)
         if len(cmd) > 100:
             cmd = cmd[:99] + "…"
-        lines.append(f"{job.id}  [{job.source}] {job.launcher or '?'}  "
+        armed = " armed" if job.armed else ""
+        lines.append(f"{job.id}  [{job.source}{armed}] {job.launcher or '?'}  "
                      f"world {job.world_size if job.world_size is not None else '?'}  "
                      f"started {_when(job.start_time)}  {cmd}")
         for r in job.ranks:
             rank = "?" if r.rank is None else str(r.rank)
             local = "?" if r.local_rank is None else str(r.local_rank)
             port = f"  port {r.port}" if r.port is not None else ""
+            port += "  armed" if r.armed else ""
             gpu = ""
             if r.gpu:
                 gpu = "  gpu " + ",".join(str(g.get("index")) for g in r.gpu)
