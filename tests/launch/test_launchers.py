@@ -42,6 +42,18 @@ def test_plain_python(tmp_path: Path) -> None:
         launch.close()
 
 
+def test_torchrun_of_rankdebugs_environment_without_activating_it(tmp_path: Path) -> None:
+    """`.venv/bin/rankdebug launch -- torchrun …` with the venv not on PATH: the torchrun
+    beside rankdebug's Python runs (what an activated environment would have found)."""
+    script = str(SCRIPTS / "single.py")
+    launch = Launch(["--ranks", "0", "--", "torchrun", "--nproc_per_node", "1", script],
+                    tmp_path, env={"PATH": "/usr/local/bin:/usr/bin:/bin"})
+    try:
+        _debug_one_stop(launch, script, line_of("single.py"), 0)
+    finally:
+        launch.close()
+
+
 def test_torch_distributed_launch_all_ranks(tmp_path: Path) -> None:
     script = str(SCRIPTS / "ddp_steps.py")
     line = line_of("ddp_steps.py")

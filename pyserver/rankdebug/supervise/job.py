@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
@@ -157,7 +158,7 @@ class Supervisor:
         procs.become_subreaper()
         stdout = sys.stderr.fileno() if self.json_mode else None
         self.proc = subprocess.Popen(
-            self.plan.argv,
+            [_executable(self.plan.argv[0], self.plan.env), *self.plan.argv[1:]],
             env=self.plan.env,
             cwd=self.plan.cwd,
             stdin=subprocess.DEVNULL if self.control else None,
@@ -383,6 +384,15 @@ class Supervisor:
         if self._listener is not None:
             self._listener.close()
         registry.remove_job(self.job)
+
+
+def _executable(name: str, env: dict[str, str]) -> str:
+    """``name`` as the job's PATH finds it; else the one beside this Python (``torchrun``
+    of the virtual environment rankdebug runs from, when that is not activated)."""
+    if os.sep in name or shutil.which(name, path=env.get("PATH", os.defpath)):
+        return name
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    return beside if os.access(beside, os.X_OK) else name
 
 
 def _human(event: dict[str, Any]) -> str:
