@@ -3,8 +3,9 @@ environment needs nothing installed (the python-tools extension template's bundl
 
 - the rankdebug package (pyserver/rankdebug, without caches);
 - its dependencies, copied file by file from this environment's installed distributions;
-- debugpy made pure Python (its compiled speed-ups and attach helpers dropped: pydevd
-  falls back to its Python tracer, and ranks are attached through debugpy.listen);
+- debugpy made pure Python (its compiled speed-ups dropped: pydevd falls back to its
+  Python tracer), except the small Linux helper gdb loads to attach to a running process
+  (`rankdebug attach --pid`, Attach in the Training Jobs view: 20 KB);
 - tree-sitter's compiled binding for every CPython 3.10-3.14 (abi-specific file names sit
   side by side), fetched with pip when this Python's own is not enough.
 
@@ -27,6 +28,8 @@ DISTS = ["pygls", "lsprotocol", "attrs", "cattrs", "typing_extensions", "tree-si
          "tree-sitter-bash", "debugpy", "PyYAML"]
 PURE_ONLY = {"debugpy", "PyYAML"}  # drop compiled files: both run without them
 BINARY = (".so", ".pyd", ".dll", ".dylib", ".exe", ".pdb", ".lib")
+# Compiled files kept all the same: what gdb injects into a running rank (rankdebug.jobs.attach).
+KEEP_BINARY = ("pydevd_attach_to_process/attach_linux_amd64.so",)
 # Sources of compiled parts and Windows-only helpers: never imported here.
 SKIP_SUFFIXES = (".c", ".cpp", ".h", ".hpp", ".pyx", ".pxd", ".pyi.in")
 SKIP_PARTS = ("/winappdbg/", "/tests/", "/windows/")
@@ -40,7 +43,7 @@ def copy_dist(name: str) -> int:
         rel = str(f)
         if rel.startswith("..") or "__pycache__" in rel or ".dist-info" in rel:
             continue
-        if name in PURE_ONLY and rel.endswith(BINARY):
+        if name in PURE_ONLY and rel.endswith(BINARY) and not rel.endswith(KEEP_BINARY):
             continue
         if rel.endswith(SKIP_SUFFIXES) or any(part in "/" + rel for part in SKIP_PARTS):
             continue

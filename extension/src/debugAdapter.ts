@@ -473,7 +473,7 @@ export class JobAdapter implements vscode.DebugAdapter {
         if (this.tracked) {
             this.state.update(this.tracked, (j) => {
                 j.job ??= ev.job;
-                j.ranks.set(ev.rank, { rank: ev.rank, session: child, state: 'attached' });
+                j.ranks.set(ev.rank, { rank: ev.rank, session: child, state: this.state.takeEarlyState(child) ?? 'attached' });
             });
         }
     }

@@ -29,7 +29,7 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const terminals = new TerminalSupport(context, ctx);
     const python = async (): Promise<string> => (await server.python()).python;
     const jobs = new JobsView(state, python);
-    const attach = new RankAttach(state, python, jobs);
+    const attach = new RankAttach(python, jobs, state);
     const stacks = new StacksPanels(python, jobs);
     const evaluate = new RankEval(context.globalState, python);
     context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, trackSessions());

@@ -25,6 +25,8 @@ export interface TrackedJob {
 
 export class JobState implements vscode.Disposable {
     private readonly jobs = new Map<string, TrackedJob>();
+    /** States sessions reported before their rank was registered (a breakpoint hit at once). */
+    private readonly early = new Map<string, TrackedRank['state']>();
     private readonly changed = new vscode.EventEmitter<void>();
     readonly onDidChange = this.changed.event;
 
@@ -61,17 +63,22 @@ export class JobState implements vscode.Disposable {
         for (const job of this.jobs.values()) {
             for (const r of job.ranks.values()) {
                 if (r.session?.id !== session.id) continue;
-                if (state === undefined) {
-                    job.ranks.delete(r.rank);
-                    // Sessions the jobs view started on ranks of a job it does not own: gone with the last one.
-                    if (!job.parent && !job.terminal && !job.ranks.size) this.jobs.delete(job.key);
-                } else {
-                    r.state = state;
-                }
+                if (state === undefined) job.ranks.delete(r.rank);
+                else r.state = state;
                 this.changed.fire();
                 return;
             }
         }
+        if (state) this.early.set(session.id, state);
+        else this.early.delete(session.id);
+    }
+
+    /** The state a session reported before its rank was registered, if any (taken once). */
+    takeEarlyState(session: vscode.DebugSession | undefined): TrackedRank['state'] | undefined {
+        if (!session) return undefined;
+        const state = this.early.get(session.id);
+        this.early.delete(session.id);
+        return state;
     }
 
     dispose(): void {

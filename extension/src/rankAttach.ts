@@ -3,10 +3,10 @@
  * Steps: which ranks (a rank row: that one; a job row: its ranks waiting for a debugger, else
  * a pick among its live ranks) → an endpoint per rank (a rank that listens is used as is;
  * others through `rankdebug attach JOB RANK --json`, which tells an armed rank through its
- * handler or injects debugpy with gdb, under a cancellable progress notification) → one
- * session `rank N` straight to debugpy (`connect`), or, for several ranks, a parent session
- * over them (debugAdapter.ts `__attach`). Errors (ptrace refused, with the fix) are shown as
- * the CLI words them.
+ * handler or injects debugpy with gdb, under a cancellable progress notification) → a parent
+ * session over the job with one child session `rank N` per rank, straight to its debugpy
+ * (debugAdapter.ts `__attach`). Errors (ptrace refused, with the fix) are shown as the CLI
+ * words them.
  */
 import * as vscode from 'vscode';
 import { runCli } from './cli';
@@ -26,34 +26,18 @@ interface Endpoint {
     port: number;
 }
 
-/** The key of the tracked job that holds sessions this view started on a job's ranks. */
-export function viewKey(job: string): string {
-    return `view:${job}`;
-}
-
 export class RankAttach implements vscode.Disposable {
-    private readonly disposables: vscode.Disposable[] = [];
-
     constructor(
-        private readonly state: JobState,
         private readonly python: () => Promise<string>,
         private readonly jobs: { pickJob(title: string): Promise<JobInfo | undefined>; refresh(): Promise<void> },
-    ) {
-        // A `rank N` session this view started: its rank joins the job's tracked state (paused/attached).
-        this.disposables.push(
-            vscode.debug.onDidStartDebugSession((s) => {
-                const r = (s.configuration as RankdebugConfiguration).__rank;
-                if (!r?.parentKey?.startsWith('view:') || s.parentSession) return;
-                const tracked = this.state.get(r.parentKey);
-                if (tracked) this.state.update(tracked, (j) => j.ranks.set(r.rank, { rank: r.rank, session: s, state: 'attached' }));
-            }),
-        );
-    }
+        private readonly state: JobState,
+    ) {}
 
     /** Attach from a row (or the palette: pick a job first). */
     async attach(node?: JobNode): Promise<void> {
         const job = node?.job ?? (await this.jobs.pickJob(vscode.l10n.t('Attach to which job?')));
         if (!job) return;
+        log().info(`attach: ${node?.kind ?? 'palette'} ${job.id}${node?.kind === 'rank' ? ` rank ${node.rank.rank}` : ''}`);
         const tracked = this.state.byJobId(job.id);
         const live = job.ranks.filter((r) => canAttach(r, tracked?.ranks.get(r.rank)?.state));
         let ranks: RankInfo[];
@@ -125,41 +109,27 @@ export class RankAttach implements vscode.Disposable {
         return ready.sort((a, b) => a.rank - b.rank);
     }
 
-    /** One session `rank N`, or a parent over several ranks. */
+    /**
+     * A parent session over the ranks (debugAdapter.ts `__attach`) with one child session
+     * `rank N` per rank straight to its debugpy: the Call Stack groups them under the job,
+     * and this window's state (paused/attached) follows them. Ending it detaches; the job runs on.
+     */
     private async start(job: JobInfo, endpoints: Endpoint[]): Promise<void> {
         const folder = vscode.workspace.workspaceFolders?.[0];
-        const justMyCode = getSettings(folder?.uri).justMyCode;
-        if (endpoints.length === 1) {
-            const e = endpoints[0];
-            const key = viewKey(job.id);
-            if (!this.state.get(key)) this.state.add({ key, job: job.id, title: jobLabel(job), worldSize: job.worldSize, command: job.command, ranks: new Map() });
-            const config: RankdebugConfiguration = {
-                type: TYPE,
-                request: 'attach',
-                name: `rank ${e.rank}`,
-                connect: { host: e.host, port: e.port },
-                justMyCode,
-                __rank: { rank: e.rank, job: job.id, parentKey: key },
-            };
-            const ok = await vscode.debug.startDebugging(folder, config, { suppressSaveBeforeStart: true } as vscode.DebugSessionOptions);
-            if (!ok) {
-                const t = this.state.get(key);
-                if (t && !t.ranks.size) this.state.remove(key);
-            }
-            return;
-        }
         const spec = formatSpec(endpoints.map((e) => e.rank));
         const config: RankdebugConfiguration = {
             type: TYPE,
             request: 'attach',
-            name: `${jobLabel(job)} · ranks ${spec}`,
-            justMyCode,
+            name: `${jobLabel(job)} · ${endpoints.length === 1 ? 'rank' : 'ranks'} ${spec}`,
+            justMyCode: getSettings(folder?.uri).justMyCode,
             __attach: { job: job.id, ranks: endpoints, worldSize: job.worldSize, title: jobLabel(job) },
         };
-        await vscode.debug.startDebugging(folder, config);
+        const t0 = Date.now();
+        const ok = await vscode.debug.startDebugging(folder, config);
+        log().info(`attach ${job.id} ranks ${spec}: ${ok ? 'started' : 'failed'} (${Date.now() - t0} ms)`);
     }
 
     dispose(): void {
-        this.disposables.forEach((d) => d.dispose());
+        // nothing held
     }
 }

@@ -5,7 +5,11 @@
 //      `rank 1` paused at the breakpoint line, Variables show rank = 1, the Debug Console
 //      evaluates RANK to '1'; stop → no process of the job is left;
 //   2. a job started with `rankdebug launch` outside VS Code appears in Training Jobs; Attach
-//      → `rank 0` paused at the breakpoint; stop.
+//      → `rank 0` paused at the breakpoint; stop;
+//   3. a plain `torchrun` job (no rankdebug) started outside VS Code appears in Training Jobs
+//      with its two ranks; Show Stacks → the webview shows the ranks' column(s); a frame
+//      click opens the file; Attach on `rank 1` (debugpy injected) → paused at a breakpoint;
+//   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
 // Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python).
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -53,7 +57,7 @@ function jobProcesses(dir) {
             const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
             const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
             const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
-            const isJob = env.includes('RANKDEBUG_JOB=') || (cmd.includes('rankdebug') && / launch /.test(cmd));
+            const isJob = env.includes('RANKDEBUG_JOB=') || (cmd.includes('rankdebug') && / launch /.test(cmd)) || cmd.includes('long_train.py');
             if (isJob && cwd.startsWith(dir)) out.push(`${pid} ${cmd.slice(0, 160)}`);
         } catch {
             // gone, or not ours
@@ -91,6 +95,7 @@ function makeWorkspace(base) {
     const ws = path.join(base, 'workspace');
     fs.mkdirSync(ws, { recursive: true });
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
+    fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
     const py = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
     const bpLine = py.findIndex((l) => l.includes('torch.manual_seed(rank)')) + 1;
     const sh = fs.readFileSync(path.join(ws, 'train.sh'), 'utf8').split('\n');
@@ -303,6 +308,7 @@ async function scenarioJobsView(page, ws, bpLine, cmdLine) {
         const jobId = /"event": "job", "job": "([^"]+)"/.exec(out)?.[1] ?? /"job": "([^"]+)"/.exec(out)?.[1];
         if (!jobId) throw new Error(`no job id in: ${out}`);
         say('job listening; attaching from the Training Jobs view');
+        await palette(page, 'View: Show Run and Debug');
         await palette(page, 'Rank Debugger: Refresh Training Jobs');
         const header = page.locator('.pane-header', { hasText: 'Training Jobs' });
         await header.waitFor({ timeout: 15000 });
@@ -330,6 +336,144 @@ async function scenarioJobsView(page, ws, bpLine, cmdLine) {
     }
     const left = jobProcesses(ws);
     if (left.length) throw new Error(`processes left: ${left.join('; ')}`);
+}
+
+/** The Training Jobs pane, and a row in it. */
+function jobsPane(page) {
+    return page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Training Jobs' }) });
+}
+
+async function openJobsView(page) {
+    const header = page.locator('.pane-header', { hasText: 'Training Jobs' });
+    await header.waitFor({ timeout: 15000 });
+    if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
+}
+
+/** Right-click a tree row and pick a menu item; again if a refresh re-rendered the row meanwhile. */
+async function rowMenu(page, row, name) {
+    for (let i = 0; i < 3; i++) {
+        await row.click({ button: 'right' });
+        const item = page.getByRole('menuitem', { name });
+        try {
+            await item.waitFor({ timeout: 5000 });
+            await item.click({ timeout: 5000 });
+            const t = Date.now();
+            await sleep(300);
+            if (await item.isVisible()) await item.click({ timeout: 2000 }).catch(() => undefined);
+            return t;
+        } catch (e) {
+            say(`menu item ${name}: ${e instanceof Error ? e.message.split('\n')[0] : e}; again`);
+            await page.keyboard.press('Escape');
+        }
+    }
+    throw new Error(`could not pick ${name} from the context menu`);
+}
+
+/** The Show Stacks webview's document (code-server nests it: iframe.webview → #active-frame). */
+function stacksFrame(page) {
+    return page.frameLocator('iframe.webview').last().frameLocator('#active-frame');
+}
+
+/** rank → pid of the ranks a launcher started (its children with RANK in their environment). */
+function rankPids(launcher) {
+    const out = {};
+    for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+        try {
+            const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+            const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+            if (ppid !== launcher) continue;
+            const rank = /(?:^|\0)RANK=(\d+)\0/.exec(fs.readFileSync(`/proc/${pid}/environ`, 'utf8'))?.[1];
+            if (rank !== undefined) out[rank] = Number(pid);
+        } catch {
+            // gone
+        }
+    }
+    return out;
+}
+
+async function scenarioForeignJob(page, ws) {
+    say('starting a plain torchrun job outside VS Code (no rankdebug)');
+    await palette(page, 'View: Show Run and Debug');
+    const bin = path.dirname(PYTHON);
+    const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PYTHONUNBUFFERED: '1' };
+    const job = spawn(path.join(bin, 'torchrun'), ['--nproc_per_node', '2', 'long_train.py'], { cwd: ws, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const jobLog = fs.createWriteStream(path.join(ART, 'foreign-job.log'));
+    job.stdout.on('data', (d) => {
+        out += d;
+        jobLog.write(d);
+    });
+    job.stderr.on('data', (d) => jobLog.write(d));
+    const timings = {};
+    try {
+        await waitFor('both ranks to run', () => out.includes('rank 0 running') && out.includes('rank 1 running'), 120000);
+        say('both ranks run; refreshing Training Jobs');
+        await openJobsView(page);
+        await palette(page, 'Rank Debugger: Refresh Training Jobs');
+        const pane = jobsPane(page);
+        const jobRow = pane.locator('.monaco-list-row', { hasText: `torchrun · ${job.pid}@` }).first();
+        await jobRow.waitFor({ timeout: 30000 });
+        const jobText = await jobRow.innerText();
+        if (!/2 ranks/.test(jobText)) throw new Error(`job row: ${jobText}`);
+        const pids = rankPids(job.pid);
+        if (!pids[0] || !pids[1]) throw new Error(`ranks of torchrun ${job.pid}: ${JSON.stringify(pids)}`);
+        const rankRowOf = (r) => pane.locator('.monaco-list-row', { hasText: new RegExp(`rank ${r}(?!\\d)[\\s\\S]*pid ${pids[r]}(?!\\d)`) }).first();
+        for (const r of [0, 1]) await rankRowOf(r).waitFor({ timeout: 30000 });
+        say(`Training Jobs lists ${jobText.replace(/\s+/g, ' ')} with ranks 0 and 1`);
+        await shot(page, '11-foreign-job');
+
+        say('Show Stacks');
+        const tStacks = await rowMenu(page, jobRow, 'Show Stacks');
+        const frame = stacksFrame(page);
+        await frame.locator('.column .label').first().waitFor({ timeout: 60000 });
+        timings.stacksMs = Date.now() - tStacks;
+        const labels = (await frame.locator('.column .label').allInnerTexts()).join(' | ');
+        if (!(/ranks 0-1/.test(labels) || (/rank 0\b/.test(labels) && /rank 1\b/.test(labels)))) throw new Error(`stack columns: ${labels}`);
+        await frame.locator('a.frame', { hasText: 'long_train.py' }).first().waitFor({ timeout: 10000 });
+        say(`stacks panel: columns ${labels} (${timings.stacksMs} ms after the click)`);
+        await shot(page, '12-stacks');
+        // A click on a frame opens the file at its line.
+        await frame.locator('a.frame', { hasText: 'long_train.py' }).first().click();
+        await page.locator('.tab.active', { hasText: 'long_train.py' }).waitFor({ timeout: 15000 });
+        say('a frame click opened long_train.py');
+
+        const py = fs.readFileSync(path.join(ws, 'long_train.py'), 'utf8').split('\n');
+        const bp = py.findIndex((l) => l.includes('the e2e breakpoint')) + 1;
+        await goToLine(page, bp);
+        await page.keyboard.press('F9');
+        await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+
+        say('Attach on rank 1 (debugpy is injected)');
+        const rankRow = rankRowOf(1);
+        const tAttach = await rowMenu(page, rankRow, 'Attach to Ranks');
+        await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'rank 1' }).first().waitFor({ timeout: 90000 });
+        await frameRow(page, 'long_train.py', bp).first().waitFor({ timeout: 60000 });
+        timings.attachMs = Date.now() - tAttach;
+        say(`rank 1 of the plain torchrun job paused at long_train.py:${bp}, ${timings.attachMs} ms after Attach`);
+        await pane.locator('.monaco-list-row', { hasText: new RegExp(`pid ${pids[1]}(?!\\d)[\\s\\S]*paused`) }).first().waitFor({ timeout: 15000 });
+        await shot(page, '13-foreign-attached');
+        // The breakpoint off again, so that the rank runs on once detached.
+        await page.locator('.tabs-container .tab', { hasText: 'long_train.py' }).first().click();
+        await goToLine(page, bp);
+        await page.keyboard.press('F9');
+        await stopDebugging(page);
+        if (job.exitCode !== null) throw new Error('the job ended when the debugger detached');
+        say('detached; the job runs on');
+    } finally {
+        try {
+            process.kill(-job.pid, 'SIGTERM');
+        } catch {
+            // gone
+        }
+        await waitFor('the plain torchrun job to end', () => jobProcesses(ws).length === 0, 20000).catch(() => {
+            try {
+                process.kill(-job.pid, 'SIGKILL');
+            } catch {
+                // gone
+            }
+        });
+    }
+    return timings;
 }
 
 async function terminal(page) {
@@ -443,18 +587,37 @@ async function main() {
         await page.goto(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(ws)}`);
         await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
         say(`workbench up in ${Date.now() - tBrowser} ms`);
-        const r1 = await scenarioRightClick(page, ws, bpLine);
-        results.push(`right-click → rank 1 paused: ${r1.pausedMs} ms`);
-        await scenarioJobsView(page, ws, bpLine, cmdLine);
-        results.push('Training Jobs view: attach to a job started outside VS Code');
-        await scenarioTerminalShim(page, ws, bpLine);
-        results.push('terminal: rankdebug torchrun ... attached rank 1; stop ended the job');
-        await scenarioLastCommand(page);
-        results.push('terminal: a failed training command is offered for debugging');
-        await scenarioLaunchJson(page, ws, cmdLine);
-        results.push('Generate launch.json: rankdebug and debugpy configurations written');
-        await scenarioCodeLens(page, ws, bpLine);
-        results.push('code lens ▶ Debug with the remembered ranks');
+        // RANKDEBUG_E2E_ONLY=jobs,foreign runs only those scenarios (while working on them).
+        const only = (process.env.RANKDEBUG_E2E_ONLY ?? '').split(',').filter(Boolean);
+        const want = (name) => !only.length || only.includes(name);
+        if (want('rightclick')) {
+            const r1 = await scenarioRightClick(page, ws, bpLine);
+            results.push(`right-click → rank 1 paused: ${r1.pausedMs} ms`);
+        }
+        if (want('jobs')) {
+            await scenarioJobsView(page, ws, bpLine, cmdLine);
+            results.push('Training Jobs view: attach to a job started outside VS Code');
+        }
+        if (want('foreign')) {
+            const r3 = await scenarioForeignJob(page, ws);
+            results.push(`plain torchrun job: listed; Show Stacks rendered in ${r3.stacksMs} ms; Attach → rank 1 paused in ${r3.attachMs} ms`);
+        }
+        if (want('shim')) {
+            await scenarioTerminalShim(page, ws, bpLine);
+            results.push('terminal: rankdebug torchrun ... attached rank 1; stop ended the job');
+        }
+        if (want('last')) {
+            await scenarioLastCommand(page);
+            results.push('terminal: a failed training command is offered for debugging');
+        }
+        if (want('launchjson')) {
+            await scenarioLaunchJson(page, ws, cmdLine);
+            results.push('Generate launch.json: rankdebug and debugpy configurations written');
+        }
+        if (want('codelens')) {
+            await scenarioCodeLens(page, ws, bpLine);
+            results.push('code lens ▶ Debug with the remembered ranks');
+        }
     } catch (e) {
         failed = true;
         console.error(`[e2e] FAILED: ${e instanceof Error ? e.stack : e}`);
