@@ -9,6 +9,8 @@
 //   3. a plain `torchrun` job (no rankdebug) started outside VS Code appears in Training Jobs
 //      with its two ranks; Show Stacks → the webview shows the ranks' column(s); a frame
 //      click opens the file; Attach on `rank 1` (debugpy injected) → paused at a breakpoint;
+//   4. an armed job (`rankdebug launch --arm`): Evaluate in Rank on rank 1 → the
+//      `Rank Debugger: Eval` channel shows `rank 1 › rank * 10 + 7 = 17`;
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
 // Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python).
 import { execFileSync, spawn } from 'node:child_process';
@@ -476,6 +478,57 @@ async function scenarioForeignJob(page, ws) {
     return timings;
 }
 
+/** An armed job (`rankdebug launch --arm`): Evaluate in Rank on rank 1 → the Eval output channel shows the value. */
+async function scenarioArmedEval(page, ws) {
+    say('starting an armed job outside VS Code: rankdebug launch --arm');
+    const env = { ...process.env, XDG_RUNTIME_DIR: runtimeDir(path.dirname(ws)), PATH: `${path.dirname(PYTHON)}:${process.env.PATH}` };
+    const job = spawn(PYTHON, [path.join(ROOT, 'extension/python/rankdebug_main.py'), 'launch', '--arm', '--json', '--', 'torchrun', '--nproc_per_node', '2', 'long_train.py'], { cwd: ws, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const jobLog = fs.createWriteStream(path.join(ART, 'armed-job.log'));
+    job.stdout.on('data', (d) => {
+        out += d;
+        jobLog.write(d);
+    });
+    job.stderr.on('data', (d) => {
+        out += d;
+        jobLog.write(d);
+    });
+    try {
+        await waitFor('both armed ranks to run', () => out.includes('rank 0 running') && out.includes('rank 1 running'), 120000);
+        const torchrun = Number(fs.readdirSync('/proc').find((p) => {
+            try {
+                const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+                return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === job.pid && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('torchrun');
+            } catch {
+                return false;
+            }
+        }));
+        const pids = rankPids(torchrun);
+        if (!pids[1]) throw new Error(`ranks of the armed job: ${JSON.stringify(pids)}`);
+        await palette(page, 'View: Show Run and Debug');
+        await openJobsView(page);
+        await palette(page, 'Rank Debugger: Refresh Training Jobs');
+        const row = jobsPane(page).locator('.monaco-list-row', { hasText: new RegExp(`rank 1(?!\\d)[\\s\\S]*pid ${pids[1]}(?!\\d)`) }).first();
+        await row.waitFor({ timeout: 30000 });
+        await shot(page, '14-armed-job');
+        const expr = 'rank * 10 + 7';
+        const t0 = await rowMenu(page, row, 'Evaluate in Rank…');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible' });
+        await input.fill(expr);
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: expr }).first().waitFor({ timeout: 10000 });
+        await page.keyboard.press('Enter');
+        await page.locator('.view-line', { hasText: `rank 1 › ${expr} = 17` }).first().waitFor({ timeout: 30000 });
+        const ms = Date.now() - t0;
+        say(`Eval output: rank 1 › ${expr} = 17 (${ms} ms after the menu click, typing included)`);
+        await shot(page, '15-eval');
+        return { ms };
+    } finally {
+        job.kill('SIGTERM');
+        await waitFor('the armed job to end', () => jobProcesses(ws).length === 0, 20000).catch(() => undefined);
+    }
+}
+
 async function terminal(page) {
     await palette(page, 'Terminal: Create New Terminal');
     const term = page.locator('.terminal-wrapper.active .xterm, .terminal .xterm').last();
@@ -601,6 +654,10 @@ async function main() {
         if (want('foreign')) {
             const r3 = await scenarioForeignJob(page, ws);
             results.push(`plain torchrun job: listed; Show Stacks rendered in ${r3.stacksMs} ms; Attach → rank 1 paused in ${r3.attachMs} ms`);
+        }
+        if (want('armed')) {
+            const r4 = await scenarioArmedEval(page, ws);
+            results.push(`armed job: Evaluate in Rank → the Eval channel shows rank 1's value (${r4.ms} ms, typing included)`);
         }
         if (want('shim')) {
             await scenarioTerminalShim(page, ws, bpLine);
