@@ -35,6 +35,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--quick", action="store_true", help="3 runs of 40 steps")
+    parser.add_argument("--only", choices=("debug", "armed"),
+                        help="plain and only these variants (more runs in the same time)")
     args = parser.parse_args()
     runs, steps = (3, 40) if args.quick else (args.runs, args.steps)
     never = line_of("# NEVER")
@@ -44,21 +46,26 @@ def main() -> int:
     for i in range(runs):
         p = run_plain(NPROC, steps, until_reached=False)
         rows["plain"].append(median([_step(p.steps[r]) for r in p.steps]))
-        s = run_debug(NPROC, steps, ["--ranks", "1"], [never], until_stopped=False, expect=1)
-        rows["unchosen (start)"].append(_step(s.steps[0]))
-        rows["chosen (start)"].append(_step(s.steps[1]))
-        h = run_debug(NPROC, steps, ["--ranks", "1", "--attach", "hit", "--break", brk],
-                      [never], until_stopped=False, expect=1)
-        rows["chosen (hit)"].append(_step(h.steps[1]))
-        a = run_debug(NPROC, steps, ["--arm"], [], until_stopped=False, expect=0)
-        rows["armed"].append(median([_step(a.steps[r]) for r in a.steps]))
+        if args.only != "armed":
+            s = run_debug(NPROC, steps, ["--ranks", "1"], [never], until_stopped=False,
+                          expect=1)
+            rows["unchosen (start)"].append(_step(s.steps[0]))
+            rows["chosen (start)"].append(_step(s.steps[1]))
+            h = run_debug(NPROC, steps, ["--ranks", "1", "--attach", "hit", "--break", brk],
+                          [never], until_stopped=False, expect=1)
+            rows["chosen (hit)"].append(_step(h.steps[1]))
+        if args.only != "debug":
+            a = run_debug(NPROC, steps, ["--arm"], [], until_stopped=False, expect=0)
+            rows["armed"].append(median([_step(a.steps[r]) for r in a.steps]))
         print(f"run {i + 1}/{runs}: " + "  ".join(f"{k} {v[-1] * 1e3:.2f}ms"
-                                               for k, v in rows.items()), file=sys.stderr)
+                                               for k, v in rows.items() if v), file=sys.stderr)
     base = median(rows["plain"])
     print(f"step time, {NPROC}-rank DDP on gloo/CPU, Python {sys.version.split()[0]}, "
           f"median of {runs} interleaved runs x {steps - WARMUP} steps")
     print(f"{'variant':<18} {'ms/step':>8} {'ratio':>6}")
     for name, values in rows.items():
+        if not values:
+            continue
         m = median(values)
         print(f"{name:<18} {m * 1e3:8.2f} {m / base:6.2f}")
     return 0
