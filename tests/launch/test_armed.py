@@ -134,6 +134,10 @@ def test_stacks_through_the_handlers_single_out_the_stuck_rank(armed: Armed) -> 
     assert main[0]["ranks"] == list(range(NPROC - 1))
     assert main[0]["collective"] == "all_reduce"
     assert "train_step" in main[0]["summary"]
+    top, *_ = main[0]["frames"]  # innermost: torch's all_reduce, library code
+    assert top["library"] is True and top["short"].startswith("torch/distributed/")
+    user = next(f for f in main[0]["frames"] if f["name"] == "train_step")
+    assert user["library"] is False and user["short"].endswith(f"{SCRIPT}:{user['line']}")
     odd = next(g for g in main if g["odd"])
     assert odd["ranks"] == [NPROC - 1] and "stuck_in_data" in odd["summary"]
     text = rankdebug("stacks", armed.job)

@@ -55,25 +55,6 @@ const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown, d = ''): string => (typeof v === 'string' ? v : d);
 
-// As rankdebug.jobs.stacks.Frame.library: installed packages, the standard library, frozen modules.
-const LIBRARY = /[/\\](site|dist)-packages[/\\]|[/\\]lib[/\\]python\d+(\.\d+)?t?[/\\]|^<frozen /;
-
-export function isLibrary(file: string): boolean {
-    return LIBRARY.test(file);
-}
-
-/** A short place for a frame: the package path for library files, the last two parts for user files. */
-export function shortPlace(file: string, line: number): string {
-    let parts = file.replace(/\\/g, '/').split('/').filter((p, i) => p !== '' || i === 0);
-    if (isLibrary(file)) {
-        const at = parts.findIndex((p) => p === 'site-packages' || p === 'dist-packages');
-        parts = at >= 0 ? parts.slice(at + 1) : parts.slice(-1);
-    } else {
-        parts = parts.slice(-2).filter(Boolean);
-    }
-    return `${parts.join('/')}:${line}`;
-}
-
 function frame(v: unknown): FrameView {
     const f = obj(v);
     const file = str(f.file);
@@ -82,8 +63,9 @@ function frame(v: unknown): FrameView {
         name: str(f.name, '?'),
         file,
         line,
-        short: shortPlace(file, line),
-        library: isLibrary(file),
+        // The CLI tells library frames (site-packages, the standard library) and their short place.
+        short: str(f.short, `${file}:${line}`),
+        library: f.library === true,
         openable: (file.startsWith('/') || /^[A-Za-z]:[\\/]/.test(file)) && line > 0,
     };
 }

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from rankdebug.runtime.frames import LIBRARY_FILE
@@ -79,6 +79,12 @@ class Frame:
         else:
             parts = parts[-2:]
         return f"{'/'.join(parts)}:{self.line}"
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``--json`` shows of a frame: where it is, and whether it is library code
+        (the extension dims those) with its short place."""
+        return {"name": self.name, "file": self.file, "line": self.line,
+                "library": self.library, "short": self.short()}
 
 
 @dataclass
@@ -137,7 +143,7 @@ class Group:
             "collective": self.collective,
             "active": self.active,
             "odd": self.odd,
-            "frames": [asdict(f) for f in self.frames],
+            "frames": [f.to_json() for f in self.frames],
         }
 
 
@@ -360,7 +366,7 @@ def report(stacks: list[RankStack], groups: list[Group], job: str | None,
             "threads": [{
                 "name": t.name, "thread_id": t.thread_id, "os_thread_id": t.os_thread_id,
                 "main": t.main, "active": t.active, "owns_gil": t.owns_gil,
-                "frames": [asdict(f) for f in t.frames],
+                "frames": [f.to_json() for f in t.frames],
             } for t in rs.threads],
         } for rs in stacks],
         "groups": [g.to_json() for g in groups],
