@@ -111,6 +111,21 @@ async def test_debug_plan_settings_and_spec_strings(client: LanguageClient,
     assert any("unsaved" in w for w in result["warnings"])
 
 
+async def test_debug_plan_armed(client: LanguageClient, workspace: Path) -> None:
+    doc = open_doc(client, workspace, SCRIPT)
+    armed = await execute(client, "rankdebug.debugPlan",
+                          {"uri": doc.uri, "line": 3, "arm": True})
+    argv = armed["argv"]
+    assert argv[3:6] == ["launch", "--json", "--arm"] and "--ranks" not in argv
+    assert armed["ranks"] == [] and armed["configurations"] == [] and armed["armed"] is True
+    both = await execute(client, "rankdebug.debugPlan",
+                         {"uri": doc.uri, "line": 3, "arm": True, "ranks": "1"})
+    assert both["argv"][3:8] == ["launch", "--json", "--ranks", "1", "--arm"]
+    assert both["ranks"] == [1]
+    plain = await execute(client, "rankdebug.debugPlan", {"uri": doc.uri, "line": 3})
+    assert "--arm" not in plain["argv"] and plain["armed"] is False
+
+
 async def test_debug_plan_rejects_ranks_outside_the_job(client: LanguageClient,
                                                         workspace: Path) -> None:
     doc = open_doc(client, workspace, SCRIPT)

@@ -4,9 +4,11 @@ Each command takes one argument object (camelCase JSON, as below) and returns JS
 
 - ``rankdebug.plan`` ``{uri, position | line} | {text, line?, language?} | {argv}``
   → the launch plan (the ``rankdebug plan --json`` object), or ``{"error": {...}}``.
-- ``rankdebug.debugPlan`` ``{... as plan, ranks?, settings?, breakpoints?}`` → what to
-  run (``argv``, ``env``, ``cwd``), the chosen ``ranks``, per-rank ``rankdebug`` attach
-  ``configurations`` and a ``compound``.
+- ``rankdebug.debugPlan`` ``{... as plan, ranks?, settings?, breakpoints?, arm?}`` → what
+  to run (``argv``, ``env``, ``cwd``), the chosen ``ranks``, per-rank ``rankdebug`` attach
+  ``configurations`` and a ``compound``, and ``armed``. ``arm``: every rank can be attached,
+  evaluated in or read later (``rankdebug launch --arm``); with no ``ranks``, none is
+  debugged from the start.
 - ``rankdebug.launchJson`` ``{... as plan, ranks?, settings?}`` → ``configurations`` and
   ``compounds`` for ``.vscode/launch.json`` (types ``rankdebug`` and ``debugpy``).
 - ``rankdebug.jobs`` ``{}`` → running jobs from the job registry.
@@ -65,6 +67,9 @@ class DebugPlanArgs(PlanArgs):
     ranks: Any = None
     # "FILE:LINE" breakpoints known at start.
     breakpoints: list[str] | None = None
+    # Every rank serves a control socket (rankdebug launch --arm): attach, eval and stacks
+    # later. With no ranks given, no rank is debugged from the start.
+    arm: bool = False
 
 
 @attrs.define
@@ -232,8 +237,13 @@ def resolve_ranks(spec: str, plan: LaunchPlan) -> tuple[str, list[int] | None]:
 
 
 def _launch_argv(src: Source, plan: LaunchPlan, spec: str, settings: Settings,
-                 breakpoints: list[str], *, base_port: int | None = None) -> list[str]:
-    argv = [*settings.cli(), "launch", "--json", "--ranks", spec]
+                 breakpoints: list[str], *, base_port: int | None = None,
+                 arm: bool = False) -> list[str]:
+    argv = [*settings.cli(), "launch", "--json"]
+    if spec:
+        argv += ["--ranks", spec]
+    if arm:
+        argv.append("--arm")
     if not settings.wait:
         argv.append("--no-wait")
     if settings.host != "127.0.0.1":
@@ -304,9 +314,13 @@ async def debug_plan(host: Host, args: DebugPlanArgs) -> dict[str, Any]:
     try:
         src = _source(host, args, problems)
         the_plan = await _in_pool(host, _plan, src, True)
-        spec, chosen = resolve_ranks(_rank_spec(args.ranks), the_plan)
+        chosen: list[int] | None
+        if args.arm and args.ranks in (None, "", []):
+            spec, chosen = "", []  # armed only: every rank waits to be asked
+        else:
+            spec, chosen = resolve_ranks(_rank_spec(args.ranks), the_plan)
         breaks = _breakpoints(args.breakpoints)
-        argv = _launch_argv(src, the_plan, spec, src.settings, breaks)
+        argv = _launch_argv(src, the_plan, spec, src.settings, breaks, arm=args.arm)
         dirty = await _in_pool(host, _is_dirty, src)
     except ArgumentError as exc:
         return _error(str(exc))
@@ -331,6 +345,7 @@ async def debug_plan(host: Host, args: DebugPlanArgs) -> dict[str, Any]:
         "host": src.settings.host,
         "configurations": configs,
         "compound": launch_json.compound(f"{title} · ranks {spec}", configs),
+        "armed": args.arm,
         "warnings": warnings,
     }
 
