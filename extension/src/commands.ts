@@ -4,6 +4,7 @@
  * the ranks (quick-pick) → one parent debug session, or configurations in launch.json.
  */
 import * as vscode from 'vscode';
+import { choiceName, parseChoice } from './core/rankChoice';
 import { isPlanError, planTitle, type LaunchPlan, type PlanError } from './core/ranks';
 import { TYPE, type RankdebugConfiguration } from './debugAdapter';
 import { writeLaunchJson } from './launchJson';
@@ -96,14 +97,15 @@ export async function debugCommand(ctx: Context, args: unknown[], options: { alw
     const title = planTitle(plan);
     const key = memoryKey(src);
     const fromLens = typeof args[0] === 'string' && typeof args[1] === 'number';
-    const remembered = fromLens && !options.alwaysPick ? ctx.memory.get(key) : undefined;
-    const spec = remembered ?? (await pickRanks(plan.ranks ?? [], ctx.memory, key, vscode.l10n.t('Debug {0}: which ranks?', title)));
-    if (!spec) return false;
+    const remembered = fromLens && !options.alwaysPick ? parseChoice(ctx.memory.get(key)) : undefined;
+    const choice = remembered ?? (await pickRanks(plan.ranks ?? [], ctx.memory, key, vscode.l10n.t('Debug {0}: which ranks?', title), { allowArm: true }));
+    if (!choice) return false;
     const config: RankdebugConfiguration = {
         type: TYPE,
         request: 'launch',
-        name: `${title} · ranks ${spec}`,
-        ranks: spec,
+        name: choiceName(title, choice),
+        ...(choice.spec ? { ranks: choice.spec } : {}),
+        ...(choice.arm ? { arm: true } : {}),
         source: src.uri ? { uri: src.uri.toString(), line: src.line ?? 0 } : { text: src.text, cwd: src.cwd },
     };
     log().info(`debug ${config.name}`);
@@ -137,7 +139,8 @@ export async function generateLaunchJson(ctx: Context, args: unknown[]): Promise
     const plan = await planFor(ctx, src);
     if (!plan) return;
     const title = planTitle(plan);
-    const spec = await pickRanks(plan.ranks ?? [], ctx.memory, memoryKey(src), vscode.l10n.t('launch.json for {0}: which ranks?', title));
+    const choice = await pickRanks(plan.ranks ?? [], ctx.memory, memoryKey(src), vscode.l10n.t('launch.json for {0}: which ranks?', title));
+    const spec = choice?.spec;
     if (!spec) return;
     const arg = src.uri ? { uri: src.uri.toString(), line: src.line ?? 0, ranks: spec } : { text: src.text, ranks: spec, settings: src.cwd ? { cwd: src.cwd } : undefined };
     const result = await ctx.server.execute<{ configurations: { name: string }[]; compounds: { name: string }[]; terminalCommand?: string[]; warnings?: string[] } | PlanError>('rankdebug.launchJson', arg);

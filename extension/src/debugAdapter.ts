@@ -16,6 +16,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { LineSplitter, parseEvent, type LaunchEvent, type ListeningEvent } from './core/events';
 import { findJob, listJobs } from './core/jobs';
+import { debugPlanRanks } from './core/rankChoice';
 import { formatSpec, parseSpec, planTitle, type LaunchPlan } from './core/ranks';
 import { join } from './core/shell';
 import type { JobState, TrackedJob } from './jobState';
@@ -35,6 +36,8 @@ export interface JobSpec {
     rankSpec: string;
     worldSize: number | null;
     title: string;
+    /** Every rank serves a control socket (`--arm`): attach, evaluate or read stacks later. */
+    armed: boolean;
 }
 
 /** Where a parent session for a running job finds its ranks. */
@@ -56,6 +59,8 @@ export interface RankdebugConfiguration extends vscode.DebugConfiguration {
     cwd?: string;
     env?: Record<string, string>;
     ranks?: string | number | number[];
+    /** launch: arm every rank (`rankdebug launch --arm`); with no `ranks`, none is debugged from the start. */
+    arm?: boolean;
     connect?: { host?: string; port: number };
     job?: string | null;
     justMyCode?: boolean;
@@ -74,6 +79,7 @@ interface DebugPlanResult {
     cwd: string;
     rankSpec: string;
     ranks: number[] | null;
+    armed?: boolean;
     warnings: string[];
 }
 
@@ -133,7 +139,7 @@ export class ConfigurationProvider implements vscode.DebugConfigurationProvider 
         if (config.python) overrides.interpreter = cliPrefix(config.python);
         const result = await this.server.execute<DebugPlanResult | { error: { message: string; line?: number } }>('rankdebug.debugPlan', {
             ...where,
-            ranks: rankSpecOf(config.ranks) ?? '0',
+            ...debugPlanRanks(rankSpecOf(config.ranks), config.arm === true),
             breakpoints: pythonBreakpoints(),
             settings: overrides,
         });
@@ -151,6 +157,7 @@ export class ConfigurationProvider implements vscode.DebugConfigurationProvider 
             rankSpec: result.rankSpec,
             worldSize: result.plan.world_size ?? null,
             title: planTitle(result.plan),
+            armed: result.armed === true,
         };
         config.justMyCode ??= settings.justMyCode;
         return config;
@@ -256,6 +263,9 @@ export class JobAdapter implements vscode.DebugAdapter {
         this.disposables.push(
             vscode.debug.onDidTerminateDebugSession((s) => {
                 if (s.parentSession?.id !== this.session.id || !this.tracked) return;
+                // The rank can be attached again (its adapter takes a new client).
+                const rank = (s.configuration as RankdebugConfiguration).__rank?.rank;
+                if (rank !== undefined) this.started.delete(rank);
                 const still = [...this.tracked.ranks.values()].some((r) => r.session && r.session.id !== s.id);
                 this.state.setRankState(s, undefined);
                 // A parent over a job it does not own ends with its last rank.
@@ -327,7 +337,17 @@ export class JobAdapter implements vscode.DebugAdapter {
         const spec = this.config.__job;
         if (!spec) throw new Error('internal: launch without a resolved job');
         const key = `launch:${this.session.id}`;
-        this.tracked = this.state.add({ key, title: spec.title, worldSize: spec.worldSize, command: spec.argv, parent: this.session, ranks: new Map() });
+        this.tracked = this.state.add({
+            key,
+            title: spec.title,
+            worldSize: spec.worldSize,
+            command: spec.argv,
+            parent: this.session,
+            ranks: new Map(),
+            armed: spec.armed,
+            claimed: this.started,
+            startRank: (ep) => this.startRank({ event: 'listening', ...ep }),
+        });
         const pty = new vscode.EventEmitter<string>();
         this.pty = pty;
         const closeEmitter = new vscode.EventEmitter<number | void>();
@@ -353,6 +373,9 @@ export class JobAdapter implements vscode.DebugAdapter {
         });
         terminal.show(true);
         this.state.update(this.tracked, (j) => (j.terminal = terminal));
+        if (spec.armed && !spec.ranks?.length) {
+            this.output(vscode.l10n.t('Every rank is armed, none is debugged now: attach, evaluate or read stacks from Training Jobs (Run and Debug).'));
+        }
         log().info(`launch (cwd ${spec.cwd}): ${join(spec.argv)}`);
         const proc = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
         this.proc = proc;
@@ -385,7 +408,18 @@ export class JobAdapter implements vscode.DebugAdapter {
         if (!spec) throw new Error('internal: attach without a resolved job');
         this.stopJobOnEnd = spec.stopJobOnEnd ?? false;
         const key = `attach:${this.session.id}`;
-        this.tracked = this.state.add({ key, job: spec.job, title: spec.title ?? spec.job, worldSize: spec.worldSize, parent: this.session, supervisorPid: spec.supervisorPid, ranks: new Map() });
+        this.tracked = this.state.add({
+            key,
+            job: spec.job,
+            title: spec.title ?? spec.job,
+            worldSize: spec.worldSize,
+            parent: this.session,
+            supervisorPid: spec.supervisorPid,
+            ranks: new Map(),
+            claimed: this.started,
+            // A parent that follows the job's events (the terminal shim) starts its ranks' sessions itself.
+            startRank: spec.events ? (ep) => this.startRank({ event: 'listening', ...ep }) : undefined,
+        });
         for (const r of spec.ranks) void this.startRank({ event: 'listening', rank: r.rank, host: r.host, port: r.port, job: spec.job });
         if (spec.events) this.follow(spec.events);
     }
@@ -447,9 +481,14 @@ export class JobAdapter implements vscode.DebugAdapter {
         this.sendTerminated();
     }
 
-    /** Starts the child session `rank N` that attaches to the rank's debugpy adapter. */
-    private async startRank(ev: ListeningEvent): Promise<void> {
-        if (this.started.has(ev.rank) || this.terminatedSent) return;
+    /**
+     * Starts the child session `rank N` that attaches to the rank's debugpy adapter; once per
+     * rank (its adapter takes one client), whether the supervisor's `listening` event or an
+     * Attach from Training Jobs comes first. True when the rank has a session or is getting one.
+     */
+    private async startRank(ev: ListeningEvent): Promise<boolean> {
+        if (this.terminatedSent) return false;
+        if (this.started.has(ev.rank)) return true;
         this.started.add(ev.rank);
         const config: RankdebugConfiguration = {
             type: TYPE,
@@ -468,7 +507,11 @@ export class JobAdapter implements vscode.DebugAdapter {
             suppressSaveBeforeStart: true,
         } as vscode.DebugSessionOptions);
         log().info(`rank ${ev.rank}: ${ok ? 'attached' : 'attach failed'} (${ev.host}:${ev.port}, ${Date.now() - t0} ms)`);
-        if (!ok) return;
+        if (!ok) {
+            this.started.delete(ev.rank);
+            if (this.tracked) this.state.update(this.tracked, () => undefined);
+            return false;
+        }
         const child = findChild(this.session, ev.rank);
         if (this.tracked) {
             this.state.update(this.tracked, (j) => {
@@ -476,6 +519,7 @@ export class JobAdapter implements vscode.DebugAdapter {
                 j.ranks.set(ev.rank, { rank: ev.rank, session: child, state: this.state.takeEarlyState(child) ?? 'attached' });
             });
         }
+        return true;
     }
 
     /** Stops the job this session owns (SIGTERM to `rankdebug launch`, which ends every process). */

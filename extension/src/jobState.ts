@@ -21,6 +21,15 @@ export interface TrackedJob {
     terminal?: vscode.Terminal;
     supervisorPid?: number;
     ranks: Map<number, TrackedRank>;
+    /** Ranks the parent session has started (or is starting) a child session for. */
+    claimed?: ReadonlySet<number>;
+    /** Whether every rank is armed (`rankdebug launch --arm`). */
+    armed?: boolean;
+    /**
+     * Set when the parent follows the supervisor's events (a job this window launched, in its
+     * terminal or through the shim): it starts the child `rank N` for a listening rank, once.
+     */
+    startRank?: (ep: { rank: number; host: string; port: number; job?: string }) => Promise<boolean>;
 }
 
 export class JobState implements vscode.Disposable {
@@ -43,6 +52,22 @@ export class JobState implements vscode.Disposable {
     /** The tracked job with this registry id. */
     byJobId(id: string): TrackedJob | undefined {
         return [...this.jobs.values()].find((j) => j.job === id);
+    }
+
+    /** Ranks of the job that a session of this window has or is starting. */
+    claimed(id: string): Set<number> {
+        const out = new Set<number>();
+        for (const j of this.jobs.values()) {
+            if (j.job !== id) continue;
+            for (const r of j.ranks.keys()) out.add(r);
+            for (const r of j.claimed ?? []) out.add(r);
+        }
+        return out;
+    }
+
+    /** The tracked job whose parent session follows the supervisor's events, if any. */
+    follower(id: string): TrackedJob | undefined {
+        return [...this.jobs.values()].find((j) => j.job === id && j.startRank !== undefined);
     }
 
     all(): TrackedJob[] {

@@ -1,21 +1,27 @@
 /**
  * Attach to any rank from the Training Jobs view.
  * Steps: which ranks (a rank row: that one; a job row: its ranks waiting for a debugger, else
- * a pick among its live ranks) → an endpoint per rank (a rank that listens is used as is;
- * others through `rankdebug attach JOB RANK --json`, which tells an armed rank through its
- * handler or injects debugpy with gdb, under a cancellable progress notification) → a parent
- * session over the job with one child session `rank N` per rank, straight to its debugpy
- * (debugAdapter.ts `__attach`). Errors (ptrace refused, with the fix) are shown as the CLI
- * words them.
+ * a pick among its live ranks), leaving out ranks a session of this window has or is starting
+ * and ranks an earlier click is attaching (debugpy's adapter takes one client) → an endpoint
+ * per rank (a rank that listens is used as is; others through `rankdebug attach JOB RANK
+ * --json`, which tells an armed rank through its handler or injects debugpy with gdb, under a
+ * cancellable progress notification) → the sessions:
+ * - a job this window launched (its parent session follows the supervisor's events): that
+ *   parent starts the child `rank N`, once, from the supervisor's `listening` event or from
+ *   the endpoint, whichever comes first (jobState.ts `startRank`);
+ * - any other job: a parent session over the job with one child session `rank N` per rank,
+ *   straight to its debugpy (debugAdapter.ts `__attach`).
+ * Errors (ptrace refused, with the fix) are shown as the CLI words them.
  */
 import * as vscode from 'vscode';
 import { runCli } from './cli';
+import { attachSteps, InFlight, offerable, type AttachFacts } from './core/attachRoute';
 import { CliError } from './core/cliOutput';
 import { parseEvent } from './core/events';
 import { canAttach, jobLabel, listensNow, type JobInfo, type RankInfo } from './core/jobList';
 import { formatSpec } from './core/ranks';
 import { TYPE, type RankdebugConfiguration } from './debugAdapter';
-import type { JobState } from './jobState';
+import type { JobState, TrackedJob } from './jobState';
 import type { JobNode } from './jobsView';
 import { log } from './log';
 import { getSettings } from './settings';
@@ -27,23 +33,29 @@ interface Endpoint {
 }
 
 export class RankAttach implements vscode.Disposable {
+    /** Ranks being attached (`JOB/RANK`): a second click on the same rank does nothing. */
+    private readonly inFlight = new InFlight();
+
     constructor(
         private readonly python: () => Promise<string>,
         private readonly jobs: { pickJob(title: string): Promise<JobInfo | undefined>; refresh(): Promise<void> },
         private readonly state: JobState,
     ) {}
 
+    private facts(job: JobInfo): AttachFacts {
+        return { claimed: this.state.claimed(job.id), pending: this.inFlight.ranks(job.id) };
+    }
+
     /** Attach from a row (or the palette: pick a job first). */
     async attach(node?: JobNode): Promise<void> {
         const job = node?.job ?? (await this.jobs.pickJob(vscode.l10n.t('Attach to which job?')));
         if (!job) return;
         log().info(`attach: ${node?.kind ?? 'palette'} ${job.id}${node?.kind === 'rank' ? ` rank ${node.rank.rank}` : ''}`);
-        const tracked = this.state.byJobId(job.id);
-        const live = job.ranks.filter((r) => canAttach(r, tracked?.ranks.get(r.rank)?.state));
         let ranks: RankInfo[];
         if (node?.kind === 'rank') {
             ranks = [node.rank];
         } else {
+            const live = offerable(job.ranks, this.facts(job), (r) => canAttach(r, undefined));
             if (!live.length) {
                 void vscode.window.showInformationMessage(vscode.l10n.t('Every rank of {0} has a debugger already, or none runs.', jobLabel(job)));
                 return;
@@ -65,18 +77,58 @@ export class RankAttach implements vscode.Disposable {
                 ranks = picked.map((p) => p.rank);
             }
         }
-        const endpoints = await this.endpoints(job, ranks);
-        if (!endpoints.length) return;
-        await this.start(job, endpoints);
+        // Checked again after the pick: a session or an earlier click may have taken a rank meanwhile.
+        const steps = attachSteps(ranks, this.facts(job));
+        for (const s of steps) {
+            if (s.action === 'attached') {
+                log().info(`attach: rank ${s.rank.rank} of ${job.id} has a session already`);
+                if (node?.kind === 'rank') void vscode.window.showInformationMessage(vscode.l10n.t('Rank {0} of {1} is attached already: see the Call Stack.', s.rank.rank, job.id));
+            } else if (s.action === 'pending') {
+                log().info(`attach: rank ${s.rank.rank} of ${job.id} is being attached already`);
+            }
+        }
+        const todo = steps.filter((s) => (s.action === 'connect' || s.action === 'ask') && this.inFlight.take(job.id, s.rank.rank)).map((s) => s.rank);
+        if (!todo.length) return;
+        try {
+            const follower = this.state.follower(job.id);
+            if (follower?.startRank) {
+                await this.viaParent(job, todo, follower);
+            } else {
+                const endpoints = await this.endpoints(job, todo);
+                if (endpoints.length) await this.start(job, endpoints);
+            }
+        } finally {
+            for (const r of todo) this.inFlight.release(job.id, r.rank);
+        }
         void this.jobs.refresh();
     }
 
-    /** Endpoints of the ranks: as they listen, or after `rankdebug attach` made them listen. */
-    private async endpoints(job: JobInfo, ranks: RankInfo[]): Promise<Endpoint[]> {
+    /**
+     * A job this window launched: its parent session starts the child `rank N` (from the
+     * supervisor's `listening` event, or from the endpoint here if that comes first; once).
+     */
+    private async viaParent(job: JobInfo, ranks: RankInfo[], follower: TrackedJob): Promise<void> {
+        log().info(`attach ${job.id} ranks ${formatSpec(ranks.map((r) => r.rank))}: through the job's own session`);
+        await this.endpoints(job, ranks, async (ep) => {
+            const t0 = Date.now();
+            const ok = (await follower.startRank?.({ ...ep, job: job.id })) ?? false;
+            log().info(`rank ${ep.rank} of ${job.id}: ${ok ? 'session started' : 'no session'} (${Date.now() - t0} ms)`);
+        });
+    }
+
+    /**
+     * Endpoints of the ranks: as they listen, or after `rankdebug attach` made them listen.
+     * `onReady` (when given) is called for each as soon as it is known.
+     */
+    private async endpoints(job: JobInfo, ranks: RankInfo[], onReady?: (ep: Endpoint) => Promise<void>): Promise<Endpoint[]> {
         const ready: Endpoint[] = [];
         const todo: RankInfo[] = [];
+        const got = async (ep: Endpoint): Promise<void> => {
+            ready.push(ep);
+            if (onReady) await onReady(ep);
+        };
         for (const r of ranks) {
-            if (listensNow(r) && r.port !== null) ready.push({ rank: r.rank, host: r.address ?? '127.0.0.1', port: r.port });
+            if (listensNow(r) && r.port !== null) await got({ rank: r.rank, host: r.address ?? '127.0.0.1', port: r.port });
             else todo.push(r);
         }
         if (!todo.length) return ready;
@@ -96,7 +148,7 @@ export class RankAttach implements vscode.Disposable {
                         const ev = parseEvent(JSON.stringify(run.answer));
                         if (ev?.event !== 'listening') throw new CliError(vscode.l10n.t('rankdebug attach gave no port'));
                         log().info(`rank ${r.rank} of ${job.id} listens on ${ev.host}:${ev.port} (${Date.now() - t0} ms)`);
-                        ready.push({ rank: r.rank, host: ev.host, port: ev.port });
+                        await got({ rank: r.rank, host: ev.host, port: ev.port });
                     } catch (e) {
                         if (token.isCancellationRequested) break;
                         const message = e instanceof Error ? e.message : String(e);
