@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "auto (default): hit when --break is given, else start")
     parser.add_argument("--control", action="store_true",
                         help='read JSON commands on stdin: {"command": "attach", "rank": N} '
-                        '(attach now, --attach hit) and {"command": "stop"}')
+                        '(attach now: --attach hit, or an armed rank) and {"command": "stop"}')
     parser.add_argument("--file", help="a script holding the launch command")
     parser.add_argument("--line", type=int, help="1-based line of the command in --file")
     parser.add_argument("command", nargs=argparse.REMAINDER,
