@@ -11,6 +11,10 @@
 //      click opens the file; Attach on `rank 1` (debugpy injected) → paused at a breakpoint;
 //   4. an armed job (`rankdebug launch --arm`): Evaluate in Rank on rank 1 → the
 //      `Rank Debugger: Eval` channel shows `rank 1 › rank * 10 + 7 = 17`;
+//   5. an armed job started from the editor: right-click the torchrun line of long.sh →
+//      *No rank now — arm every rank* → the job runs with no rank session, Training Jobs shows
+//      it armed → Attach on rank 1 (clicked twice) → exactly one `rank 1` under the job's
+//      session, stopped at a breakpoint → stop → no process left;
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
 // Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python).
 import { execFileSync, spawn } from 'node:child_process';
@@ -98,6 +102,7 @@ function makeWorkspace(base) {
     fs.mkdirSync(ws, { recursive: true });
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
+    fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long.sh'), path.join(ws, 'long.sh'));
     const py = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
     const bpLine = py.findIndex((l) => l.includes('torch.manual_seed(rank)')) + 1;
     const sh = fs.readFileSync(path.join(ws, 'train.sh'), 'utf8').split('\n');
@@ -529,6 +534,114 @@ async function scenarioArmedEval(page, ws) {
     }
 }
 
+/** The Call Stack rows that are the session `rank N` (not its threads or frames). */
+async function rankSessionRows(page, rank) {
+    const rows = await page.locator('.debug-call-stack .monaco-list-row').evaluateAll((els) => els.map((el) => ({ text: el.innerText, level: Number(el.getAttribute('aria-level') ?? 0) })));
+    return rows.filter((r) => new RegExp(`^\\s*rank ${rank}(?!\\d)`).test(r.text));
+}
+
+/**
+ * An armed job started from the editor: right-click the torchrun line of long.sh → *No rank
+ * now — arm every rank* → no rank session, Training Jobs shows the job armed → Attach on
+ * rank 1 (twice) → one `rank 1` under the job's session, at a breakpoint → stop → nothing left.
+ */
+async function scenarioArmedFromEditor(page, ws) {
+    const timings = {};
+    say('armed from the editor: a breakpoint in long_train.py, then right-click long.sh');
+    await openFile(page, 'long_train.py');
+    const py = fs.readFileSync(path.join(ws, 'long_train.py'), 'utf8').split('\n');
+    const bp = py.findIndex((l) => l.includes('the e2e breakpoint')) + 1;
+    await goToLine(page, bp);
+    await page.locator('.monaco-editor.focused').waitFor();
+    await page.keyboard.press('F9');
+    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+
+    await openFile(page, 'long.sh');
+    const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node 2 long_train.py' }).first();
+    await line.waitFor();
+    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    await line.click({ button: 'right' });
+    await page.getByRole('menuitem', { name: 'Debug Training Command' }).click();
+    const armRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'No rank now — arm every rank' });
+    await armRow.waitFor({ timeout: 30000 });
+    await armRow.click();
+    await shot(page, '16-arm-pick');
+    const checkedRows = await page.locator('.quick-input-list .monaco-list-row').evaluateAll((els) =>
+        els.filter((el) => el.querySelector('input[type=checkbox]')?.checked || el.getAttribute('aria-checked') === 'true').map((el) => el.innerText.replace(/\s+/g, ' ')),
+    );
+    if (checkedRows.length !== 1 || !/Arm every rank/.test(checkedRows[0])) {
+        say(`checked after the click: ${JSON.stringify(checkedRows)}; typing "arm" instead`);
+        await page.locator('.quick-input-widget input').fill('arm');
+    }
+    const tStart = Date.now();
+    await page.keyboard.press('Enter');
+
+    say('the job runs armed: waiting for Training Jobs to list it');
+    await page.locator('.debug-toolbar').waitFor({ timeout: 60000 });
+    await palette(page, 'View: Show Run and Debug');
+    await openJobsView(page);
+    const pane = jobsPane(page);
+    const jobRow = pane.locator('.monaco-list-row', { hasText: /torchrun · \d{8}-\d{6}-\d+/ }).first();
+    await waitFor('the armed job in Training Jobs', async () => {
+        if (!(await jobRow.count())) await palette(page, 'Rank Debugger: Refresh Training Jobs');
+        return /armed/.test(await jobRow.innerText());
+    }, 120000, 2000);
+    const rankRow = pane.locator('.monaco-list-row', { hasText: /rank 1(?!\d)[\s\S]*armed/ }).first();
+    await waitFor('rank 1 armed', async () => {
+        if (await rankRow.count()) return true;
+        await palette(page, 'Rank Debugger: Refresh Training Jobs');
+        return false;
+    }, 120000, 2000);
+    timings.armedMs = Date.now() - tStart;
+    say(`Training Jobs: ${(await jobRow.innerText()).replace(/\s+/g, ' ')}; rank 1 armed (${timings.armedMs} ms after Enter)`);
+    const early = await rankSessionRows(page, '\\d+');
+    if (early.length) throw new Error(`a rank session exists before any attach: ${JSON.stringify(early)}`);
+    await shot(page, '17-armed-from-editor');
+
+    say('Attach on rank 1, clicked twice');
+    await rankRow.hover();
+    const inline = rankRow.locator('.action-label[aria-label^="Attach to Ranks"]').first();
+    let tAttach;
+    if (await inline.isVisible().catch(() => false)) {
+        tAttach = Date.now();
+        await inline.click();
+        await inline.click({ timeout: 2000 }).catch(() => say('the second click found no Attach button (the row changed)'));
+    } else {
+        tAttach = await rowMenu(page, rankRow, 'Attach to Ranks');
+        await rankRow.click({ button: 'right' });
+        const again = page.getByRole('menuitem', { name: 'Attach to Ranks' });
+        if (await again.isVisible({ timeout: 2000 }).catch(() => false)) await again.click();
+        else await page.keyboard.press('Escape');
+    }
+    await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'rank 1' }).first().waitFor({ timeout: 90000 });
+    await frameRow(page, 'long_train.py', bp).first().waitFor({ timeout: 60000 });
+    timings.attachMs = Date.now() - tAttach;
+    say(`rank 1 stopped at long_train.py:${bp}, ${timings.attachMs} ms after Attach`);
+    await sleep(3000); // time for a second session, were one to start
+    const sessions = await rankSessionRows(page, 1);
+    if (sessions.length !== 1) throw new Error(`expected exactly one rank 1 session, found ${sessions.length}: ${JSON.stringify(sessions)}`);
+    const parent = await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'long_train.py · armed' }).first().evaluate((el) => Number(el.getAttribute('aria-level') ?? 0)).catch(() => -1);
+    if (parent < 1 || sessions[0].level <= parent) throw new Error(`rank 1 (level ${sessions[0].level}) is not under the job's session (level ${parent})`);
+    const others = await rankSessionRows(page, '(?!1(?!\\d))\\d+');
+    if (others.length) throw new Error(`other ranks got sessions: ${JSON.stringify(others)}`);
+    await pane.locator('.monaco-list-row', { hasText: /rank 1(?!\d)[\s\S]*paused/ }).first().waitFor({ timeout: 15000 });
+    say('exactly one rank 1 session, under the job\'s session; Training Jobs shows it paused');
+    await shot(page, '18-armed-attached');
+
+    say('stopping the armed job');
+    const tStop = Date.now();
+    await stopDebugging(page);
+    await waitFor('the toolbar to go', async () => !(await page.locator('.debug-toolbar').isVisible()), 30000).catch(() => undefined);
+    const left = await waitFor('the armed job to end', () => (jobProcesses(ws).length ? false : 'none'), 20000).catch(() => jobProcesses(ws));
+    if (left !== 'none') throw new Error(`processes left after stop: ${left.join('; ')}`);
+    say(`stopped; no process left (${Date.now() - tStop} ms)`);
+    // The breakpoint off again for the scenarios after this one.
+    await page.locator('.tabs-container .tab', { hasText: 'long_train.py' }).first().click();
+    await goToLine(page, bp);
+    await page.keyboard.press('F9');
+    return timings;
+}
+
 async function terminal(page) {
     await palette(page, 'Terminal: Create New Terminal');
     const term = page.locator('.terminal-wrapper.active .xterm, .terminal .xterm').last();
@@ -658,6 +771,10 @@ async function main() {
         if (want('armed')) {
             const r4 = await scenarioArmedEval(page, ws);
             results.push(`armed job: Evaluate in Rank → the Eval channel shows rank 1's value (${r4.ms} ms, typing included)`);
+        }
+        if (want('armui')) {
+            const r5 = await scenarioArmedFromEditor(page, ws);
+            results.push(`armed from the editor: job listed armed ${r5.armedMs} ms after Enter; Attach (clicked twice) → one rank 1 session, at the breakpoint in ${r5.attachMs} ms; stop left no process`);
         }
         if (want('shim')) {
             await scenarioTerminalShim(page, ws, bpLine);
