@@ -100,7 +100,7 @@ export async function pickRanks(ranks: readonly PlanRank[], memory: RankMemory |
     };
     const armItem: RankItem = {
         label: vscode.l10n.t('Arm every rank'),
-        description: vscode.l10n.t('besides the ranks checked: any rank can be attached, evaluated or read later'),
+        description: vscode.l10n.t('any rank can be attached, evaluated or read later'),
         arm: true,
         alwaysShow: true,
     };
