@@ -548,6 +548,9 @@ async function rankSessionRows(page, rank) {
 async function scenarioArmedFromEditor(page, ws) {
     const timings = {};
     say('armed from the editor: a breakpoint in long_train.py, then right-click long.sh');
+    // Earlier scenarios leave a Stacks panel and side editors: a narrow group would put the
+    // overview ruler over the line to right-click.
+    await palette(page, 'View: Close All Editor Groups');
     await openFile(page, 'long_train.py');
     const py = fs.readFileSync(path.join(ws, 'long_train.py'), 'utf8').split('\n');
     const bp = py.findIndex((l) => l.includes('the e2e breakpoint')) + 1;
