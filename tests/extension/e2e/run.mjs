@@ -186,9 +186,23 @@ async function openFile(page, name) {
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible' });
     await input.fill(name);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-    await page.keyboard.press('Enter');
+    // Click the row of that very file: Enter takes the top row, which recency may make
+    // another (train.py over train.sh).
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+    await row.waitFor();
+    await row.click();
     await page.locator('.tab.active', { hasText: name }).waitFor();
+}
+
+/** Its tab when it has one (earlier scenarios may have closed it), else Quick Open. */
+async function showFile(page, name) {
+    const tab = page.locator('.tabs-container .tab', { hasText: name }).first();
+    if (await tab.count()) {
+        await tab.click();
+        await page.locator('.tab.active', { hasText: name }).waitFor();
+    } else {
+        await openFile(page, name);
+    }
 }
 
 async function goToLine(page, line) {
@@ -230,8 +244,7 @@ async function scenarioRightClick(page, ws, bpLine) {
     await shot(page, '01-train-sh');
     // No click first: the cursor is on line 1 (a comment); the right-click moves it, as for a user.
     const tRight = Date.now();
-    await line.click({ button: 'right' });
-    await page.getByRole('menuitem', { name: 'Debug Training Command' }).click();
+    await rowMenu(page, line, 'Debug Training Command'); // clicks again if the menu stays open
 
     say('picking rank 1');
     const row1 = page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 1 · node 0 · local 1' });
@@ -563,8 +576,7 @@ async function scenarioArmedFromEditor(page, ws) {
     const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node 2 long_train.py' }).first();
     await line.waitFor();
     await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
-    await line.click({ button: 'right' });
-    await page.getByRole('menuitem', { name: 'Debug Training Command' }).click();
+    await rowMenu(page, line, 'Debug Training Command'); // clicks again if the menu stays open
     const armRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'No rank now — arm every rank' });
     await armRow.waitFor({ timeout: 30000 });
     await armRow.click();
@@ -689,7 +701,7 @@ async function scenarioLastCommand(page) {
 
 async function scenarioLaunchJson(page, ws, cmdLine) {
     say('Generate launch.json from the command in train.sh');
-    await page.locator('.tabs-container .tab', { hasText: 'train.sh' }).first().click();
+    await showFile(page, 'train.sh');
     await page.locator('.tab.active', { hasText: 'train.sh' }).waitFor();
     await goToLine(page, cmdLine);
     await palette(page, 'Rank Debugger: Generate launch.json for Training Command');
@@ -716,7 +728,7 @@ async function scenarioLaunchJson(page, ws, cmdLine) {
 
 async function scenarioCodeLens(page, ws, bpLine) {
     say('code lens ▶ Debug: the remembered ranks (1), no question asked');
-    await page.locator('.tabs-container .tab', { hasText: 'train.sh' }).first().click();
+    await showFile(page, 'train.sh');
     const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Debug · 2 ranks' }).first();
     await lens.waitFor({ timeout: 30000 });
     const t0 = Date.now();
