@@ -97,20 +97,16 @@ def _int(text: str | None) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _first(env: Mapping[str, str], names: str) -> int | None:
-    return next((v for n in names.split("|") if (v := _int(env.get(n))) is not None), None)
-
-
 def rank_vars(env: Mapping[str, str]) -> RankVars | None:
     """The rank a process's environment names, or None when it names none."""
     for rank_name, local_name, world_name in RANK_VARS:
         rank = _int(env.get(rank_name))
         if rank is None:
             continue
-        local = _first(env, local_name)
+        local = bootstrap.first_number(env, local_name)
         if local is None:
             local = _int(env.get("LOCAL_RANK"))
-        world = _first(env, world_name)
+        world = bootstrap.first_number(env, world_name)
         if world is None:
             world = _int(env.get("WORLD_SIZE"))
         return RankVars(rank, local, world, rank_name)

@@ -24,7 +24,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no `typing` import at run time: unchosen ranks import nothing
-    from collections.abc import Callable, MutableMapping
+    from collections.abc import Callable, Mapping, MutableMapping
     from typing import Any
 
 # Rank variables, per launcher family: "RANK/LOCAL_RANK/WORLD_SIZE" triples, tried in order;
@@ -54,7 +54,7 @@ def _int(text: str | None) -> int | None:
     return None
 
 
-def _var(env: MutableMapping[str, str], names: str) -> int | None:
+def first_number(env: Mapping[str, str], names: str) -> int | None:
     """The first of ``A|B|…`` that the environment sets to a number."""
     for name in names.split("|"):
         value = _int(env.get(name)) if name else None
@@ -77,10 +77,10 @@ def detect_rank(env: MutableMapping[str, str]) -> tuple[int, int | None, int | N
             if fixed is not None:
                 return fixed, fixed, None
             continue
-        rank = _var(env, names[0])
+        rank = first_number(env, names[0])
         if rank is None:
             continue
-        return rank, _var(env, names[1]), _var(env, names[2])
+        return rank, first_number(env, names[1]), first_number(env, names[2])
     return None
 
 
