@@ -1,0 +1,89 @@
+"""The launchers ``rankdebug`` knows, one row each: the name ``rankdebug plan`` reports, the
+programs and ``python -m`` modules that start it, the words of its processes, and where its
+ranks find their rank numbers.
+
+Every layer that needs a launcher's name or one of these facts reads it here; the per-
+launcher parsing lives in ``rankdebug.command.launchers`` (one module per launcher).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rankdebug.runtime import bootstrap
+
+_TORCH, _MPI = bootstrap.TORCH_VARS, bootstrap.MPI_VARS
+
+
+@dataclass(frozen=True)
+class Launcher:
+    name: str
+    # Program names that start it (first word of a command, or of a process).
+    programs: tuple[str, ...] = ()
+    # Modules that start it under `python -m`; the first is its `python -m` form.
+    modules: tuple[str, ...] = ()
+    # Words of its own helper processes (daemons, agents) seen in a job's process tree.
+    helpers: tuple[str, ...] = ()
+    # RANK/LOCAL/SIZE variable triples its ranks carry (``RANKDEBUG_RANKVARS``).
+    rank_vars: str = f"{_TORCH},{_MPI}"
+    # Whether it starts the ranks itself (under srun or mpirun, the plan is its own).
+    starts_ranks: bool = True
+    # Whether ``python -m modules[0]`` runs it with the same arguments (a whole-job
+    # debugpy configuration can then start it).
+    python_form: bool = False
+
+
+TABLE: tuple[Launcher, ...] = (
+    Launcher("torchrun", ("torchrun",), ("torch.distributed.run",), rank_vars=_TORCH,
+             python_form=True),
+    Launcher("torch.distributed.launch", (), ("torch.distributed.launch",), rank_vars=_TORCH,
+             python_form=True),
+    Launcher("deepspeed", ("deepspeed",), ("deepspeed.launcher.runner",),
+             ("deepspeed.launcher.launch",), rank_vars=_TORCH, python_form=True),
+    Launcher("accelerate", ("accelerate", "accelerate-launch"),
+             ("accelerate.commands.launch", "accelerate.commands.accelerate_cli"),
+             rank_vars=_TORCH, python_form=True),
+    Launcher("llamafactory-cli", ("llamafactory-cli", "lmf"), ("llamafactory.cli",),
+             rank_vars=_TORCH),
+    Launcher("msrun", ("msrun",), ("mindspore.parallel.cluster.run",),
+             rank_vars=bootstrap.MINDSPORE_VARS),
+    Launcher("mpirun", ("mpirun", "mpiexec", "orterun", "prterun"), (),
+             ("orted", "prted", "hydra_pmi_proxy"), rank_vars=f"{_TORCH},{_MPI}",
+             starts_ranks=False),
+    Launcher("srun", ("srun",), (), ("slurmstepd",), rank_vars=f"{_TORCH},{bootstrap.SLURM_VARS}",
+             starts_ranks=False),
+    Launcher("colossalai", ("colossalai",), (), rank_vars=_TORCH),
+    Launcher("python", (), (), rank_vars=f"{_TORCH},=0", starts_ranks=False),
+    Launcher("ray", ("ray",), (), ("raylet",), rank_vars=_TORCH),
+    Launcher("other", (), (), starts_ranks=False),
+)
+
+BY_NAME: dict[str, Launcher] = {row.name: row for row in TABLE}
+NAMES: tuple[str, ...] = tuple(BY_NAME)
+RANK_LAUNCHERS = frozenset(row.name for row in TABLE if row.starts_ranks)
+# Modules another launcher module handles (`python -m torch.distributed.run` is torchrun).
+LAUNCHER_MODULES: tuple[str, ...] = tuple(m for row in TABLE for m in row.modules)
+
+# Any word of a launcher's process (program, module or helper) → the launcher's name.
+PROCESS_WORDS: dict[str, str] = {
+    word: row.name
+    for row in TABLE
+    for word in (*row.programs, *row.modules, *row.helpers, row.name)
+    if row.name not in ("python", "other")
+}
+
+_PROGRAMS = "|".join(re.escape(p) for row in TABLE for p in row.programs)
+# A first word that is a launcher program (by basename), a python or a shell script.
+LAUNCH_PROGRAM = re.compile(rf"(?:{_PROGRAMS}|python[\d.]*|[^/\s]+\.sh)")
+
+
+def get(name: str) -> Launcher:
+    """The row of ``name`` (``other``'s for names not in the table)."""
+    return BY_NAME.get(name, BY_NAME["other"])
+
+
+def python_module(name: str) -> str | None:
+    """The ``python -m`` form of a launcher, when it has one."""
+    row = BY_NAME.get(name)
+    return row.modules[0] if row and row.python_form else None

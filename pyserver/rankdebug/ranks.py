@@ -1,0 +1,176 @@
+"""Which ranks: the rank-spec grammar (``all``, ``N``, ``A-B``, ``localN``, comma-joined)
+and the quick-pick's choice (a spec and/or the word ``arm``).
+
+Every layer reads a spec through here; the rank's bootstrap keeps a stdlib copy of
+:func:`chosen` (``runtime.bootstrap.rank_chosen``), tested against the same cases.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from rankdebug.errors import BadInput
+
+DEFAULT = "0"
+_ITEM = re.compile(r"^(?:all|local\d+|\d+|\d+-\d+)$")
+_ARM = re.compile(r"^(?:--)?arm(?:ed)?$", re.IGNORECASE)
+EXAMPLES = "0, 1,3, 0-3, all or local0"
+
+
+class RanksError(BadInput):
+    """A rank spec that is malformed or names ranks the job does not have."""
+
+
+class RankLike(Protocol):
+    @property
+    def rank(self) -> int: ...
+
+    @property
+    def local_rank(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The chosen ranks: ``spec`` for the bootstrap, ``ranks`` when the job's size is known
+    (None when only each rank can tell, e.g. ``local0`` with unknown local ranks)."""
+
+    spec: str
+    ranks: list[int] | None
+
+    def __str__(self) -> str:
+        return ",".join(map(str, self.ranks)) if self.ranks is not None else self.spec
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the quick-pick answers: ranks debugged from the start ('' for none) and whether
+    every rank is armed."""
+
+    spec: str
+    arm: bool
+
+
+def items(spec: str) -> list[str]:
+    """The spec's items, lower-cased; raises RanksError when one is malformed."""
+    out = [p.strip().lower() for p in spec.split(",") if p.strip()]
+    if not out:
+        raise RanksError(f"--ranks is empty; give e.g. {EXAMPLES}")
+    for item in out:
+        if not _ITEM.match(item):
+            raise RanksError(f"--ranks: cannot read {item!r} (use N, A-B, all or localN)")
+        if "-" in item:
+            lo, hi = (int(x) for x in item.split("-"))
+            if lo > hi:
+                raise RanksError(f"--ranks: empty range {item!r}")
+    return out
+
+
+def normalise(raw: object, default: str = DEFAULT) -> str:
+    """A spec from what a client sent: a string, a rank number or a list of numbers."""
+    if raw is None:
+        return default
+    if isinstance(raw, bool):
+        raise RanksError("ranks must be a string like '1,3' or a list of numbers")
+    if isinstance(raw, int):
+        return str(raw)
+    if isinstance(raw, str) and raw.strip():
+        return raw.strip()
+    if isinstance(raw, list) and raw and all(
+        isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in raw
+    ):
+        return ",".join(str(r) for r in sorted(set(raw)))
+    raise RanksError("ranks must be a string like '1,3' or a list of numbers")
+
+
+def parse_choice(text: str, *, allow_arm: bool = True) -> Choice:
+    """A typed or remembered choice: a spec, ``arm``, or both (``1,3 arm``, ``1,3+arm``)."""
+    arm = False
+    rest: list[str] = []
+    for word in re.split(r"[\s+]+", text.strip()):
+        if _ARM.match(word):
+            arm = True
+        elif word:
+            rest.append(word)
+    if arm and not allow_arm:
+        raise RanksError(f"give ranks like {EXAMPLES}")
+    spec = re.sub(r"\s*([,-])\s*", r"\1", " ".join(rest)).rstrip(",")
+    if not spec:
+        if arm:
+            return Choice("", True)
+        raise RanksError(f"give ranks like {EXAMPLES}")
+    return Choice(",".join(items(spec)), arm)
+
+
+def _explicit(parts: Sequence[str]) -> list[int]:
+    out: list[int] = []
+    for item in parts:
+        if item == "all" or item.startswith("local"):
+            continue
+        if "-" in item:
+            lo, hi = (int(x) for x in item.split("-"))
+            out.extend(range(lo, hi + 1))
+        else:
+            out.append(int(item))
+    return out
+
+
+def _numbers_only(parts: Sequence[str]) -> bool:
+    return all(i != "all" and not i.startswith("local") for i in parts)
+
+
+def _select_unknown(parts: list[str], world: int | None) -> Selection:
+    """``parts`` against a job whose rank list is unknown (its size may be known)."""
+    canonical = ",".join(parts)
+    if world is not None:
+        for r in _explicit(parts):
+            if r >= world:
+                raise RanksError(f"--ranks: rank {r} is outside the job (world size {world})")
+        if "all" in parts:
+            return Selection(canonical, list(range(world)))
+    if _numbers_only(parts):
+        return Selection(canonical, sorted(set(_explicit(parts))))
+    return Selection(canonical, None)
+
+
+def select(spec: str, ranks: Sequence[RankLike], world_size: int | None = None) -> Selection:
+    """Check ``spec`` against the job's ranks and resolve it to a list when they are known.
+
+    ``ranks`` is the launch plan's rank list (empty when unknown); ``world_size`` bounds
+    explicit numbers when the list is empty but the size is known.
+    """
+    parts = items(spec)
+    if not ranks:
+        return _select_unknown(parts, world_size)
+    if any(p.startswith("local") for p in parts) and any(r.local_rank is None for r in ranks):
+        return Selection(",".join(parts), None)  # each rank decides from LOCAL_RANK
+    picked: set[int] = set()
+    for item in parts:
+        if item.startswith("local"):
+            want = int(item[5:])
+            hits = [r.rank for r in ranks if r.local_rank == want]
+            if not hits:
+                raise RanksError(f"--ranks: no rank has local rank {want}")
+            picked.update(hits)
+            continue
+        for r in range(len(ranks)) if item == "all" else _explicit([item]):
+            if r >= len(ranks):
+                raise RanksError(f"--ranks: rank {r} is outside the job (world size {len(ranks)})")
+            picked.add(ranks[r].rank if item == "all" else r)
+    ordered = sorted(picked)
+    return Selection(",".join(map(str, ordered)), ordered)
+
+
+def chosen(spec: str, rank: int, local_rank: int | None) -> bool:
+    """Whether ``rank`` (with ``local_rank``) is picked by a well-formed ``spec``."""
+    for item in items(spec):
+        if item == "all":
+            return True
+        if item.startswith("local"):
+            if local_rank == int(item[5:]):
+                return True
+        elif rank in _explicit([item]):
+            return True
+    return False
