@@ -14,7 +14,7 @@ from rankdebug.command.plan import LaunchPlan, RankInfo
 from rankdebug.command.words import Span, Word
 from rankdebug.rewrite import RewriteError, build, command_argv
 from rankdebug.runtime import bootstrap, registry
-from rankdebug.supervise.ranks import RanksError, select
+from rankdebug.ranks import RanksError, select
 
 
 def _ranks(world: int, per_node: int) -> list[RankInfo]:

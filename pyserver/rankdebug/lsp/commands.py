@@ -223,7 +223,7 @@ def resolve_ranks(spec: str, plan: LaunchPlan) -> tuple[str, list[int] | None]:
     """The canonical spec and the chosen ranks (None when only the job can tell).
     Raises ArgumentError for specs that are malformed or outside the job."""
     try:
-        from rankdebug.supervise.ranks import RanksError, select
+        from rankdebug.ranks import RanksError, select
     except ImportError:
         parts = [p.strip() for p in spec.split(",") if p.strip()]
         if parts and all(p.isdigit() for p in parts):

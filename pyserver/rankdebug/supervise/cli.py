@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from rankdebug.supervise import ports as portmod
     from rankdebug.supervise.job import Supervisor
     from rankdebug.supervise.plans import plan_for
-    from rankdebug.supervise.ranks import RanksError, Selection, select
+    from rankdebug.ranks import RanksError, Selection, select
 
     command = list(args.command)
     if command and command[0] == "--":
