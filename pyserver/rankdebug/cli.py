@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import re
 import sys
 from collections.abc import Sequence
+
+from rankdebug.launcher_table import LAUNCH_PROGRAM
 
 # verb -> module providing add_arguments(parser) and run(args) -> int.
 # Imported lazily so `rankdebug plan` does not pay for the server or the runtime.
@@ -24,16 +25,11 @@ _VERBS: dict[str, tuple[str, str]] = {
 # `rankdebug torchrun ...` and `rankdebug --ranks 1 torchrun ...` mean `rankdebug launch ...`
 # (the VS Code terminal shim offers that spelling). Only launchers qualify, so a mistyped
 # verb is an error, never a command that runs.
-_LAUNCH_WORDS = re.compile(
-    r"(torchrun|deepspeed|accelerate|accelerate-launch|llamafactory-cli|lmf|msrun|mpirun|"
-    r"mpiexec|srun|colossalai|python[\d.]*|.*\.sh)$")
-
-
 def _launch_shorthand(args: list[str]) -> bool:
     first = args[0]
     if first.startswith("-"):
         return first not in ("-h", "--help")
-    return bool(_LAUNCH_WORDS.fullmatch(first.rsplit("/", 1)[-1]))
+    return bool(LAUNCH_PROGRAM.fullmatch(first.rsplit("/", 1)[-1]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

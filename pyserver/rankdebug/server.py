@@ -26,7 +26,7 @@ from pygls.lsp.server import LanguageServer
 from rankdebug import __version__ as _version
 from rankdebug.lsp import actions, commands, hover
 from rankdebug.lsp.analysis import Analysis, PlannerSlot, Snapshot
-from rankdebug.lsp.commands import DebugPlanArgs, JobsArgs, LaunchJsonArgs, PlanArgs
+from rankdebug.lsp.commands import DebugPlanArgs, LaunchJsonArgs, PlanArgs
 from rankdebug.lsp.documents import Documents, language_of
 from rankdebug.lsp.settings import SECTION, Settings, SettingsStore
 
@@ -257,10 +257,10 @@ def create_server() -> RankdebugServer:
                                   args: LaunchJsonArgs) -> dict[str, Any]:
         return await commands.launch_json_command(ls, args)
 
-    @server.command("rankdebug.jobs")
-    async def jobs_command(ls: RankdebugServer, *args: Any) -> list[dict[str, Any]]:
+    @server.command("rankdebug.checkRanks")
+    async def check_ranks_command(ls: RankdebugServer, *args: Any) -> dict[str, Any]:
         raw = args[0] if args and isinstance(args[0], dict) else {}
-        return await commands.jobs(ls, JobsArgs(all=bool(raw.get("all", False))))
+        return await commands.check_ranks(ls, raw)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: RankdebugServer, params: None) -> None:

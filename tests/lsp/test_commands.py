@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from .conftest import RUNTIME_DIR, execute, open_doc
+from .conftest import execute, open_doc
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -179,25 +175,17 @@ async def test_launch_json_for_plain_python(client: LanguageClient) -> None:
     assert seed["args"] == ["--epochs", "1"]
 
 
-def _write_job(job: str, pid: int) -> None:
-    folder = RUNTIME_DIR / "rankdebug" / job
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(folder.parent, 0o700)
-    (folder / "job.json").write_text(json.dumps({"job": job, "pid": pid, "command": ["x"]}))
-    (folder / "rank-0.json").write_text(json.dumps({"rank": 0, "port": 1234, "pid": pid}))
-
-
-async def test_jobs_lists_running_jobs(client: LanguageClient) -> None:
-    shutil.rmtree(RUNTIME_DIR / "rankdebug", ignore_errors=True)
-    assert await execute(client, "rankdebug.jobs") == []
-    _write_job("20260101-000000-1", os.getpid())
-    _write_job("20260101-000000-2", 2**22 + 12345)  # no such process
-    jobs: list[dict[str, Any]] = await execute(client, "rankdebug.jobs")
-    assert [j["job"] for j in jobs] == ["20260101-000000-1"]
-    assert jobs[0]["ranks"][0]["port"] == 1234
-    assert jobs[0]["alive"] is True
-    every = await execute(client, "rankdebug.jobs", {"all": True})
-    assert len(every) == 2
+async def test_check_ranks_reads_a_typed_choice(client: LanguageClient) -> None:
+    ranks = [{"rank": r, "node_rank": r // 2, "local_rank": r % 2} for r in range(4)]
+    got = await execute(client, "rankdebug.checkRanks",
+                        {"spec": "local0 arm", "allowArm": True, "ranks": ranks})
+    assert got == {"rankSpec": "0,2", "ranks": [0, 2], "arm": True}
+    got = await execute(client, "rankdebug.checkRanks", {"spec": "1, 3", "worldSize": 4})
+    assert got == {"rankSpec": "1,3", "ranks": [1, 3], "arm": False}
+    for bad in ({"spec": "7", "ranks": ranks}, {"spec": "1 arm"}, {"spec": "*"}, {"spec": 3},
+                {"spec": "1", "ranks": [{"rank": "x"}]}):
+        got = await execute(client, "rankdebug.checkRanks", bad)
+        assert got["error"]["message"], bad
 
 
 async def test_debug_plan_of_an_unsaved_document(client: LanguageClient) -> None:

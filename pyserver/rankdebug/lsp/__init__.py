@@ -5,7 +5,8 @@
 - ``analysis``: one document version → plans, lenses, diagnostics (runs off the event loop).
 - ``documents``: open documents and the newest analysis of each; stale work is skipped.
 - ``lenses``, ``hover``, ``checks``, ``actions``: the editor features.
-- ``commands``, ``launch_json``: ``workspace/executeCommand`` for the extension.
+- ``commands``: ``workspace/executeCommand`` for the extension (adapters over
+  ``rankdebug.debugplan``).
 
 What the extension relies on:
 
@@ -16,7 +17,8 @@ What the extension relies on:
   line of the command).
 - Server commands (registered in VS Code by vscode-languageclient; the extension must not
   register them itself): ``rankdebug.plan``, ``rankdebug.debugPlan``,
-  ``rankdebug.launchJson``, ``rankdebug.jobs``; arguments and results in ``commands``.
+  ``rankdebug.launchJson``, ``rankdebug.checkRanks``; arguments and results in
+  ``commands``.
 - Diagnostics: ``source`` ``"rankdebug"``, ``code`` as in ``checks`` and the engine;
   quick fixes carry ``data = {"fix", "title"}``.
 - Settings (section ``rankdebug``, camelCase): see ``settings._FIELDS``.

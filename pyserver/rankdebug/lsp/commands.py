@@ -3,15 +3,20 @@
 Each command takes one argument object (camelCase JSON, as below) and returns JSON:
 
 - ``rankdebug.plan`` ``{uri, position | line} | {text, line?, language?} | {argv}``
-  → the launch plan (the ``rankdebug plan --json`` object), or ``{"error": {...}}``.
-- ``rankdebug.debugPlan`` ``{... as plan, ranks?, settings?, breakpoints?, arm?}`` → what
-  to run (``argv``, ``env``, ``cwd``), the chosen ``ranks``, per-rank ``rankdebug`` attach
-  ``configurations`` and a ``compound``, and ``armed``. ``arm``: every rank can be attached,
+  → the launch plan (the ``rankdebug plan --json`` object, plus a short ``title``), or
+  ``{"error": {...}}``.
+- ``rankdebug.debugPlan`` ``{... as plan, ranks?, settings?, breakpoints?, arm?}`` → the
+  debug plan (``rankdebug.debugplan``): what to run (``argv``, ``env``, ``cwd``), a
+  ``title``, the chosen ``ranks``, per-rank ``rankdebug`` attach ``configurations`` and a
+  ``compound``, and ``armed``. ``arm``: every rank can be attached,
   evaluated in or read later (``rankdebug launch --arm``); with no ``ranks``, none is
   debugged from the start.
 - ``rankdebug.launchJson`` ``{... as plan, ranks?, settings?}`` → ``configurations`` and
   ``compounds`` for ``.vscode/launch.json`` (types ``rankdebug`` and ``debugpy``).
-- ``rankdebug.jobs`` ``{}`` → running jobs from the job registry.
+- ``rankdebug.checkRanks`` ``{spec, allowArm?, ranks?, worldSize?}`` → the quick-pick's
+  typed choice checked against the plan's ranks: ``{rankSpec, ranks, arm}``.
+
+Running jobs are listed by ``rankdebug jobs --json`` (the one way to list them).
 
 ``position`` and ``line`` are 0-based (LSP); ``{"error": {...}}`` lines are 1-based, as
 the CLI prints them.
@@ -30,14 +35,18 @@ from typing import Any, Protocol, TypeVar
 import attrs
 from pygls import uris
 
+from rankdebug import debugplan
+from rankdebug import ranks as rankspec
 from rankdebug.command import CommandError, LaunchPlan, plan_text
-from rankdebug.lsp import launch_json
+from rankdebug.command.plan import RankInfo
+from rankdebug.debugplan import Origin
+from rankdebug.debugplan.launch_json import launch_json
+from rankdebug.errors import BadInput, RankdebugError, envelope
 from rankdebug.lsp.analysis import env_kwargs
 from rankdebug.lsp.documents import language_of
 from rankdebug.lsp.settings import Settings, apply
 
 T = TypeVar("T")
-DEFAULT_RANKS = "0"
 
 
 @attrs.define
@@ -77,12 +86,6 @@ class LaunchJsonArgs(DebugPlanArgs):
     pass
 
 
-@attrs.define
-class JobsArgs:
-    # Include jobs whose supervisor is gone.
-    all: bool = False
-
-
 class Host(Protocol):
     """What the commands need from the server."""
 
@@ -114,8 +117,10 @@ class Source:
     dirty: bool = False
 
 
-def _error(message: str, line: int | None = None, column: int | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "line": line, "column": column}}
+def _error(exc: RankdebugError | ArgumentError) -> dict[str, Any]:
+    if isinstance(exc, RankdebugError):
+        return exc.to_json()
+    return envelope(str(exc))
 
 
 def _line(args: PlanArgs) -> int:
@@ -194,90 +199,22 @@ async def plan(host: Host, args: PlanArgs) -> dict[str, Any]:
     try:
         src = _source(host, args, problems)
         result = await _in_pool(host, _plan, src)
-    except ArgumentError as exc:
-        return _error(str(exc))
-    except CommandError as exc:
-        return exc.to_json()
-    return result.to_json()
+    except (ArgumentError, BadInput) as exc:
+        return _error(exc)
+    reply = result.to_json()
+    reply["title"] = debugplan.title_of(result)
+    return reply
 
 
-# -- debugPlan ---------------------------------------------------------------------
+# -- debugPlan, launchJson: adapters over rankdebug.debugplan ----------------------
 
 
-def _rank_spec(raw: Any) -> str:
-    if raw is None:
-        return DEFAULT_RANKS
-    if isinstance(raw, bool):
-        raise ArgumentError("ranks must be a string like '1,3' or a list of numbers")
-    if isinstance(raw, int):
-        return str(raw)
-    if isinstance(raw, str) and raw.strip():
-        return raw.strip()
-    if isinstance(raw, list) and raw and all(isinstance(r, int) and not isinstance(r, bool)
-                                             and r >= 0 for r in raw):
-        return ",".join(str(r) for r in sorted(set(raw)))
-    raise ArgumentError("ranks must be a string like '1,3' or a list of numbers")
-
-
-def resolve_ranks(spec: str, plan: LaunchPlan) -> tuple[str, list[int] | None]:
-    """The canonical spec and the chosen ranks (None when only the job can tell).
-    Raises ArgumentError for specs that are malformed or outside the job."""
-    try:
-        from rankdebug.ranks import RanksError, select
-    except ImportError:
-        parts = [p.strip() for p in spec.split(",") if p.strip()]
-        if parts and all(p.isdigit() for p in parts):
-            return spec, sorted({int(p) for p in parts})
-        return spec, None
-    try:
-        sel = select(spec, plan.ranks, plan.world_size)
-    except RanksError as exc:
-        raise ArgumentError(str(exc)) from exc
-    return sel.spec, sel.ranks
-
-
-def _launch_argv(src: Source, plan: LaunchPlan, spec: str, settings: Settings,
-                 breakpoints: list[str], *, base_port: int | None = None,
-                 arm: bool = False) -> list[str]:
-    argv = [*settings.cli(), "launch", "--json"]
-    if spec:
-        argv += ["--ranks", spec]
-    if arm:
-        argv.append("--arm")
-    if not settings.wait:
-        argv.append("--no-wait")
-    if settings.host != "127.0.0.1":
-        argv += ["--host", settings.host]
-    port = settings.base_port if base_port is None else base_port
-    if port:
-        argv += ["--base-port", str(port)]
-    if settings.collective_timeout is not None:
-        argv += ["--collective-timeout", f"{settings.collective_timeout:g}"]
-    if settings.attach_on != "start":
-        argv += ["--attach", settings.attach_on]
-    for bp in breakpoints:
-        argv += ["--break", bp]
+def _origin(src: Source) -> Origin:
     if src.argv is not None:
-        return [*argv, "--", *src.argv]
+        return Origin.of_argv(src.argv)
     if src.path is not None and src.uri is not None and src.uri.startswith("file:"):
-        return [*argv, "--file", src.path, "--line", str(plan.span.start_line + 1)]
-    words = [w.value for w in plan.argv]
-    if any(w is None for w in words):
-        raise ArgumentError("the command has words whose value is not known here, and it is "
-                            "not in a saved file: save it first")
-    env_words = [f"{k}={w.value}" for k, w in plan.env.items() if w.value is not None]
-    return [*argv, "--", *env_words, *(w for w in words if w is not None)]
-
-
-def _run_env(src: Source, plan: LaunchPlan, argv: list[str]) -> dict[str, str]:
-    """Variables to add to the extension's environment for the run. With ``--file`` the
-    launcher re-reads the script (exports included); a command passed after ``--`` from an
-    unsaved document needs the variables its script exported before it."""
-    env: dict[str, str] = {}
-    if "--file" not in argv and src.text is not None:
-        env.update({k: w.value for k, w in plan.script_env.items() if w.value is not None})
-    env.update(src.settings.env)
-    return env
+        return Origin.of_file(src.path, src.text)
+    return Origin.of_text(src.text or "")
 
 
 def _cwd(src: Source, host: Host) -> str:
@@ -299,14 +236,13 @@ def _is_dirty(src: Source) -> bool:
     return on_disk.replace("\r\n", "\n") != src.text.replace("\r\n", "\n")
 
 
-def _breakpoints(raw: list[str] | None) -> list[str]:
-    out = []
-    for bp in raw or []:
-        path, sep, line = bp.rpartition(":")
-        if not sep or not path or not line.isdigit():
-            raise ArgumentError(f"breakpoints take FILE:LINE, not {bp!r}")
-        out.append(bp)
-    return out
+def _debug_plan(host: Host, src: Source, plan: LaunchPlan, args: DebugPlanArgs, *,
+                base_port: int | None = None) -> debugplan.DebugPlan:
+    settings = src.settings
+    options = settings.launch_options(arm=args.arm, breaks=args.breakpoints or (),
+                                      base_port=base_port)
+    return debugplan.make(plan, origin=_origin(src), ranks=args.ranks, options=options,
+                          cli=settings.cli(), cwd=_cwd(src, host), extra_env=settings.env)
 
 
 async def debug_plan(host: Host, args: DebugPlanArgs) -> dict[str, Any]:
@@ -314,40 +250,16 @@ async def debug_plan(host: Host, args: DebugPlanArgs) -> dict[str, Any]:
     try:
         src = _source(host, args, problems)
         the_plan = await _in_pool(host, _plan, src, True)
-        chosen: list[int] | None
-        if args.arm and args.ranks in (None, "", []):
-            spec, chosen = "", []  # armed only: every rank waits to be asked
-        else:
-            spec, chosen = resolve_ranks(_rank_spec(args.ranks), the_plan)
-        breaks = _breakpoints(args.breakpoints)
-        argv = _launch_argv(src, the_plan, spec, src.settings, breaks, arm=args.arm)
+        dplan = _debug_plan(host, src, the_plan, args)
         dirty = await _in_pool(host, _is_dirty, src)
-    except ArgumentError as exc:
-        return _error(str(exc))
-    except CommandError as exc:
-        return exc.to_json()
-    warnings = list(problems)
+    except (ArgumentError, BadInput) as exc:
+        return _error(exc)
+    reply = dplan.to_json()
     if dirty:
-        warnings.append("the document has unsaved changes; rankdebug launch reads the file "
+        problems.append("the document has unsaved changes; rankdebug launch reads the file "
                         "on disk")
-    if chosen is None:
-        warnings.append(f"which ranks {spec!r} names is decided when the job starts; attach "
-                        "to each as it reports listening")
-    title = launch_json.title_of(the_plan)
-    configs = launch_json.attach_rankdebug(the_plan, chosen or [], src.settings.host, None, None)
-    return {
-        "plan": the_plan.to_json(),
-        "argv": argv,
-        "env": _run_env(src, the_plan, argv),
-        "cwd": _cwd(src, host),
-        "rankSpec": spec,
-        "ranks": chosen,
-        "host": src.settings.host,
-        "configurations": configs,
-        "compound": launch_json.compound(f"{title} · ranks {spec}", configs),
-        "armed": args.arm,
-        "warnings": warnings,
-    }
+    reply["warnings"] = problems + reply["warnings"]
+    return reply
 
 
 async def launch_json_command(host: Host, args: LaunchJsonArgs) -> dict[str, Any]:
@@ -355,61 +267,47 @@ async def launch_json_command(host: Host, args: LaunchJsonArgs) -> dict[str, Any
     try:
         src = _source(host, args, problems)
         the_plan = await _in_pool(host, _plan, src)
-        spec, chosen = resolve_ranks(_rank_spec(args.ranks), the_plan)
-        if chosen is None:
-            raise ArgumentError(f"ranks {spec!r} cannot be resolved to rank numbers here; "
-                                "give the ranks as numbers")
         base = src.settings.base_port or src.settings.debugpy_base_port
-        terminal = _launch_argv(src, the_plan, spec, src.settings, _breakpoints(args.breakpoints),
-                                base_port=base)
-    except ArgumentError as exc:
-        return _error(str(exc))
-    except CommandError as exc:
-        return exc.to_json()
-    text = None
-    if src.text is not None:
-        lines = src.text.splitlines()
-        span = the_plan.span
-        text = "\n".join(lines[span.start_line:span.end_line + 1]) if span.end_line < len(
-            lines) else None
-    result = launch_json.launch_json(
-        the_plan,
-        chosen=chosen,
-        rank_spec=spec,
-        terminal_argv=terminal,
-        host=src.settings.host,
-        base_port=base,
-        workspace=host.workspace_folder(src.path),
-        command_text=text,
-        extra_env=src.settings.env,
-    )
+        dplan = _debug_plan(host, src, the_plan, args, base_port=base)
+        result = launch_json(dplan, workspace=host.workspace_folder(src.path),
+                             extra_env=dict(src.settings.env))
+    except (ArgumentError, BadInput) as exc:
+        return _error(exc)
     result["warnings"] = problems + result["warnings"]
     return result
 
 
-# -- jobs --------------------------------------------------------------------------
-
-
-def list_jobs(include_dead: bool = False) -> list[dict[str, Any]]:
-    """Jobs in the registry, newest last; [] when the registry is not there (yet)."""
-    try:
-        from rankdebug.runtime import registry
-    except ImportError:
+def _rank_infos(raw: Any) -> list[RankInfo]:
+    if raw is None:
         return []
-    try:
-        jobs = registry.list_jobs()
-    except (OSError, getattr(registry, "RegistryError", OSError)):
-        return []
-    out: list[dict[str, Any]] = []
-    for job in jobs:
-        pid = job.get("pid")
-        alive = isinstance(pid, int) and registry.pid_alive(pid)
-        if not alive and not include_dead:
-            continue
-        out.append({**job, "alive": alive})
+    if not isinstance(raw, list):
+        raise ArgumentError("ranks must be a list of {rank, node_rank, local_rank}")
+    out = []
+    for item in raw:
+        rank, node, local = (item.get(k) if isinstance(item, dict) else None
+                             for k in ("rank", "node_rank", "local_rank"))
+        if not isinstance(rank, int) or not all(
+                f is None or (isinstance(f, int) and not isinstance(f, bool))
+                for f in (rank, node, local)):
+            raise ArgumentError("ranks must be a list of {rank, node_rank, local_rank}")
+        out.append(RankInfo(rank, node, local))
     return out
 
 
-async def jobs(host: Host, args: JobsArgs | None = None) -> list[dict[str, Any]]:
-    include = bool(args and args.all)
-    return await _in_pool(host, list_jobs, include)
+async def check_ranks(host: Host, raw: dict[str, Any]) -> dict[str, Any]:
+    """``{spec, allowArm?, ranks?, worldSize?}``: a rank choice as typed in the quick-pick,
+    checked against the plan's ranks → ``{rankSpec, ranks, arm}`` or ``{"error": ...}``."""
+    del host
+    spec, size = raw.get("spec"), raw.get("worldSize")
+    try:
+        if not isinstance(spec, str):
+            raise ArgumentError("spec must be a string like '1,3'")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool)):
+            raise ArgumentError("worldSize must be a number or null")
+        choice = rankspec.parse_choice(spec, allow_arm=raw.get("allowArm") is True)
+        if not choice.spec:
+            return {"rankSpec": "", "ranks": [], "arm": choice.arm}
+        sel = rankspec.select(choice.spec, _rank_infos(raw.get("ranks")), size)
+    except (ArgumentError, BadInput) as exc:
+        return _error(exc)
+    return {"rankSpec": sel.spec, "ranks": sel.ranks, "arm": choice.arm}

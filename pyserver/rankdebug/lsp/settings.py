@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
 from pygls import uris
+
+from rankdebug.debugplan.options import LaunchOptions
 
 SECTION = "rankdebug"
 
@@ -94,6 +96,19 @@ class Settings:
         if self.inherit_env:
             return {**os.environ, **self.env}, True
         return (dict(self.env), False) if self.env else (None, False)
+
+    def launch_options(self, *, arm: bool = False, breaks: Sequence[str] = (),
+                       base_port: int | None = None) -> LaunchOptions:
+        """How ``rankdebug launch`` runs a job started from the editor with these settings."""
+        return LaunchOptions(
+            host=self.host,
+            base_port=self.base_port if base_port is None else base_port,
+            wait=self.wait,
+            collective_timeout=self.collective_timeout,
+            attach="hit" if self.attach_on == "hit" else "auto",
+            arm=arm,
+            breaks=tuple(breaks),
+        )
 
     def run_env(self) -> dict[str, str]:
         """The environment a job started from here runs in (`rankdebug launch` inherits ours)."""

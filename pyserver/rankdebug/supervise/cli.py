@@ -27,12 +27,22 @@ Armed jobs (``--arm``): every rank also serves a control socket in the job's fol
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
+import time
 from pathlib import Path
 
-DEFAULT_TIMEOUT_S = 86400.0
+from rankdebug import debugplan
+from rankdebug.command import plan_argv, plan_file
+from rankdebug.command.plan import LaunchPlan
+from rankdebug.debugplan import DebugPlan, LaunchOptions, Origin
+from rankdebug.debugplan.job_env import JobPlaces, JobRun, job_run, prepare_boot_dir
+from rankdebug.errors import BadInput, RankdebugError, report
+from rankdebug.runtime import registry
+from rankdebug.supervise import ports as portmod
+from rankdebug.supervise.job import Supervisor
+
+PROG = "rankdebug launch"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,11 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="JSON lines on stdout")
     parser.add_argument("--no-wait", action="store_true",
                         help="chosen ranks listen but run on without waiting for a client")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--host", default=debugplan.options.LOOPBACK,
+                        help="address to listen on")
     parser.add_argument("--base-port", type=int, default=0,
                         help="first port to try for the chosen ranks (default: any free port)")
-    parser.add_argument("--collective-timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                        metavar="SECONDS",
+    parser.add_argument("--collective-timeout", type=float, default=None, metavar="SECONDS",
                         help="raise process-group timeouts to this (default one day; 0: off)")
     parser.add_argument("--break", dest="breaks", action="append", default=[],
                         metavar="FILE:LINE", help="a breakpoint known at start (repeatable)")
@@ -69,121 +79,102 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="-- followed by the launch command")
 
 
-def _fail(args: argparse.Namespace, message: str, line: int | None = None,
-          column: int | None = None) -> int:
-    if args.json:
-        print(json.dumps({"error": {"message": message, "line": line, "column": column}}))
-    else:
-        print(f"rankdebug launch: {message}", file=sys.stderr)
-    return 2
-
-
-def _breaks(values: list[str], cwd: Path) -> list[tuple[str, int]]:
-    out = []
-    for value in values:
-        path, sep, line = value.rpartition(":")
-        if not sep or not path or not line.isdigit() or int(line) < 1:
-            raise ValueError(f"--break wants FILE:LINE, not {value!r}")
-        out.append((os.path.realpath(cwd / path), int(line)))
-    return out
-
-
-def run(args: argparse.Namespace) -> int:
-    from rankdebug.command.errors import CommandError
-    from rankdebug.rewrite import RewriteError, build, prepare_boot_dir
-    from rankdebug.runtime import registry
-    from rankdebug.supervise import ports as portmod
-    from rankdebug.supervise.job import Supervisor
-    from rankdebug.supervise.plans import plan_for
-    from rankdebug.ranks import RanksError, Selection, select
-
+def _command(args: argparse.Namespace) -> tuple[Origin, LaunchPlan]:
+    """Where the command comes from, and its launch plan (planned with our environment)."""
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
     if (args.file is None) == (not command):
-        return _fail(args, "give either --file FILE --line N or -- COMMAND")
+        raise BadInput("give either --file FILE --line N or -- COMMAND")
     if args.file is not None and args.line is None:
-        return _fail(args, "--file needs --line")
-    cwd = Path.cwd()
+        raise BadInput("--file needs --line")
+    env, cwd = dict(os.environ), Path.cwd()
     try:
-        plan = plan_for(command or None, args.file, args.line, caller_env=os.environ, cwd=cwd)
-    except CommandError as exc:
-        return _fail(args, exc.message, exc.line, exc.column)
+        if args.file is not None:
+            return Origin.of_file(args.file), plan_file(Path(args.file), args.line,
+                                                        caller_env=env, cwd=cwd)
+        return Origin.of_argv(command), plan_argv(command, caller_env=env, cwd=cwd)
     except OSError as exc:
-        return _fail(args, str(exc))
-    try:
-        if args.ranks is None and args.arm:
-            selection = Selection("", [])  # armed only: no rank debugged from the start
-        else:
-            selection = select(args.ranks or "0", plan.ranks, plan.world_size)
-        breaks = _breaks(args.breaks, Path(plan.cwd or cwd))
-    except (RanksError, ValueError) as exc:
-        return _fail(args, str(exc))
-    if args.collective_timeout < 0:
-        return _fail(args, "--collective-timeout must be 0 (off) or more seconds")
+        raise BadInput(str(exc)) from exc
 
+
+def debug_plan(args: argparse.Namespace) -> DebugPlan:
+    """The debug plan of ``rankdebug launch``'s arguments."""
+    origin, plan = _command(args)
+    options = LaunchOptions(
+        host=args.host,
+        base_port=args.base_port,
+        wait=not args.no_wait,
+        collective_timeout=args.collective_timeout,
+        attach=args.attach,
+        arm=args.arm,
+        breaks=tuple(args.breaks),
+    )
+    return debugplan.make(plan, origin=origin, ranks=args.ranks or None, options=options,
+                          cli=[sys.executable, "-m", "rankdebug"], cwd=str(Path.cwd()))
+
+
+def _reserve(dplan: DebugPlan) -> tuple[str, str, dict[int, int]]:
+    """A new job in the registry with ports for the chosen ranks: (job, folder, ports)."""
     job = registry.new_job_id()
-    try:
-        with portmod.registry_lock():
-            registry.prune()  # folders of jobs whose supervisor was killed outright
-            wanted = selection.ranks or []
-            ports = portmod.choose(wanted, args.host, args.base_port, portmod.ports_in_registry())
-            job_dir = registry.create_job(job, {"pid": os.getpid(), "state": "starting"})
-            for rank, port in ports.items():
-                registry.write_rank(job, {"rank": rank, "port": port, "host": args.host,
-                                          "state": "starting"})
-        boot, dbg = prepare_boot_dir(Path(job_dir) / "boot")
-        dplan = build(
-            plan,
-            rank_spec=selection.spec,
-            chosen=selection.ranks,
-            job=job,
-            boot=boot,
-            debugpy_dir=dbg,
-            ctl=os.path.join(job_dir, "ctl.sock"),
-            host=args.host,
-            ports=ports,
-            base_port=args.base_port,
-            wait=not args.no_wait,
-            timeout=args.collective_timeout,
-            breaks=breaks,
-            attach=("hit" if breaks else "start") if args.attach == "auto" else args.attach,
-            cwd=str(cwd),
-            arm=job_dir if args.arm else None,
-        )
-    except RewriteError as exc:
-        registry.remove_job(job)
-        return _fail(args, exc.message, exc.line, exc.column)
-    except (OSError, registry.RegistryError) as exc:
-        registry.remove_job(job)
-        return _fail(args, str(exc))
+    opts = dplan.options
+    with portmod.registry_lock():
+        registry.prune()  # folders of jobs whose supervisor was killed outright
+        ports = portmod.choose(dplan.selection.ranks or [], opts.host, opts.base_port,
+                               portmod.ports_in_registry())
+        job_dir = registry.create_job(job, {"pid": os.getpid(), "state": "starting"})
+        for rank, port in ports.items():
+            registry.write_rank(job, {"rank": rank, "port": port, "host": opts.host,
+                                      "state": "starting"})
+    return job, job_dir, ports
 
-    start_time = __import__("time").time()
-    info = {
-        "pid": os.getpid(),
-        "state": "running",
-        "command": dplan.argv,
-        "cwd": dplan.cwd,
-        "launcher": dplan.launcher,
-        "ranks": selection.ranks,
-        "rank_spec": selection.spec,
-        "world_size": plan.world_size,
-        "start_time": start_time,
-        "armed": args.arm,
-    }
-    registry.create_job(job, info)
+
+def _register(job: str, dplan: DebugPlan, run: JobRun) -> None:
+    """The job's and its chosen ranks' full registry entries."""
+    plan, start_time = dplan.plan, time.time()
+    registry.create_job(job, {
+        "pid": os.getpid(), "state": "running", "command": run.argv, "cwd": run.cwd,
+        "launcher": run.launcher, "ranks": run.chosen, "rank_spec": run.rank_spec,
+        "world_size": plan.world_size, "start_time": start_time, "armed": dplan.options.arm,
+    })
     infos = {r.rank: r for r in plan.ranks}
-    for rank, port in ports.items():
+    for rank, port in run.ports.items():
         known = infos.get(rank)
         registry.write_rank(job, {
             "rank": rank, "local_rank": known.local_rank if known else None,
-            "world_size": plan.world_size, "host": args.host, "port": port, "pid": None,
-            "state": "starting", "command": dplan.argv, "cwd": dplan.cwd,
+            "world_size": plan.world_size, "host": run.host, "port": port, "pid": None,
+            "state": "starting", "command": run.argv, "cwd": run.cwd,
             "start_time": start_time,
         })
-    sup = Supervisor(dplan, job, job_dir, args.json, control=args.control)
+
+
+def _start(dplan: DebugPlan) -> tuple[str, str, JobRun]:
+    """Reserve the job, fill its boot folder and make the process to start."""
+    job, job_dir, ports = _reserve(dplan)
+    try:
+        boot, dbg = prepare_boot_dir(Path(job_dir) / "boot")
+        places = JobPlaces(job=job, boot=boot, debugpy_dir=dbg,
+                           ctl=os.path.join(job_dir, "ctl.sock"),
+                           arm_dir=job_dir if dplan.options.arm else None, ports=ports)
+        return job, job_dir, job_run(dplan, places)
+    except (OSError, registry.RegistryError) as exc:
+        registry.remove_job(job)
+        raise BadInput(str(exc)) from exc
+    except RankdebugError:
+        registry.remove_job(job)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        dplan = debug_plan(args)
+        job, job_dir, job_proc = _start(dplan)
+    except RankdebugError as exc:
+        return report(exc, as_json=args.json, prog=PROG)
+    _register(job, dplan, job_proc)
+    sup = Supervisor(job_proc, job, job_dir, args.json, control=args.control)
     sup.emit({"event": "job", "job": job, "dir": job_dir, "pid": os.getpid(),
-              "ranks": selection.ranks, "rank_spec": selection.spec, "armed": args.arm,
-              "attach_mode": dplan.env.get("RANKDEBUG_ATTACH", "start"),
-              "launcher": dplan.launcher, "attach": dplan.attach_configs(job)})
+              "ranks": job_proc.chosen, "rank_spec": job_proc.rank_spec,
+              "armed": dplan.options.arm, "attach_mode": dplan.options.attach_mode,
+              "launcher": job_proc.launcher, "attach": job_proc.attach_configs(job)})
     return sup.run()

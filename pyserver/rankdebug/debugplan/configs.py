@@ -1,7 +1,8 @@
-"""Launch configurations for a plan: what ``rankdebug.debugPlan`` hands the extension and
-what ``rankdebug.launchJson`` offers to merge into ``.vscode/launch.json``.
+"""Launch configurations of a debug plan: the per-rank ``rankdebug`` attach configurations
+and their compound, and what ``rankdebug.launchJson`` offers to merge into
+``.vscode/launch.json``.
 
-Two debug types are served:
+Two debug types are served there:
 
 - ``rankdebug`` (this extension): a ``launch`` configuration running the command, and
   per-rank ``attach`` configurations with a compound.
@@ -11,7 +12,8 @@ Two debug types are served:
   (every rank is then debugged; no ``rankdebug`` needed).
 
 Ports: ``rankdebug launch --base-port B --ranks R`` gives the i-th chosen rank (in rank
-order) port B + i when those ports are free, so the attach configurations use that.
+order) port B + i when those ports are free, so the launch.json attach configurations use
+that.
 """
 
 from __future__ import annotations
@@ -19,34 +21,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from rankdebug import launcher_table
+from rankdebug.command.launchers import find_launcher, unwrap
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Word
 
-# Launchers that can run as `python -m MODULE`, for the seed-style debugpy configuration.
-PYTHON_MODULE_FORM = {
-    "torchrun": "torch.distributed.run",
-    "torch.distributed.launch": "torch.distributed.launch",
-    "deepspeed": "deepspeed.launcher.runner",
-    "accelerate": "accelerate.commands.launch",
-}
 _SIMPLE_VAR = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$")
-
-
-@dataclass
-class Launch:
-    """How the job is started: the `rankdebug launch` argv and where it runs."""
-
-    argv: list[str]
-    env: dict[str, str]
-    cwd: str
-    rank_spec: str
-    ranks: list[int] | None
-    host: str
-    base_port: int
-    warnings: list[str] = field(default_factory=list)
 
 
 def title_of(plan: LaunchPlan) -> str:
@@ -57,20 +39,16 @@ def title_of(plan: LaunchPlan) -> str:
     return plan.launcher
 
 
-def attach_rankdebug(plan: LaunchPlan, ranks: Sequence[int], host: str,
-                     ports: Mapping[int, int] | None, job: str | None) -> list[dict[str, Any]]:
-    """Per-rank ``rankdebug`` attach configurations (``connect`` when the port is known)."""
+def attach_configurations(ranks: Sequence[int], host: str, ports: Mapping[int, int] | None,
+                          job: str | None) -> list[dict[str, Any]]:
+    """One ``rankdebug`` attach configuration per rank, named ``rank N`` (with ``connect``
+    when its port is known)."""
     out: list[dict[str, Any]] = []
     for rank in ranks:
-        conf: dict[str, Any] = {
-            "type": "rankdebug",
-            "request": "attach",
-            "name": f"rank {rank}",
-            "ranks": [rank],
-            "job": job,
-        }
+        conf: dict[str, Any] = {"type": "rankdebug", "request": "attach", "name": f"rank {rank}"}
         if ports and rank in ports:
             conf["connect"] = {"host": host, "port": ports[rank]}
+        conf.update({"job": job, "ranks": [rank]})
         out.append(conf)
     return out
 
@@ -96,7 +74,7 @@ def known_env(layers: Sequence[Mapping[str, Word]], warnings: list[str]) -> dict
     return env
 
 
-def _argv_values(words: Sequence[Word], warnings: list[str]) -> list[str] | None:
+def argv_values(words: Sequence[Word], warnings: list[str]) -> list[str] | None:
     out: list[str] = []
     for w in words:
         if w.value is not None:
@@ -110,7 +88,7 @@ def _argv_values(words: Sequence[Word], warnings: list[str]) -> list[str] | None
     return out
 
 
-def _folder_relative(path: str | None, workspace: str | None) -> str:
+def folder_relative(path: str | None, workspace: str | None) -> str:
     if not path:
         return "${workspaceFolder}"
     if workspace:
@@ -127,10 +105,6 @@ def _folder_relative(path: str | None, workspace: str | None) -> str:
 
 def launcher_args(plan: LaunchPlan) -> list[Word] | None:
     """The launcher's own arguments onward (entry and its arguments included)."""
-    try:
-        from rankdebug.command.launchers import find_launcher, unwrap
-    except ImportError:
-        return None
     start, _ = unwrap(plan.argv)
     found = find_launcher(plan.argv, start)
     if found is None or plan.launcher != found[0].NAME:
@@ -147,15 +121,15 @@ def seed_config(plan: LaunchPlan, env: Mapping[str, str], cwd: str,
         entry = plan.entry
         if entry is None or entry.kind == "cli":
             return None
-        target = _argv_values([entry.target], warnings)
-        args = _argv_values(plan.entry_args, warnings)
+        target = argv_values([entry.target], warnings)
+        args = argv_values(plan.entry_args, warnings)
         if target is None or args is None:
             return None
         base["module" if entry.kind == "module" else "program"] = target[0]
         base.update({"args": args, "cwd": cwd, "env": dict(env), "console": "integratedTerminal",
                      "justMyCode": False})
         return base
-    module = PYTHON_MODULE_FORM.get(plan.launcher)
+    module = launcher_table.python_module(plan.launcher)
     if module is None:
         warnings.append(f"{plan.launcher} has no `python -m` form: no whole-job debugpy "
                         "configuration")
@@ -165,7 +139,7 @@ def seed_config(plan: LaunchPlan, env: Mapping[str, str], cwd: str,
         warnings.append("the launcher's arguments could not be found: no whole-job debugpy "
                         "configuration")
         return None
-    args = _argv_values(words, warnings)
+    args = argv_values(words, warnings)
     if args is None:
         return None
     base.update({
@@ -178,71 +152,3 @@ def seed_config(plan: LaunchPlan, env: Mapping[str, str], cwd: str,
         "justMyCode": False,
     })
     return base
-
-
-def launch_json(
-    plan: LaunchPlan,
-    *,
-    chosen: Sequence[int],
-    rank_spec: str,
-    terminal_argv: list[str],
-    host: str,
-    base_port: int,
-    workspace: str | None,
-    command_text: str | None,
-    extra_env: Mapping[str, str],
-) -> dict[str, Any]:
-    """Configurations and compounds to merge into launch.json, and the command that starts
-    the job so that the attach configurations find their ranks."""
-    warnings: list[str] = []
-    title = title_of(plan)
-    env = {**known_env([plan.script_env, plan.env], warnings), **extra_env}
-    cwd = _folder_relative(plan.cwd, workspace)
-    configs: list[dict[str, Any]] = []
-    compounds: list[dict[str, Any]] = []
-
-    argv = _argv_values(plan.argv, [])
-    launch: dict[str, Any] = {
-        "type": "rankdebug",
-        "request": "launch",
-        "name": f"{title}: debug ranks {rank_spec}",
-        # The argv when every word is known; else the command as written (read by the
-        # engine, never by a shell).
-        "command": argv if argv is not None and "${env:" not in " ".join(argv)
-        else (command_text or " ".join(w.display for w in plan.argv)),
-        "cwd": cwd,
-        "env": env if argv is not None else known_env([plan.script_env], []) | dict(extra_env),
-        "ranks": rank_spec,
-    }
-    configs.append(launch)
-
-    ports = {rank: base_port + i for i, rank in enumerate(sorted(chosen))}
-    ours = [
-        {**c, "name": f"{title}: rank {c['ranks'][0]} (rankdebug)"}
-        for c in attach_rankdebug(plan, sorted(chosen), host, ports, None)
-    ]
-    for c in ours:
-        c.pop("job", None)
-    theirs = [
-        {
-            "type": "debugpy",
-            "request": "attach",
-            "name": f"{title}: rank {rank} (debugpy, port {ports[rank]})",
-            "connect": {"host": host, "port": ports[rank]},
-            "justMyCode": False,
-        }
-        for rank in sorted(chosen)
-    ]
-    configs += ours + theirs
-    if ours:
-        compounds.append(compound(f"{title}: ranks {rank_spec} (rankdebug)", ours))
-        compounds.append(compound(f"{title}: ranks {rank_spec} (debugpy)", theirs))
-    seed = seed_config(plan, env, cwd, warnings)
-    if seed is not None:
-        configs.append(seed)
-    return {
-        "configurations": configs,
-        "compounds": compounds,
-        "terminalCommand": terminal_argv,
-        "warnings": warnings,
-    }

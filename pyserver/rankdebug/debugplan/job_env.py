@@ -1,0 +1,156 @@
+"""What the supervisor starts for a debug plan: the user's command as written (nothing is
+inserted into argv) and its environment, which carries every setting the ranks' bootstrap
+needs in ``RANKDEBUG_*`` variables (read by ``rankdebug.runtime.debug``) and puts a private
+boot folder (``sitecustomize.py`` = ``rankdebug.runtime.bootstrap``) first on PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rankdebug import launcher_table
+from rankdebug.command.plan import LaunchPlan
+from rankdebug.debugplan.configs import attach_configurations
+from rankdebug.debugplan.model import DebugPlan
+from rankdebug.errors import BadInput
+
+# The NCCL watchdog would kill peers of a paused rank; unless the user chose otherwise.
+NCCL_ENV = {"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": "86400", "TORCH_NCCL_ENABLE_MONITORING": "0"}
+
+
+class RewriteError(BadInput):
+    """The plan cannot be run as is (for example: words whose value is unknown)."""
+
+
+@dataclass(frozen=True)
+class JobPlaces:
+    """Where one job lives: its id, its registry folder and what was made there."""
+
+    job: str
+    boot: Path  # on PYTHONPATH: sitecustomize.py and the rankdebug package
+    debugpy_dir: Path  # holds debugpy; only chosen ranks put it on sys.path
+    ctl: str | None = None  # the supervisor's control socket
+    arm_dir: str | None = None  # where armed ranks make their sockets
+    ports: Mapping[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class JobRun:
+    """The process ``rankdebug launch`` starts, and where each chosen rank will listen."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    launcher: str
+    rank_spec: str
+    chosen: list[int] | None
+    host: str
+    ports: dict[int, int] = field(default_factory=dict)
+
+    def attach_configs(self, job: str) -> list[dict[str, object]]:
+        """One ``rankdebug`` attach configuration per chosen rank with a known port."""
+        return attach_configurations(sorted(self.ports), self.host, self.ports, job)
+
+
+def command_argv(plan: LaunchPlan) -> list[str]:
+    """The plan's argv as strings; refuses words whose value is not known."""
+    unknown = [(i, w) for i, w in enumerate(plan.argv) if w.value is None]
+    if unknown:
+        where = ", ".join(f"{w.display!r} (word {i + 1})" for i, w in unknown)
+        first = unknown[0][1].span
+        raise RewriteError(f"the command has words whose value is unknown here: {where}",
+                           first.start_line + 1, first.start_col + 1)
+    if not plan.argv:
+        raise RewriteError("the command is empty")
+    return [w.value for w in plan.argv if w.value is not None]
+
+
+def command_env(plan: LaunchPlan, base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` (the caller's environment) plus the script's exports and inline assignments."""
+    env = dict(base)
+    for layer in (plan.script_env, plan.env):
+        unknown = [name for name, w in layer.items() if w.value is None]
+        if unknown:
+            raise RewriteError(
+                "the command sets variables whose value is unknown here: " + ", ".join(unknown)
+            )
+        env.update({name: w.value for name, w in layer.items() if w.value is not None})
+    return env
+
+
+def package_dir(module: str) -> str:
+    """The folder of an importable package, e.g. ``debugpy``."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise RewriteError(f"cannot find the {module} package")
+    return str(next(iter(spec.submodule_search_locations)))
+
+
+def prepare_boot_dir(boot: Path) -> tuple[Path, Path]:
+    """Fill ``boot`` (private, created here): ``sitecustomize.py`` (the bootstrap), a link to
+    the ``rankdebug`` package, and ``dbg/debugpy``, a link the chosen ranks alone put on
+    sys.path. Returns (folder for PYTHONPATH, folder holding debugpy)."""
+    boot.mkdir(mode=0o700, parents=True, exist_ok=True)
+    here = Path(__file__).resolve().parent.parent
+    shutil.copyfile(here / "runtime" / "bootstrap.py", boot / "sitecustomize.py")
+    (boot / "rankdebug").symlink_to(here, target_is_directory=True)
+    dbg = boot / "dbg"
+    dbg.mkdir(mode=0o700)
+    (dbg / "debugpy").symlink_to(package_dir("debugpy"), target_is_directory=True)
+    return boot, dbg
+
+
+def rank_settings(dplan: DebugPlan, places: JobPlaces) -> dict[str, str]:
+    """The ``RANKDEBUG_*`` variables of a job (see ``rankdebug.runtime.debug``)."""
+    opts = dplan.options
+    env = {
+        "RANKDEBUG_JOB": places.job,
+        "RANKDEBUG_RANKS": dplan.selection.spec,
+        "RANKDEBUG_RANKVARS": launcher_table.get(dplan.plan.launcher).rank_vars,
+        "RANKDEBUG_HOST": opts.host,
+        "RANKDEBUG_PORTS": ",".join(f"{r}:{p}" for r, p in sorted(places.ports.items())),
+        "RANKDEBUG_BASE_PORT": str(opts.base_port),
+        "RANKDEBUG_WAIT": "1" if opts.wait else "0",
+        "RANKDEBUG_TIMEOUT": str(opts.timeout),
+        "RANKDEBUG_DEBUGPY": str(places.debugpy_dir),
+        "RANKDEBUG_ADAPTER_PYTHON": sys.executable,
+        "RANKDEBUG_ATTACH": opts.attach_mode,
+    }
+    if places.ctl:
+        env["RANKDEBUG_CTL"] = places.ctl
+    if places.arm_dir:
+        env["RANKDEBUG_ARM"] = places.arm_dir  # the folder for every rank's control socket
+    if opts.breaks:
+        env["RANKDEBUG_BREAKS"] = json.dumps([[f, n] for f, n in dplan.breaks])
+    return env
+
+
+def job_run(dplan: DebugPlan, places: JobPlaces,
+            base_env: Mapping[str, str] | None = None) -> JobRun:
+    """The process to start for ``dplan`` in ``places``: the command, in its environment
+    plus the bootstrap's settings."""
+    env = command_env(dplan.plan, os.environ if base_env is None else base_env)
+    user_set = set(env)
+    paths = [str(places.boot)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env.pop("RANKDEBUG_ACTED", None)
+    env.update(rank_settings(dplan, places))
+    if dplan.options.timeout > 0:
+        env.update({k: v for k, v in NCCL_ENV.items() if k not in user_set})
+    return JobRun(
+        argv=command_argv(dplan.plan),
+        env=env,
+        cwd=dplan.run_cwd,
+        launcher=dplan.plan.launcher,
+        rank_spec=dplan.selection.spec,
+        chosen=dplan.selection.ranks,
+        host=dplan.options.host,
+        ports=dict(places.ports),
+    )

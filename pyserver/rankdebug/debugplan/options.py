@@ -1,0 +1,66 @@
+"""How a job is debugged, apart from which ranks: the knobs ``rankdebug launch`` takes as
+flags and the editor as settings, and the ``FILE:LINE`` breakpoints known at start."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Literal
+
+from rankdebug.errors import BadInput
+
+DEFAULT_TIMEOUT_S = 86400.0
+LOOPBACK = "127.0.0.1"
+AttachMode = Literal["auto", "start", "hit"]
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    host: str = LOOPBACK
+    # First port to try for the chosen ranks (0: any free port).
+    base_port: int = 0
+    # Chosen ranks wait for a client before running on.
+    wait: bool = True
+    # Seconds process-group timeouts are raised to (0: off); None: the default, one day.
+    collective_timeout: float | None = None
+    # start: listen before the script runs; hit: untraced until the first --break line;
+    # auto: hit when breakpoints are given, else start.
+    attach: AttachMode = "auto"
+    # Every rank serves a control socket (attach, eval, stacks later).
+    arm: bool = False
+    # ``FILE:LINE`` breakpoints known at start, as given.
+    breaks: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.collective_timeout is not None and self.collective_timeout < 0:
+            raise BadInput("--collective-timeout must be 0 (off) or more seconds")
+        for value in self.breaks:
+            parse_break(value)
+
+    @property
+    def timeout(self) -> float:
+        return DEFAULT_TIMEOUT_S if self.collective_timeout is None else self.collective_timeout
+
+    @property
+    def attach_mode(self) -> Literal["start", "hit"]:
+        """The mode the ranks run in: ``auto`` decided."""
+        if self.attach == "auto":
+            return "hit" if self.breaks else "start"
+        return self.attach
+
+
+def parse_break(value: str) -> tuple[str, int]:
+    """``FILE:LINE`` → (FILE, LINE); raises BadInput for anything else."""
+    path, sep, line = value.rpartition(":")
+    if not sep or not path or not line.isdigit() or int(line) < 1:
+        raise BadInput(f"breakpoints take FILE:LINE, not {value!r}")
+    return path, int(line)
+
+
+def resolve_breaks(values: tuple[str, ...], cwd: str) -> list[tuple[str, int]]:
+    """The breakpoints with real paths (relative ones against ``cwd``)."""
+    out = []
+    for value in values:
+        path, line = parse_break(value)
+        out.append((os.path.realpath(os.path.join(cwd, path)), line))
+    return out
