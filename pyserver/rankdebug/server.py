@@ -142,6 +142,16 @@ def _file_path(uri: str, path: str | None) -> str | None:
 
 def create_server() -> RankdebugServer:
     server = RankdebugServer()
+    _lifecycle(server)
+    _workspace(server)
+    _documents(server)
+    _features(server)
+    _commands(server)
+    return server
+
+
+def _lifecycle(server: RankdebugServer) -> None:
+    """initialize, initialized, shutdown."""
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: RankdebugServer, params: types.InitializeParams) -> None:
@@ -165,6 +175,15 @@ def create_server() -> RankdebugServer:
     async def initialized(ls: RankdebugServer, params: types.InitializedParams) -> None:
         await _watch_files(ls)
         await _pull_settings(ls)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: RankdebugServer, params: None) -> None:
+        ls.shutdown_requested = True
+        ls.close()
+
+
+def _workspace(server: RankdebugServer) -> None:
+    """Watched files, settings and workspace folders."""
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: RankdebugServer,
@@ -194,6 +213,11 @@ def create_server() -> RankdebugServer:
                 ls.settings.remove_folder(path)
         ls.reanalyse_all()
 
+
+
+def _documents(server: RankdebugServer) -> None:
+    """Open, change, save and close: what the document runner analyses."""
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: RankdebugServer, params: types.DidOpenTextDocumentParams) -> None:
         doc = params.text_document
@@ -220,6 +244,11 @@ def create_server() -> RankdebugServer:
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
+
+
+def _features(server: RankdebugServer) -> None:
+    """Code lenses, hovers and quick fixes from the newest analysis."""
+
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     async def code_lens(ls: RankdebugServer,
                         params: types.CodeLensParams) -> list[types.CodeLens] | None:
@@ -244,6 +273,11 @@ def create_server() -> RankdebugServer:
         current = analysis.diagnostics if analysis is not None else []
         return actions.code_actions(uri, params, current) or None
 
+
+
+def _commands(server: RankdebugServer) -> None:
+    """``workspace/executeCommand``: adapters in ``rankdebug.lsp.commands``."""
+
     @server.command("rankdebug.plan")
     async def plan_command(ls: RankdebugServer, args: PlanArgs) -> dict[str, Any]:
         return await commands.plan(ls, args)
@@ -261,13 +295,6 @@ def create_server() -> RankdebugServer:
     async def check_ranks_command(ls: RankdebugServer, *args: Any) -> dict[str, Any]:
         raw = args[0] if args and isinstance(args[0], dict) else {}
         return await commands.check_ranks(ls, raw)
-
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: RankdebugServer, params: None) -> None:
-        ls.shutdown_requested = True
-        ls.close()
-
-    return server
 
 
 async def _watch_files(ls: RankdebugServer) -> None:

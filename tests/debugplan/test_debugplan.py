@@ -11,7 +11,7 @@ from rankdebug import debugplan
 from rankdebug.command import plan_argv
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Span, Word
-from rankdebug.debugplan import LaunchOptions, Origin
+from rankdebug.debugplan import Caller, LaunchOptions, Origin
 from rankdebug.debugplan.job_env import JobPlaces, RewriteError, command_argv, job_run
 from rankdebug.debugplan.launch_json import launch_json
 from rankdebug.errors import BadInput
@@ -30,9 +30,9 @@ TORCHRUN = ["torchrun", "--nproc_per_node", "4", "train.py", "--lr", "1e-4"]
 
 def _make(ranks: object = "1,3", **options: object) -> debugplan.DebugPlan:
     plan = plan_argv(TORCHRUN, cwd=Path("/work"))
-    return debugplan.make(plan, origin=Origin.of_argv(TORCHRUN), ranks=ranks,
-                          options=LaunchOptions(**options),  # type: ignore[arg-type]
-                          cli=["py", "-m", "rankdebug"], cwd="/work")
+    caller = Caller(cwd="/work", cli=("py", "-m", "rankdebug"))
+    return debugplan.make(plan, Origin.of_argv(TORCHRUN), caller, ranks,
+                          LaunchOptions(**options))  # type: ignore[arg-type]
 
 
 def test_make_resolves_ranks_and_builds_argv_configs_title() -> None:
@@ -77,7 +77,7 @@ def test_bad_choices_are_bad_input() -> None:
 
 def test_file_origin_is_read_again_by_the_launcher() -> None:
     plan = plan_argv(TORCHRUN, cwd=Path("/work"))
-    d = debugplan.make(plan, origin=Origin.of_file("/work/run.sh"), cwd="/work")
+    d = debugplan.make(plan, Origin.of_file("/work/run.sh"), Caller(cwd="/work"))
     assert d.argv[-4:] == ("--file", "/work/run.sh", "--line", "1")
 
 
@@ -85,14 +85,14 @@ def test_text_origin_with_unknown_words_says_save_first() -> None:
     plan = _plan("torchrun", "train.py")
     plan.argv.insert(1, Word.unknown("$NPROC", Span(0, 9, 0, 15), "unset variable"))
     with pytest.raises(BadInput, match="save it first"):
-        debugplan.make(plan, origin=Origin.of_text("torchrun $NPROC train.py"), cwd="/")
+        debugplan.make(plan, Origin.of_text("torchrun $NPROC train.py"), Caller(cwd="/"))
 
 
 def test_job_run_keeps_the_command_and_sets_the_environment(tmp_path: Path) -> None:
     plan = _plan("torchrun", "--nproc_per_node", "2", "train.py",
                  env={"CUDA_VISIBLE_DEVICES": "0,1"})
     plan.script_env = {"PYTHONPATH": Word.literal("/src")}
-    d = debugplan.make(plan, origin=Origin.of_argv(["x"]), ranks="1", cwd=str(tmp_path))
+    d = debugplan.make(plan, Origin.of_argv(["x"]), Caller(cwd=str(tmp_path)), "1")
     places = JobPlaces(job="j", boot=tmp_path, debugpy_dir=tmp_path / "dbg", ports={1: 5999})
     out = job_run(d, places, base_env={"PATH": "/bin", "TORCH_NCCL_ENABLE_MONITORING": "1"})
     assert out.argv == ["torchrun", "--nproc_per_node", "2", "train.py"]
@@ -120,15 +120,15 @@ def test_launch_json_numbers_ports_from_the_base() -> None:
     assert out["terminalCommand"][-6:] == TORCHRUN
     with pytest.raises(BadInput, match="cannot be resolved"):
         plan = plan_argv(["torchrun", "--nproc_per_node", "$N", "t.py"], cwd=Path("/"))
-        launch_json(debugplan.make(plan, origin=Origin.of_argv(["x"]), ranks="local0", cwd="/"),
+        launch_json(debugplan.make(plan, Origin.of_argv(["x"]), Caller(cwd="/"), "local0"),
                     workspace=None, extra_env={})
 
 
 def test_the_command_runs_where_its_script_says(tmp_path: Path) -> None:
     plan = _plan("torchrun", "train.py")
     plan.cwd = str(tmp_path / "examples")
-    d = debugplan.make(plan, origin=Origin.of_file(str(tmp_path / "examples/run.sh")),
-                       cwd=str(tmp_path), options=LaunchOptions(breaks=("train.py:3",)))
+    d = debugplan.make(plan, Origin.of_file(str(tmp_path / "examples/run.sh")),
+                       Caller(cwd=str(tmp_path)), None, LaunchOptions(breaks=("train.py:3",)))
     places = JobPlaces(job="j", boot=tmp_path, debugpy_dir=tmp_path)
     run = job_run(d, places, base_env={})
     assert run.cwd == str(tmp_path / "examples")

@@ -12,7 +12,8 @@ language server (``lsp.commands``), ``launch.json`` generation (:mod:`.launch_js
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from rankdebug import ranks as rankspec
 from rankdebug.command.plan import LaunchPlan
@@ -23,7 +24,7 @@ from rankdebug.debugplan.options import LaunchOptions, resolve_breaks
 from rankdebug.debugplan.origin import Origin
 from rankdebug.ranks import Selection
 
-__all__ = ["DebugPlan", "LaunchOptions", "Origin", "choose", "make", "title_of"]
+__all__ = ["Caller", "DebugPlan", "LaunchOptions", "Origin", "choose", "make", "title_of"]
 
 
 def choose(raw: object, plan: LaunchPlan, *, arm: bool = False) -> Selection:
@@ -34,24 +35,25 @@ def choose(raw: object, plan: LaunchPlan, *, arm: bool = False) -> Selection:
     return rankspec.select(rankspec.normalise(raw), plan.ranks, plan.world_size)
 
 
-def make(
-    plan: LaunchPlan,
-    *,
-    origin: Origin,
-    ranks: object = None,
-    options: LaunchOptions | None = None,
-    cli: Sequence[str] = ("rankdebug",),
-    cwd: str,
-    extra_env: Mapping[str, str] | None = None,
-) -> DebugPlan:
-    """The debug plan of ``plan`` with ``ranks`` chosen. Raises ``rankdebug.errors.BadInput``
-    (``RanksError`` for a rank spec) for choices that do not fit the plan.
+@dataclass(frozen=True)
+class Caller:
+    """Who runs the plan: the argv prefix that runs rankdebug, where it runs, and the
+    variables it adds (an editor's settings)."""
 
-    ``origin``: where the command came from; ``cli``: the argv prefix that runs rankdebug;
-    ``cwd``: where that runs; ``extra_env``: variables the caller adds (editor settings)."""
+    cwd: str
+    cli: tuple[str, ...] = ("rankdebug",)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def make(plan: LaunchPlan, origin: Origin, caller: Caller, ranks: object = None,
+         options: LaunchOptions | None = None) -> DebugPlan:
+    """The debug plan of ``plan`` (from ``origin``) with ``ranks`` chosen, run by
+    ``caller``. Raises ``rankdebug.errors.BadInput`` (``RanksError`` for a rank spec) for
+    choices that do not fit the plan."""
     options = options or LaunchOptions()
     selection = choose(ranks, plan, arm=options.arm)
-    argv = launch_argv(cli, origin, plan, selection.spec, options)
+    cwd = caller.cwd
+    argv = launch_argv(caller.cli, origin, plan, selection.spec, options)
     title = title_of(plan)
     configs = attach_configurations(selection.ranks or [], options.host, None, None)
     warnings = []
@@ -66,7 +68,7 @@ def make(
         cwd=cwd,
         breaks=tuple(resolve_breaks(options.breaks, plan.cwd or cwd)),
         argv=tuple(argv),
-        env=run_env(origin, plan, extra_env or {}),
+        env=run_env(origin, plan, caller.env),
         title=title,
         configurations=tuple(configs),
         compound=compound(f"{title} · ranks {selection.spec}", configs),

@@ -112,23 +112,20 @@ def launcher_args(plan: LaunchPlan) -> list[Word] | None:
     return list(plan.argv[found[1]:])
 
 
-def seed_config(plan: LaunchPlan, env: Mapping[str, str], cwd: str,
-                warnings: list[str]) -> dict[str, Any] | None:
-    """The whole launcher under debugpy with ``subProcess`` (or the script, for python)."""
-    name = f"{title_of(plan)}: whole job (debugpy)"
-    base: dict[str, Any] = {"type": "debugpy", "request": "launch", "name": name}
-    if plan.launcher == "python":
-        entry = plan.entry
-        if entry is None or entry.kind == "cli":
-            return None
-        target = argv_values([entry.target], warnings)
-        args = argv_values(plan.entry_args, warnings)
-        if target is None or args is None:
-            return None
-        base["module" if entry.kind == "module" else "program"] = target[0]
-        base.update({"args": args, "cwd": cwd, "env": dict(env), "console": "integratedTerminal",
-                     "justMyCode": False})
-        return base
+def _program(plan: LaunchPlan, warnings: list[str]) -> dict[str, Any] | None:
+    """What a plain ``python`` command runs: ``program`` or ``module``, and ``args``."""
+    entry = plan.entry
+    if entry is None or entry.kind == "cli":
+        return None
+    target = argv_values([entry.target], warnings)
+    args = argv_values(plan.entry_args, warnings)
+    if target is None or args is None:
+        return None
+    return {"module" if entry.kind == "module" else "program": target[0], "args": args}
+
+
+def _launcher_module(plan: LaunchPlan, warnings: list[str]) -> dict[str, Any] | None:
+    """A launcher run as ``python -m MODULE`` with its own arguments, in subprocess mode."""
     module = launcher_table.python_module(plan.launcher)
     if module is None:
         warnings.append(f"{plan.launcher} has no `python -m` form: no whole-job debugpy "
@@ -140,15 +137,20 @@ def seed_config(plan: LaunchPlan, env: Mapping[str, str], cwd: str,
                         "configuration")
         return None
     args = argv_values(words, warnings)
-    if args is None:
+    return None if args is None else {"module": module, "args": args, "subProcess": True}
+
+
+def seed_config(plan: LaunchPlan, env: Mapping[str, str], cwd: str,
+                warnings: list[str]) -> dict[str, Any] | None:
+    """The whole launcher under debugpy with ``subProcess`` (or the script, for python)."""
+    runs = (_program if plan.launcher == "python" else _launcher_module)(plan, warnings)
+    if runs is None:
         return None
-    base.update({
-        "module": module,
-        "args": args,
-        "cwd": cwd,
-        "env": dict(env),
-        "console": "integratedTerminal",
-        "subProcess": True,
-        "justMyCode": False,
-    })
-    return base
+    subprocess = runs.pop("subProcess", None)
+    out: dict[str, Any] = {"type": "debugpy", "request": "launch",
+                           "name": f"{title_of(plan)}: whole job (debugpy)", **runs,
+                           "cwd": cwd, "env": dict(env), "console": "integratedTerminal"}
+    if subprocess:
+        out["subProcess"] = True
+    out["justMyCode"] = False
+    return out

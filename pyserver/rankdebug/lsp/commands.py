@@ -241,8 +241,8 @@ def _debug_plan(host: Host, src: Source, plan: LaunchPlan, args: DebugPlanArgs, 
     settings = src.settings
     options = settings.launch_options(arm=args.arm, breaks=args.breakpoints or (),
                                       base_port=base_port)
-    return debugplan.make(plan, origin=_origin(src), ranks=args.ranks, options=options,
-                          cli=settings.cli(), cwd=_cwd(src, host), extra_env=settings.env)
+    caller = debugplan.Caller(cwd=_cwd(src, host), cli=tuple(settings.cli()), env=settings.env)
+    return debugplan.make(plan, _origin(src), caller, args.ranks, options)
 
 
 async def debug_plan(host: Host, args: DebugPlanArgs) -> dict[str, Any]:

@@ -127,48 +127,60 @@ class Documents:
                 state.waiters.remove((want, fut))
 
     async def _run(self, uri: str, state: _State) -> None:
-        loop = asyncio.get_running_loop()
         done = 0
         while not state.closed and done < state.seq:
             seq = state.seq
             snap = self._snapshot(uri, seq, state.planner)
             if snap is None:
                 return
-            prev = state.latest
-            if (not state.force and prev is not None and prev.failure is None
-                    and prev.snapshot.text == snap.text
-                    and prev.snapshot.settings == snap.settings
-                    and prev.snapshot.language == snap.language):
-                result = dataclasses.replace(prev, snapshot=snap)  # e.g. an undone edit
-            else:
-                state.force = False
-                try:
-                    result = await loop.run_in_executor(self._executor, analyze, snap)
-                except Exception as exc:  # the pool is shut down, or worse
-                    self._on_failure(uri, f"analysis of {uri} failed: {exc!r}")
-                    return
+            result = await self._analyse(uri, state, snap)
+            if result is None:
+                return
             done = seq
             if state.closed:
                 return
-            if result.failure:
-                self._on_failure(uri, f"analysis of {uri} failed:\n{result.failure}")
-            if state.planner.failure:
-                self._on_failure(uri, f"incremental planning of {uri} failed; planning whole "
-                                 f"documents from now on:\n{state.planner.failure}")
-                state.planner.failure = None
-            if state.latest is None or state.latest.snapshot.seq <= seq:
-                state.latest = result
-            keep: list[tuple[int, asyncio.Future[Analysis]]] = []
-            for want, fut in state.waiters:
-                if fut.done():
-                    continue
-                if want <= seq:
-                    fut.set_result(result)
-                else:
-                    keep.append((want, fut))
-            state.waiters = keep
-            if state.seq == seq:
-                self._on_result(result)
+            self._report_failures(uri, state, result)
+            self._deliver(state, seq, result)
+
+    async def _analyse(self, uri: str, state: _State, snap: Snapshot) -> Analysis | None:
+        """The analysis of ``snap`` (the previous one when only the version changed)."""
+        prev = state.latest
+        if (not state.force and prev is not None and prev.failure is None
+                and prev.snapshot.text == snap.text
+                and prev.snapshot.settings == snap.settings
+                and prev.snapshot.language == snap.language):
+            return dataclasses.replace(prev, snapshot=snap)  # e.g. an undone edit
+        state.force = False
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, analyze,
+                                                                    snap)
+        except Exception as exc:  # the pool is shut down, or worse
+            self._on_failure(uri, f"analysis of {uri} failed: {exc!r}")
+            return None
+
+    def _report_failures(self, uri: str, state: _State, result: Analysis) -> None:
+        if result.failure:
+            self._on_failure(uri, f"analysis of {uri} failed:\n{result.failure}")
+        if state.planner.failure:
+            self._on_failure(uri, f"incremental planning of {uri} failed; planning whole "
+                             f"documents from now on:\n{state.planner.failure}")
+            state.planner.failure = None
+
+    def _deliver(self, state: _State, seq: int, result: Analysis) -> None:
+        """Make ``result`` the latest, wake the waiters it satisfies, publish if newest."""
+        if state.latest is None or state.latest.snapshot.seq <= seq:
+            state.latest = result
+        keep: list[tuple[int, asyncio.Future[Analysis]]] = []
+        for want, fut in state.waiters:
+            if fut.done():
+                continue
+            if want <= seq:
+                fut.set_result(result)
+            else:
+                keep.append((want, fut))
+        state.waiters = keep
+        if state.seq == seq:
+            self._on_result(result)
 
 
 def _cancelling() -> bool:

@@ -106,7 +106,7 @@ def _nodes(plan: LaunchPlan) -> str:
     return f"{plan.nnodes} node" + ("" if plan.nnodes == 1 else "s")
 
 
-def summary(plan: LaunchPlan) -> str:
+def _header(plan: LaunchPlan) -> list[str]:
     n = rank_count(plan)
     world = "?" if n is None else str(n)
     ranks = "rank" if n == 1 else "ranks"
@@ -116,14 +116,21 @@ def summary(plan: LaunchPlan) -> str:
     ]
     if plan.node_rank not in (None, 0) or (plan.nnodes or 1) > 1:
         out.append(f"This node: node rank {'?' if plan.node_rank is None else plan.node_rank}")
+    return out
+
+
+def _runs(plan: LaunchPlan) -> str:
     entry = plan.entry
-    if entry is not None:
-        line = f"**Runs** {entry.kind} {_word(entry.target)}"
-        if plan.entry_args:
-            line += " " + _code(" ".join(w.display for w in plan.entry_args))
-        out.append(line)
-    else:
-        out.append("**Runs** nothing known")
+    if entry is None:
+        return "**Runs** nothing known"
+    line = f"**Runs** {entry.kind} {_word(entry.target)}"
+    if plan.entry_args:
+        line += " " + _code(" ".join(w.display for w in plan.entry_args))
+    return line
+
+
+def _environment(plan: LaunchPlan) -> list[str]:
+    out = []
     if plan.env:
         items = [f"{_code(f'{k}={w.display}')}" for k, w in list(plan.env.items())[:MAX_ITEMS]]
         out.append("**Sets** " + " ".join(items))
@@ -132,6 +139,11 @@ def summary(plan: LaunchPlan) -> str:
         more = len(plan.script_env) - len(names)
         out.append("**Exported by the script** " + ", ".join(_code(k) for k in names)
                    + (f" and {more} more" if more > 0 else ""))
+    return out
+
+
+def _where(plan: LaunchPlan) -> list[str]:
+    out = []
     if plan.master_addr is not None or plan.master_port is not None:
         out.append(f"**Master** {_word(plan.master_addr)} port {_word(plan.master_port)}")
     if plan.cwd:
@@ -140,6 +152,11 @@ def summary(plan: LaunchPlan) -> str:
         out.append("Runs in the background (`&`).")
     if plan.followed:
         out.append(f"Planned from the command at {_code(plan.followed)}.")
+    return out
+
+
+def _findings(plan: LaunchPlan) -> list[str]:
+    out = []
     unknown = [d.message for d in plan.diagnostics if d.code in UNKNOWN_CODES]
     notes = [d.message for d in plan.diagnostics
              if d.code not in UNKNOWN_CODES and d.severity != "info"]
@@ -150,4 +167,10 @@ def summary(plan: LaunchPlan) -> str:
         out.append("**Not known here**\n\n" + "\n".join(items))
     if notes:
         out.append("**Warnings**\n\n" + "\n".join(f"- {_plain(m)}" for m in notes[:MAX_ITEMS]))
+    return out
+
+
+def summary(plan: LaunchPlan) -> str:
+    """The hover's Markdown: ranks, what runs, its environment, where, and findings."""
+    out = [*_header(plan), _runs(plan), *_environment(plan), *_where(plan), *_findings(plan)]
     return "\n\n".join(out)

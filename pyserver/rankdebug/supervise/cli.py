@@ -110,8 +110,8 @@ def debug_plan(args: argparse.Namespace) -> DebugPlan:
         arm=args.arm,
         breaks=tuple(args.breaks),
     )
-    return debugplan.make(plan, origin=origin, ranks=args.ranks or None, options=options,
-                          cli=[sys.executable, "-m", "rankdebug"], cwd=str(Path.cwd()))
+    caller = debugplan.Caller(cwd=str(Path.cwd()), cli=(sys.executable, "-m", "rankdebug"))
+    return debugplan.make(plan, origin, caller, args.ranks or None, options)
 
 
 def _reserve(dplan: DebugPlan) -> tuple[str, str, dict[int, int]]:
