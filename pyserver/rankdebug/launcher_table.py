@@ -32,13 +32,15 @@ class Launcher:
     # Whether ``python -m modules[0]`` runs it with the same arguments (a whole-job
     # debugpy configuration can then start it).
     python_form: bool = False
+    # The rendezvous port it uses when the command names none (None: none, or not fixed).
+    default_master_port: int | None = None
 
 
 TABLE: tuple[Launcher, ...] = (
     Launcher("torchrun", ("torchrun",), ("torch.distributed.run",), rank_vars=_TORCH,
-             python_form=True),
+             python_form=True, default_master_port=29500),
     Launcher("torch.distributed.launch", (), ("torch.distributed.launch",), rank_vars=_TORCH,
-             python_form=True),
+             python_form=True, default_master_port=29500),
     Launcher("deepspeed", ("deepspeed",), ("deepspeed.launcher.runner",),
              ("deepspeed.launcher.launch",), rank_vars=_TORCH, python_form=True),
     Launcher("accelerate", ("accelerate", "accelerate-launch"),

@@ -30,12 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rankdebug import launcher_table
 from rankdebug.command.plan import Diagnostic, LaunchPlan, OptionUse
 from rankdebug.command.words import Span, Word
 from rankdebug.lsp.positions import Lines
 
-TORCH_FAMILY = ("torchrun", "torch.distributed.launch")
-DEFAULT_MASTER_PORT = 29500
 _NPROC_OPTIONS = ("nproc_per_node", "num_gpus", "num_processes", "nproc")
 _WAIT = re.compile(r"(^|[;&|(]\s*|\bthen\s+|\bdo\s+)wait\b")
 _READS_LOCAL_RANK = re.compile(
@@ -236,13 +235,14 @@ def _port_of(plan: LaunchPlan) -> _Port | None:
         if word.value is None or not word.value.strip().isdigit():
             return None
         return _Port(plan, int(word.value), word)
-    if plan.launcher not in TORCH_FAMILY or plan.option("standalone") is not None:
+    default = launcher_table.get(plan.launcher).default_master_port
+    if default is None or plan.option("standalone") is not None:
         return None
     if plan.option("rdzv_endpoint") is not None or plan.option("rdzv_backend") is not None:
         return None
     if plan.nnodes != 1:
         return None
-    return _Port(plan, DEFAULT_MASTER_PORT, None)
+    return _Port(plan, default, None)
 
 
 def _same_host(a: LaunchPlan, b: LaunchPlan) -> bool:
