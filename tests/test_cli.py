@@ -29,3 +29,23 @@ def test_no_arguments_prints_usage() -> None:
     out = rankdebug()
     assert out.returncode == 2
     assert "VERB" in out.stdout + out.stderr
+
+
+def test_version() -> None:
+    out = rankdebug("--version")
+    assert out.returncode == 0
+    assert out.stdout.strip().startswith("rankdebug ")
+
+
+def test_an_unknown_option_is_an_error_not_a_launch() -> None:
+    out = rankdebug("--frobnicate", "torchrun", "x.py")
+    assert out.returncode == 2
+    assert "unknown option '--frobnicate'" in out.stderr
+    assert "rankdebug launch" not in out.stderr
+
+
+def test_help_is_for_users() -> None:
+    out = rankdebug("--help")
+    assert out.returncode == 0
+    assert "Debug chosen ranks" in out.stdout and "rankdebug launch --ranks 1" in out.stdout
+    assert "one sub-command per verb" not in out.stdout

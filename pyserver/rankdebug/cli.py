@@ -7,6 +7,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from rankdebug import __version__
 from rankdebug.launcher_table import LAUNCH_PROGRAM
 
 # verb -> module providing add_arguments(parser) and run(args) -> int.
@@ -22,26 +23,55 @@ _VERBS: dict[str, tuple[str, str]] = {
 }
 
 
+DESCRIPTION = """Debug chosen ranks of a distributed training job.
+
+  rankdebug plan --json -- torchrun --nproc_per_node 4 train.py
+  rankdebug launch --ranks 1 -- torchrun --nproc_per_node 4 train.py
+  rankdebug --ranks 1 torchrun --nproc_per_node 4 train.py   (the same launch)
+  rankdebug jobs
+
+`rankdebug VERB --help` tells more of each verb."""
+
+
+def _launch_options() -> set[str]:
+    from rankdebug.supervise import cli as launch
+
+    parser = argparse.ArgumentParser(add_help=False)
+    launch.add_arguments(parser)
+    return {o for action in parser._actions for o in action.option_strings}
+
+
 # `rankdebug torchrun ...` and `rankdebug --ranks 1 torchrun ...` mean `rankdebug launch ...`
-# (the VS Code terminal shim offers that spelling). Only launchers qualify, so a mistyped
-# verb is an error, never a command that runs.
+# (the VS Code terminal shim offers that spelling). Only launchers and launch's own options
+# qualify, so a mistyped verb or option is an error, never a command that runs.
 def _launch_shorthand(args: list[str]) -> bool:
     first = args[0]
     if first.startswith("-"):
-        return first not in ("-h", "--help")
+        return first.partition("=")[0] in _launch_options()
     return bool(LAUNCH_PROGRAM.fullmatch(first.rsplit("/", 1)[-1]))
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rankdebug", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"rankdebug {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb, (_module, helptext) in _VERBS.items():
+        sub.add_parser(verb, help=helptext, add_help=False)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] not in _VERBS and _launch_shorthand(args):
         args = ["launch", *args]
-    parser = argparse.ArgumentParser(prog="rankdebug", description=__doc__)
-    sub = parser.add_subparsers(dest="verb", metavar="VERB")
-    for verb, (_module, helptext) in _VERBS.items():
-        sub.add_parser(verb, help=helptext, add_help=False)
+    if args and args[0].startswith("-") and args[0] not in ("-h", "--help", "--version"):
+        print(f"rankdebug: unknown option {args[0]!r}; `rankdebug --help` lists the verbs",
+              file=sys.stderr)
+        return 2
     if not args or args[0] not in _VERBS:
-        parser.parse_args(args)  # prints usage / errors with exit status 2
+        parser = _top_parser()
+        parser.parse_args(args)  # --help, --version, or usage and an error (exit 2)
         parser.print_help()
         return 2
     try:
