@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rankdebug import launcher_table
+from rankdebug.command import plan_all
 from rankdebug.command.launchers import (
     MODULES,
     Context,
@@ -17,6 +19,7 @@ from rankdebug.command.launchers import (
     unwrap_full,
 )
 from rankdebug.command.launchers.common import count_visible, parse_python, split_last
+from rankdebug.command.launchers.inner import RANK_MODULES
 from rankdebug.command.options import Parsed, Spec, both, flag, parse_options, value
 from rankdebug.command.plan import Diagnostic, LaunchPlan
 from rankdebug.command.words import Part, Span, Word
@@ -942,6 +945,31 @@ def test_modules_and_specs() -> None:
     assert spec_for("other") is None
     found = find_launcher(words("nohup torchrun x.py"), 1)
     assert found is not None and found[0].NAME == "torchrun" and found[1] == 2
+    specs = {"torchrun", "torch.distributed.launch", "deepspeed", "accelerate", "msrun",
+             "colossalai", "mpirun", "srun"}
+    assert {name for name in launcher_table.NAMES if spec_for(name) is not None} == specs
+
+
+def test_launcher_names_are_the_tables() -> None:
+    assert {m.NAME for m in MODULES} | {"other"} == set(launcher_table.NAMES)
+    assert {m.NAME for m in RANK_MODULES} == launcher_table.RANK_LAUNCHERS
+
+
+# Words a program needs after it to be a launch (`accelerate launch`, `ray job submit`).
+_SUBCOMMAND = {"accelerate": "launch ", "colossalai": "run ", "ray": "job submit "}
+
+
+@pytest.mark.parametrize("row", launcher_table.TABLE, ids=lambda row: row.name)
+def test_every_program_and_module_of_the_table_is_its_launcher(row: launcher_table.Launcher
+                                                                ) -> None:
+    for program in row.programs:
+        sub = "" if program == "accelerate-launch" else _SUBCOMMAND.get(row.name, "")
+        found = find_launcher(words(f"/usr/bin/{program} {sub}x.py"), 0)
+        assert found is not None and row.name == found[0].NAME, program
+    for module in row.modules:
+        sub = "launch " if module.endswith("accelerate_cli") else ""
+        found = find_launcher(words(f"python3 -m {module} {sub}x.py"), 0)
+        assert found is not None and row.name == found[0].NAME, module
 
 
 @pytest.mark.parametrize(("value", "count"), [
@@ -956,3 +984,11 @@ def test_split_last() -> None:
     parts = split_last(Word.literal("[::1]:29500"), ":")
     assert parts is not None and (parts[0].value, parts[1].value) == ("[::1]", "29500")
     assert split_last(Word.unknown("$EP", Span.point(0, 0), "unset"), ":") is None
+
+
+def test_plan_all_lists_every_launcher_program() -> None:
+    programs = [p for row in launcher_table.TABLE for p in row.programs]
+    text = "".join(f"{p} {_SUBCOMMAND.get(launcher_table.PROCESS_WORDS[p], '')}x.py\n"
+                   for p in programs if p != "accelerate-launch")
+    plans, _ = plan_all(text)
+    assert len(plans) == len(programs) - 1

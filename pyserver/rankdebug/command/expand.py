@@ -1,9 +1,15 @@
 """Bash word expansion over tree-sitter nodes, without running anything.
 
-Parameter expansion, quoting, word splitting, arrays, arithmetic and `[ ]`
-tests are evaluated as bash would; command substitution is never run (a few
-pure idioms such as `$(dirname "$0")` and `$(pwd)` are computed), and whatever
-cannot be known becomes an unknown part that remembers why.
+:class:`Expander` turns an argument node into argv words (:meth:`Expander.fields`) or into
+one value without word splitting (:meth:`Expander.scalar`): quoting and escapes, parameter
+expansion and its operators (``${X:-d}``, ``${#X}``, ``${!X}``, ``${X%.*}``, ``${X/a/b}``,
+``${X:1:2}``, ``${X^^}``), positional parameters and ``"$@"``, arrays, word splitting, ``~``
+and ``{1..4}``. :class:`Arith` evaluates ``$(( ))`` (and, for the walker, ``(( ))``, ``let``
+and ``declare -i`` values). Command substitutions are never run; only pure idioms
+(``$(pwd)``, ``$(dirname X)``, ``$(basename X)``, ``$(cd X && pwd)``, ``$(realpath X)``,
+``$(echo ...)``) are computed. Whatever cannot be known becomes an unknown part that says why.
+
+Statements (assignments, ``if``, ``[ ]`` tests, loops) are script.py's.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The launch plan: what a training command will start, as far as it can be known.
 
-Its JSON form is the `rankdebug plan` contract in shared/design.md.
+Its JSON form is the `rankdebug plan` contract: README.md, "`rankdebug plan`: what will this
+command start?". ``launcher`` is a name of ``rankdebug.launcher_table``.
 """
 
 from __future__ import annotations
@@ -9,21 +10,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rankdebug.command.words import Span, Word
-
-LAUNCHERS = (
-    "torchrun",
-    "torch.distributed.launch",
-    "deepspeed",
-    "accelerate",
-    "llamafactory-cli",
-    "msrun",
-    "mpirun",
-    "srun",
-    "colossalai",
-    "python",
-    "ray",
-    "other",
-)
 
 EntryKind = Literal["script", "module", "cli"]
 Severity = Literal["error", "warning", "info"]

@@ -15,18 +15,21 @@ from rankdebug.command import launchers
 from rankdebug.command.errors import CommandError
 from rankdebug.command.expand import Expander, TooDeep
 from rankdebug.command.launchers.base import Context
+from rankdebug.command.launchers.wrappers import WRAPPER_NAMES
 from rankdebug.command.plan import Diagnostic, LaunchPlan
 from rankdebug.command.script import SOURCED_FIRST_LINE, Report, Stop, Walker
 from rankdebug.command.source import Segment, Source, guess_language, load
 from rankdebug.command.state import Scalar, State, Var, text_of, unknown
 from rankdebug.command.syntax import Positions, first_error, parse, syntax_error, text
 from rankdebug.command.words import Part, Span, Word
+from rankdebug.launcher_table import LAUNCH_PROGRAM
 
-# Command names worth evaluating when listing every launch command of a document.
+# Command names worth evaluating when listing every launch command of a document: launcher
+# programs, pythons and scripts, wrappers, sbatch and shells (which may be followed), and
+# names that are not known before they are expanded.
+_WRAPPERS = "|".join(re.escape(name) for name in WRAPPER_NAMES)
 _LAUNCHY = re.compile(
-    r"(^|/)(torchrun|deepspeed|accelerate(-launch)?|llamafactory-cli|lmf|msrun|mpirun|mpiexec|"
-    r"orterun|srun|sbatch|colossalai|ray|python[\d.]*|pythonw|bash|sh|zsh|env|nohup|time|exec|"
-    r"nice|numactl|taskset|timeout|stdbuf|setsid|sudo|command|[^/\s]+\.sh)$|^\$")
+    rf"(^|/)(?:{LAUNCH_PROGRAM.pattern}|pythonw|sbatch|bash|sh|zsh|{_WRAPPERS})$|^\$")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "source", "."})
 MAX_FOLLOW = 4
 
@@ -237,8 +240,7 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
     plan = LaunchPlan(launcher="other", argv=argv, span=span, env=inline,
                       script_env=script_env, cwd=state.cwd, background=rep.background)
     cwd = Path(state.cwd) if state.cwd is not None else None
-    ctx = Context(plan, env, shell_vars, cwd, sbatch,
-                  nested=lambda inner: _nested(inner, env, shell_vars, cwd, sbatch, span))
+    ctx = Context(plan, env, shell_vars, cwd, sbatch)
     if escaped is not None and escaped[1] is not None:
         plan.diagnostics.append(escaped[1])
     if not argv:
@@ -295,13 +297,6 @@ def _statement(node: Node) -> Node:
     while node.parent is not None and node.parent.type in ("redirected_statement", "pipeline"):
         node = node.parent
     return node
-
-
-def _nested(argv: Sequence[Word], env: Mapping[str, Word], shell_vars: Mapping[str, Word],
-            cwd: Path | None, sbatch: Sequence[Word], span: Span) -> LaunchPlan | None:
-    inner = LaunchPlan(launcher="other", argv=list(argv), span=span)
-    launchers.plan_argv(Context(inner, env, shell_vars, cwd, sbatch))
-    return None if inner.launcher == "other" else inner
 
 
 def _warn_unknown_words(plan: LaunchPlan) -> None:

@@ -130,12 +130,6 @@ class State:
             # Shadow the caller's value: unset means unset.
             self.vars[name] = Var(EMPTY, exported=False, array_unknown="__unset__")
 
-    def is_unset(self, name: str) -> bool:
-        var = self.vars.get(name)
-        if var is not None:
-            return var.array_unknown == "__unset__"
-        return name not in self.caller_env
-
     def lookup(self, name: str) -> Var | None:
         """A variable that is set, or None."""
         var = self.get(name)

@@ -9,26 +9,13 @@ A command no module knows is launcher ``"other"``, its program the entry.
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Sequence
 
-from rankdebug.command.launchers import (
-    accelerate,
-    colossalai,
-    deepspeed,
-    llamafactory,
-    mpirun,
-    msrun,
-    python,
-    ray,
-    srun,
-    torch_launch,
-    torchrun,
-)
-from rankdebug.command.launchers.base import Context
+from rankdebug.command.launchers import mpirun, python, srun
+from rankdebug.command.launchers.base import Context, LauncherModule, first_match
 from rankdebug.command.launchers.common import basename, set_entry, visible_devices, why
+from rankdebug.command.launchers.inner import RANK_MODULES
+from rankdebug.command.launchers.wrappers import Unwrapped, unwrap, unwrap_full
 from rankdebug.command.options import Spec
 from rankdebug.command.words import Word
 
@@ -44,41 +31,14 @@ __all__ = [
     "unwrap_full",
 ]
 
+# Order matters: the launchers that start ranks first (`python -m torch.distributed.run` is
+# torchrun's before it is python's), python last.
+MODULES: tuple[LauncherModule, ...] = (*RANK_MODULES, mpirun, srun, python)
 
-class LauncherModule(Protocol):
-    """What every launcher module provides (see base.py)."""
-
-    NAME: str
-
-    def matches(self, argv: Sequence[Word]) -> int | None: ...
-
-    def parse(self, ctx: Context, start: int) -> None: ...
-
-
-# Order matters: `python -m torch.distributed.run` is torchrun's before it is python's.
-MODULES: tuple[LauncherModule, ...] = (
-    torchrun,
-    torch_launch,
-    deepspeed,
-    accelerate,
-    llamafactory,
-    msrun,
-    colossalai,
-    ray,
-    mpirun,
-    srun,
-    python,
-)
-
+# Option tables, for hovers and completion (launchers without one have no SPEC).
 _SPECS: dict[str, Spec] = {
-    "torchrun": torchrun.SPEC,
-    "torch.distributed.launch": torch_launch.SPEC,
-    "deepspeed": deepspeed.SPEC,
-    "accelerate": accelerate.SPEC,
-    "msrun": msrun.SPEC,
-    "colossalai": colossalai.SPEC,
-    "mpirun": mpirun.SPEC,
-    "srun": srun.SPEC,
+    module.NAME: spec for module in MODULES
+    if isinstance(spec := getattr(module, "SPEC", None), Spec)
 }
 
 
@@ -89,196 +49,7 @@ def spec_for(launcher: str) -> Spec | None:
 
 def find_launcher(argv: Sequence[Word], at: int) -> tuple[LauncherModule, int] | None:
     """The module for the command at ``argv[at:]`` and the absolute index of its arguments."""
-    rest = argv[at:]
-    if not rest:
-        return None
-    for module in MODULES:
-        rel = module.matches(rest)
-        if rel is not None:
-            return module, at + rel
-    return None
-
-
-# -- wrappers ----------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Unwrapped:
-    """What wrapper commands in front of the real command do."""
-
-    index: int  # argv index of the real command (len(argv) when there is none)
-    env: dict[str, Word] = field(default_factory=dict)  # `env A=B`, `sudo A=B`
-    unset: set[str] = field(default_factory=set)  # `env -u A`
-    clear_env: bool = False  # `env -i`
-    wrappers: list[str] = field(default_factory=list)  # names, outermost first
-
-
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
-
-
-def _assignment(word: Word) -> tuple[str, Word] | None:
-    m = _ASSIGN.match(word.known_prefix)
-    if m is None:
-        return None
-    return m.group(1), word.suffix_after(m.end())
-
-
-def _skip_opts(
-    argv: Sequence[Word],
-    i: int,
-    short_values: str = "",
-    long_values: Sequence[str] = (),
-    *,
-    digits: bool = False,
-) -> int:
-    """Skip getopt-style options; ``short_values``/``long_values`` take a value."""
-    while i < len(argv):
-        text = argv[i].value
-        if text is None or not text.startswith("-") or text == "-":
-            return i
-        if text == "--":
-            return i + 1
-        if text.startswith("--"):
-            name = text[2:]
-            i += 2 if name in long_values else 1
-            continue
-        if digits and text[1:].isdigit():  # `nice -10`
-            i += 1
-            continue
-        j = 1
-        skip = 1
-        while j < len(text):
-            if text[j] in short_values:
-                skip = 1 if j + 1 < len(text) else 2
-                break
-            j += 1
-        i += skip
-    return i
-
-
-def _wrap_env(argv: Sequence[Word], i: int, out: Unwrapped) -> int:
-    while i < len(argv):
-        w = argv[i]
-        text = w.value
-        if (text is not None and text.startswith("-") and text != "--") or text == "-":
-            if text in ("-i", "--ignore-environment", "-"):
-                out.clear_env = True
-                out.env.clear()
-                i += 1
-            elif text in ("-u", "--unset"):
-                if i + 1 < len(argv) and argv[i + 1].value:
-                    out.unset.add(argv[i + 1].value or "")
-                    out.env.pop(argv[i + 1].value or "", None)
-                i += 2
-            elif text.startswith("--unset="):
-                out.unset.add(text[8:])
-                out.env.pop(text[8:], None)
-                i += 1
-            elif text.startswith("-u"):
-                out.unset.add(text[2:])
-                out.env.pop(text[2:], None)
-                i += 1
-            elif text in ("-C", "--chdir", "-S", "--split-string"):
-                i += 2
-            else:
-                i += 1
-            continue
-        if text == "--":
-            i += 1
-            continue
-        assigned = _assignment(w)
-        if assigned is None:
-            return i
-        out.env[assigned[0]] = assigned[1]
-        out.unset.discard(assigned[0])
-        i += 1
-    return i
-
-
-def _wrap_sudo(argv: Sequence[Word], i: int, out: Unwrapped) -> int:
-    i = _skip_opts(argv, i, "ugCpDhrtTRU", ("user", "group", "close-from", "prompt", "chdir",
-                                             "host", "role", "type", "command-timeout",
-                                             "chroot", "other-user"))
-    while i < len(argv):
-        assigned = _assignment(argv[i])
-        if assigned is None:
-            break
-        out.env[assigned[0]] = assigned[1]
-        i += 1
-    return i
-
-
-def _wrap_taskset(argv: Sequence[Word], i: int, out: Unwrapped) -> int:
-    i = _skip_opts(argv, i)
-    return i + 1  # the mask or CPU list
-
-
-def _wrap_timeout(argv: Sequence[Word], i: int, out: Unwrapped) -> int:
-    i = _skip_opts(argv, i, "sk", ("signal", "kill-after"))
-    return i + 1  # the duration
-
-
-def _wrap_command(argv: Sequence[Word], i: int, out: Unwrapped) -> int:
-    if i < len(argv) and argv[i].value in ("-v", "-V"):
-        return -1  # `command -v x` only prints where x is
-    return _skip_opts(argv, i)
-
-
-def _opts(short_values: str = "", long_values: Sequence[str] = (), *, digits: bool = False
-          ) -> Callable[[Sequence[Word], int, Unwrapped], int]:
-    def skip(argv: Sequence[Word], i: int, out: Unwrapped) -> int:
-        return _skip_opts(argv, i, short_values, long_values, digits=digits)
-
-    return skip
-
-
-_WRAPPERS: dict[str, Callable[[Sequence[Word], int, Unwrapped], int]] = {
-    "env": _wrap_env,
-    "nohup": _opts(),
-    "time": _opts("fo", ("format", "output")),
-    "exec": _opts("a"),
-    "nice": _opts("n", ("adjustment",), digits=True),
-    "numactl": _opts(
-        "imNCpPwbs",
-        ("interleave", "membind", "cpunodebind", "physcpubind", "preferred", "preferred-many",
-         "weighted-interleave", "offset", "length", "shmmode", "shm", "file", "shmid", "mode"),
-    ),
-    "taskset": _wrap_taskset,
-    "timeout": _wrap_timeout,
-    "stdbuf": _opts("ioe", ("input", "output", "error")),
-    "setsid": _opts(),
-    "sudo": _wrap_sudo,
-    "command": _wrap_command,
-}
-
-
-def unwrap_full(argv: Sequence[Word], start: int = 0) -> Unwrapped:
-    """Skip wrapper commands from ``argv[start]``; say what they do to the environment.
-
-    Wrappers: ``env [-i] [-u X] A=B...``, ``nohup``, ``time``, ``exec``, ``nice [-n N]``,
-    ``numactl ...``, ``taskset [opts] MASK``, ``timeout [opts] DURATION``, ``stdbuf ...``,
-    ``setsid``, ``sudo [-E] [A=B...]`` and ``command``. Later assignments win.
-    """
-    out = Unwrapped(start)
-    i = start
-    while i < len(argv):
-        name = basename(argv[i])
-        handler = _WRAPPERS.get(name or "")
-        if handler is None:
-            break
-        after = handler(argv, i + 1, out)
-        if after < 0:
-            break
-        out.wrappers.append(name or "")
-        i = min(after, len(argv))
-    out.index = i
-    return out
-
-
-def unwrap(argv: Sequence[Word], start: int = 0) -> tuple[int, dict[str, Word]]:
-    """Index of the real command after wrappers, and the ``env A=B`` assignments made."""
-    out = unwrap_full(argv, start)
-    return out.index, out.env
+    return first_match(MODULES, argv, at)
 
 
 # -- planning ----------------------------------------------------------------------

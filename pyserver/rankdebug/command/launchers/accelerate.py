@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     Setting,
@@ -29,8 +30,12 @@ from rankdebug.command.options import Opt, Parsed, Spec, flag, parse_options, va
 from rankdebug.command.plan import EntryKind, LaunchPlan
 from rankdebug.command.words import Span, Word
 
-NAME = "accelerate"
-MODULES = ("accelerate.commands.launch",)
+ROW = launcher_table.BY_NAME["accelerate"]
+NAME = ROW.name
+# `accelerate launch` and `accelerate-launch`; `python -m` of the launch command, or of the
+# CLI followed by `launch`.
+_CLI_PROGRAM, _LAUNCH_PROGRAM = ROW.programs
+_LAUNCH_MODULE, _CLI_MODULE = ROW.modules
 
 _FLAGS = (
     "cpu", "multi_gpu", "tpu", "ipex", "enable_cpu_affinity", "dynamo_use_fullgraph",
@@ -101,14 +106,14 @@ def matches(argv: Sequence[Word]) -> int | None:
     if not argv:
         return None
     name = basename(argv[0])
-    if name == "accelerate-launch":
+    if name == _LAUNCH_PROGRAM:
         return 1
-    if name == "accelerate" and len(argv) > 1 and argv[1].value == "launch":
+    if name == _CLI_PROGRAM and len(argv) > 1 and argv[1].value == "launch":
         return 2
-    found = python_module_start(argv, MODULES)
+    found = python_module_start(argv, (_LAUNCH_MODULE,))
     if found is not None:
         return found
-    cli = python_module_start(argv, ("accelerate.commands.accelerate_cli",))
+    cli = python_module_start(argv, (_CLI_MODULE,))
     if cli is not None and cli < len(argv) and argv[cli].value == "launch":
         return cli + 1
     return None

@@ -2,7 +2,8 @@
 
 A launcher module exposes::
 
-    NAME: str                                   # the plan's "launcher" value
+    NAME: str                                   # the plan's "launcher" value, a name of
+                                                # rankdebug.launcher_table (its row: ROW)
     def matches(argv: Sequence[Word]) -> int | None
         # None if argv is not this launcher; else the index of the first
         # launcher argument (e.g. 1 for `torchrun ...`, 3 for
@@ -17,9 +18,10 @@ None and gets a diagnostic saying why.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Word
@@ -38,9 +40,6 @@ class Context:
     cwd: Path | None = None
     # Arguments of `#SBATCH` directives in the script, in order.
     sbatch_args: Sequence[Word] = ()
-    # Plans a nested command (e.g. `srun ... torchrun ...`): returns the inner
-    # plan, or None when argv is not a known launcher.
-    nested: Callable[[Sequence[Word]], LaunchPlan | None] | None = None
 
     def resolve(self, path: str) -> Path | None:
         """An existing file named by `path` (relative to cwd), else None."""
@@ -73,6 +72,27 @@ class Context:
         w = self.env.get(name)
         return None if w is None else w.value
 
-    def env_is_unknown(self, name: str) -> bool:
-        w = self.env.get(name)
-        return w is not None and not w.known
+
+class LauncherModule(Protocol):
+    """What every launcher module provides (see above)."""
+
+    NAME: str
+
+    def matches(self, argv: Sequence[Word]) -> int | None: ...
+
+    def parse(self, ctx: Context, start: int) -> None: ...
+
+
+def first_match(
+    modules: Sequence[LauncherModule], argv: Sequence[Word], at: int
+) -> tuple[LauncherModule, int] | None:
+    """The first of ``modules`` that takes the command at ``argv[at:]``, and the absolute
+    index of its arguments."""
+    rest = argv[at:]
+    if not rest:
+        return None
+    for module in modules:
+        rel = module.matches(rest)
+        if rel is not None:
+            return module, at + rel
+    return None

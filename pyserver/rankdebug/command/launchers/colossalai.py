@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     basename,
@@ -27,7 +28,8 @@ from rankdebug.command.options import Opt, Parsed, Spec, parse_options, value
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Word
 
-NAME = "colossalai"
+ROW = launcher_table.BY_NAME["colossalai"]
+NAME = ROW.name
 
 OPTIONS: tuple[Opt, ...] = (
     value("host", "-H", "-host", "--host", help="Hosts to run on: host1,host2."),
@@ -47,7 +49,7 @@ SPEC = Spec("colossalai run", OPTIONS)
 
 
 def matches(argv: Sequence[Word]) -> int | None:
-    if len(argv) > 1 and basename(argv[0]) == "colossalai" and argv[1].value == "run":
+    if len(argv) > 1 and basename(argv[0]) in ROW.programs and argv[1].value == "run":
         return 2
     return None
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,21 +11,6 @@ from rankdebug.command.launchers.base import Context
 from rankdebug.command.options import Parsed
 from rankdebug.command.plan import Entry, EntryKind, LaunchPlan, known_int
 from rankdebug.command.words import Part, Span, Word
-
-# Launchers that start the ranks themselves; when one runs under srun or mpirun,
-# the plan is the inner launcher's.
-RANK_LAUNCHERS = frozenset(
-    {
-        "torchrun",
-        "torch.distributed.launch",
-        "deepspeed",
-        "accelerate",
-        "llamafactory-cli",
-        "msrun",
-        "colossalai",
-        "ray",
-    }
-)
 
 # Variables that say which accelerators a process sees, in the order they are consulted.
 VISIBLE_DEVICE_VARS = (
@@ -378,68 +362,6 @@ def python_module_start(argv: Sequence[Word], modules: Sequence[str]) -> int | N
     if call.kind == "module" and call.module in modules:
         return call.args_from
     return None
-
-
-def program_entry(ctx: Context, index: int) -> None:
-    """Entry of a program an outer launcher (srun, mpirun) runs directly."""
-    from rankdebug.command.launchers import unwrap
-
-    plan = ctx.plan
-    argv = plan.argv
-    at, _env = unwrap(argv, index)
-    if at >= len(argv):
-        plan.warn("no program to run", argv[-1].span if argv else plan.span,
-                  code="missing-entry")
-        return
-    prog = argv[at]
-    if is_python(prog):
-        call = parse_python(argv, at + 1)
-        if call.kind is not None and call.target is not None:
-            set_entry(plan, call.kind, call.target, call.index, call.args_from)
-            return
-    set_entry(plan, "cli", prog, at, at + 1)
-
-
-def launch_inner(
-    ctx: Context, index: int, outer: str, env: Mapping[str, Word] | None = None
-) -> bool:
-    """If ``argv[index:]`` is a launcher that starts ranks, plan it instead of ``outer``."""
-    from rankdebug.command.launchers import find_launcher, unwrap
-
-    plan = ctx.plan
-    argv = plan.argv
-    at, assigned = unwrap(argv, index)
-    found = find_launcher(argv, at)
-    if found is None:
-        return False
-    module, start = found
-    if module.NAME not in RANK_LAUNCHERS:
-        return False
-    reset_numbers(plan)
-    plan.launcher = module.NAME
-    plan.warn(
-        f"{outer} runs {module.NAME}; the ranks are the ones {module.NAME} starts",
-        argv[at].span,
-        severity="info",
-        code="nested-launcher",
-    )
-    inner = dataclasses.replace(ctx, env={**ctx.env, **(env or {}), **assigned})
-    plan.visible_devices = visible_devices(inner)
-    module.parse(inner, start)
-    return True
-
-
-def reset_numbers(plan: LaunchPlan) -> None:
-    plan.nnodes = None
-    plan.node_rank = None
-    plan.nproc_per_node = None
-    plan.world_size = None
-    plan.nnodes_range = None
-    plan.entry = None
-    plan.entry_args = []
-    plan.entry_index = None
-    plan.master_addr = None
-    plan.master_port = None
 
 
 def single_process(plan: LaunchPlan) -> None:

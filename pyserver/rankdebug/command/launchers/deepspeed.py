@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     basename,
@@ -33,8 +34,8 @@ from rankdebug.command.options import Opt, Parsed, Spec, flag, parse_options, va
 from rankdebug.command.plan import EntryKind, LaunchPlan
 from rankdebug.command.words import Span, Word
 
-NAME = "deepspeed"
-MODULES = ("deepspeed.launcher.runner",)
+ROW = launcher_table.BY_NAME["deepspeed"]
+NAME = ROW.name
 DEFAULT_HOSTFILE = "/job/hostfile"
 
 OPTIONS: tuple[Opt, ...] = (
@@ -70,15 +71,15 @@ OPTIONS: tuple[Opt, ...] = (
     flag("quiet", "-q", "--quiet", help="Log errors only."),
 )
 
-SPEC = Spec("deepspeed", OPTIONS, abbrev=True)
+SPEC = Spec(NAME, OPTIONS, abbrev=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:
     if not argv:
         return None
-    if basename(argv[0]) == "deepspeed":
+    if basename(argv[0]) in ROW.programs:
         return 1
-    return python_module_start(argv, MODULES)
+    return python_module_start(argv, ROW.modules)
 
 
 def parse_resources(text: str) -> dict[str, list[int]] | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     basename,
@@ -30,8 +31,8 @@ from rankdebug.command.launchers.common import (
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Span, Word
 
-NAME = "llamafactory-cli"
-MODULES = ("llamafactory.cli",)
+ROW = launcher_table.BY_NAME["llamafactory-cli"]
+NAME = ROW.name
 ENV_VARS = (
     "FORCE_TORCHRUN",
     "USE_MCA",
@@ -55,9 +56,9 @@ _DIST_COMMANDS_V1 = ("train", "sft", "dpo", "rm")
 def matches(argv: Sequence[Word]) -> int | None:
     if not argv:
         return None
-    if basename(argv[0]) in ("llamafactory-cli", "lmf"):
+    if basename(argv[0]) in ROW.programs:
         return 1
-    return python_module_start(argv, MODULES)
+    return python_module_start(argv, ROW.modules)
 
 
 def parse(ctx: Context, start: int) -> None:

@@ -16,23 +16,23 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     basename,
-    launch_inner,
-    program_entry,
     read_hostfile,
     read_int,
     uniform,
     why,
 )
+from rankdebug.command.launchers.inner import launch_inner
+from rankdebug.command.launchers.wrappers import program_entry
 from rankdebug.command.options import Opt, Parsed, Spec, flag, parse_options, value
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Word
 
-NAME = "mpirun"
-_NAMES = ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "mpirun.openmpi",
-          "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich")
+ROW = launcher_table.BY_NAME["mpirun"]
+NAME = ROW.name
 
 
 def _v(name: str, *flags: str, nargs: int = 1) -> Opt:
@@ -74,13 +74,13 @@ OPTIONS: tuple[Opt, ...] = (
     ),
 )  # fmt: skip
 
-SPEC = Spec("mpirun", OPTIONS, single_dash_long=True, complete=False)
+SPEC = Spec(NAME, OPTIONS, single_dash_long=True, complete=False)
 
 _PPR = re.compile(r"^ppr:(\d+):node", re.IGNORECASE)
 
 
 def matches(argv: Sequence[Word]) -> int | None:
-    if argv and basename(argv[0]) in _NAMES:
+    if argv and basename(argv[0]) in ROW.programs:
         return 1
     return None
 
@@ -112,7 +112,7 @@ def parse(ctx: Context, start: int) -> None:
     for use in parsed.all("genv") + parsed.all("env"):
         if len(use.values) == 2 and use.values[0].value:
             exported[use.values[0].value or ""] = use.values[1]
-    if launch_inner(ctx, parsed.end, "mpirun", exported):
+    if launch_inner(ctx, parsed.end, NAME, exported):
         return
     _numbers(ctx, parsed)
     program_entry(ctx, parsed.end)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     basename,
@@ -22,8 +23,8 @@ from rankdebug.command.launchers.common import (
 from rankdebug.command.options import Opt, Spec, parse_options, value
 from rankdebug.command.words import Word
 
-NAME = "msrun"
-MODULES = ("mindspore.parallel.cluster.run",)
+ROW = launcher_table.BY_NAME["msrun"]
+NAME = ROW.name
 
 OPTIONS: tuple[Opt, ...] = (
     value("worker_num", "--worker_num", help="Total number of processes (default 8)."),
@@ -42,15 +43,15 @@ OPTIONS: tuple[Opt, ...] = (
     value("tail_worker_log", "--tail_worker_log", help="Which worker logs to tail."),
 )
 
-SPEC = Spec("msrun", OPTIONS, abbrev=True)
+SPEC = Spec(NAME, OPTIONS, abbrev=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:
     if not argv:
         return None
-    if basename(argv[0]) == "msrun":
+    if basename(argv[0]) in ROW.programs:
         return 1
-    return python_module_start(argv, MODULES)
+    return python_module_start(argv, ROW.modules)
 
 
 def parse(ctx: Context, start: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     is_python,
@@ -18,20 +19,11 @@ from rankdebug.command.launchers.common import (
     set_entry,
     single_process,
 )
+from rankdebug.command.launchers.ray import VERL_PREFIX
 from rankdebug.command.words import Word
+from rankdebug.launcher_table import LAUNCHER_MODULES
 
-NAME = "python"
-
-# Modules another launcher module handles.
-LAUNCHER_MODULES = (
-    "torch.distributed.run",
-    "torch.distributed.launch",
-    "deepspeed.launcher.runner",
-    "accelerate.commands.launch",
-    "accelerate.commands.accelerate_cli",
-    "llamafactory.cli",
-    "mindspore.parallel.cluster.run",
-)
+NAME = launcher_table.BY_NAME["python"].name
 
 
 def matches(argv: Sequence[Word]) -> int | None:
@@ -39,7 +31,7 @@ def matches(argv: Sequence[Word]) -> int | None:
         return None
     call = parse_python(argv, 1)
     module = call.module
-    if module is not None and (module in LAUNCHER_MODULES or module.startswith("verl.trainer.")):
+    if module is not None and (module in LAUNCHER_MODULES or module.startswith(VERL_PREFIX)):
         return None
     return 1
 

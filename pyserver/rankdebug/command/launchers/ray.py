@@ -14,22 +14,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     basename,
     is_python,
     parse_python,
     product,
-    program_entry,
     read_int,
     set_entry,
 )
+from rankdebug.command.launchers.wrappers import program_entry, unwrap
 from rankdebug.command.options import Opt, Spec, flag, parse_options, value
 from rankdebug.command.plan import OptionUse
 from rankdebug.command.words import Span, Word
 
-NAME = "ray"
-_VERL_PREFIX = "verl.trainer."
+ROW = launcher_table.BY_NAME["ray"]
+NAME = ROW.name
+# `python -m verl.trainer.main_ppo ...` and the other verl trainers.
+VERL_PREFIX = "verl.trainer."
 
 # `ray job submit` (ray/dashboard/modules/job/cli.py).
 SUBMIT_OPTIONS: tuple[Opt, ...] = (
@@ -60,7 +63,7 @@ def _verl_start(argv: Sequence[Word]) -> int | None:
         return None
     call = parse_python(argv, 1)
     module = call.module
-    if module is not None and module.startswith(_VERL_PREFIX):
+    if module is not None and module.startswith(VERL_PREFIX):
         return call.args_from
     return None
 
@@ -73,7 +76,7 @@ def matches(argv: Sequence[Word]) -> int | None:
         return found
     if (
         len(argv) > 2
-        and basename(argv[0]) == "ray"
+        and basename(argv[0]) in ROW.programs
         and argv[1].value == "job"
         and argv[2].value == "submit"
     ):
@@ -84,15 +87,14 @@ def matches(argv: Sequence[Word]) -> int | None:
 def parse(ctx: Context, start: int) -> None:
     plan = ctx.plan
     argv = plan.argv
-    if start >= 3 and basename(argv[start - 3]) == "ray" and argv[start - 1].value == "submit":
+    submit = start >= 3 and argv[start - 1].value == "submit"
+    if submit and basename(argv[start - 3]) in ROW.programs:
         _submit(ctx, start)
         return
     _verl(ctx, start)
 
 
 def _submit(ctx: Context, start: int) -> None:
-    from rankdebug.command.launchers import unwrap
-
     plan = ctx.plan
     argv = plan.argv
     parsed = parse_options(plan, argv, start, SUBMIT_SPEC)

@@ -18,14 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
-from rankdebug.command.launchers.common import (
-    basename,
-    launch_inner,
-    program_entry,
-    read_int,
-    why,
-)
+from rankdebug.command.launchers.common import basename, read_int, why
+from rankdebug.command.launchers.inner import launch_inner
+from rankdebug.command.launchers.wrappers import program_entry
 from rankdebug.command.options import (
     Opt,
     Parsed,
@@ -38,7 +35,8 @@ from rankdebug.command.options import (
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Span, Word
 
-NAME = "srun"
+ROW = launcher_table.BY_NAME["srun"]
+NAME = ROW.name
 
 _VALUES = (
     "accel-bind", "acctg-freq", "bb", "bbf", "bcast-exclude", "cluster-constraint", "comment",
@@ -111,7 +109,7 @@ def _options(wait_takes_value: bool) -> list[Opt]:
     return opts
 
 
-SPEC = Spec("srun", _options(True), abbrev=True, unknown_severity="warning")
+SPEC = Spec(NAME, _options(True), abbrev=True, unknown_severity="warning")
 
 # `#SBATCH` directives: sbatch's options (its -W takes no value).
 SBATCH_SPEC = Spec(
@@ -137,7 +135,7 @@ SBATCH_SPEC = Spec(
 
 
 def matches(argv: Sequence[Word]) -> int | None:
-    if argv and basename(argv[0]) == "srun":
+    if argv and basename(argv[0]) in ROW.programs:
         return 1
     return None
 
@@ -145,7 +143,7 @@ def matches(argv: Sequence[Word]) -> int | None:
 def parse(ctx: Context, start: int) -> None:
     plan = ctx.plan
     parsed = parse_options(plan, plan.argv, start, SPEC)
-    if launch_inner(ctx, parsed.end, "srun"):
+    if launch_inner(ctx, parsed.end, NAME):
         return
     _numbers(ctx, parsed, plan.argv[start - 1].span)
     program_entry(ctx, parsed.end)

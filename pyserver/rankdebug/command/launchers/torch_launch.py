@@ -9,24 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import python_module_start
 from rankdebug.command.launchers.torchrun import OPTIONS, parse_torch
 from rankdebug.command.options import Spec, both_flag
 from rankdebug.command.words import Word
 
-NAME = "torch.distributed.launch"
-MODULES = ("torch.distributed.launch",)
+ROW = launcher_table.BY_NAME["torch.distributed.launch"]
+NAME = ROW.name
 
 SPEC = Spec(
-    "torch.distributed.launch",
+    NAME,
     (*OPTIONS, both_flag("use_env", "Pass the local rank in LOCAL_RANK, not --local-rank.")),
     abbrev=True,
 )
 
 
 def matches(argv: Sequence[Word]) -> int | None:
-    return python_module_start(argv, MODULES)
+    return python_module_start(argv, ROW.modules)
 
 
 def parse(ctx: Context, start: int) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     Setting,
@@ -32,8 +33,8 @@ from rankdebug.command.options import Opt, Parsed, Spec, both, both_flag, flag, 
 from rankdebug.command.plan import EntryKind, LaunchPlan, NprocPerNode
 from rankdebug.command.words import Word
 
-NAME = "torchrun"
-MODULES = ("torch.distributed.run",)
+ROW = launcher_table.BY_NAME["torchrun"]
+NAME = ROW.name
 
 OPTIONS: tuple[Opt, ...] = (
     Opt("nnodes", ("--nnodes",), help="Number of nodes, or MIN:MAX for an elastic job."),
@@ -68,7 +69,7 @@ OPTIONS: tuple[Opt, ...] = (
     both_flag("virtual_local_rank", "LOCAL_RANK 0 for every worker, one GPU each."),
 )
 
-SPEC = Spec("torchrun", OPTIONS, abbrev=True)
+SPEC = Spec(NAME, OPTIONS, abbrev=True)
 
 _DEVICE_WORDS = ("auto", "gpu", "cpu")
 
@@ -76,9 +77,9 @@ _DEVICE_WORDS = ("auto", "gpu", "cpu")
 def matches(argv: Sequence[Word]) -> int | None:
     if not argv:
         return None
-    if basename(argv[0]) == "torchrun":
+    if basename(argv[0]) in ROW.programs:
         return 1
-    return python_module_start(argv, MODULES)
+    return python_module_start(argv, ROW.modules)
 
 
 def parse(ctx: Context, start: int) -> None:
