@@ -285,7 +285,7 @@ def _opaque_is_options(argv: Sequence[Word], i: int, spec: Spec) -> int | None:
     j = i + 1
     while j < len(argv):
         w = argv[j]
-        if _fully_unknown(w):
+        if fully_unknown(w):
             j += 1
             continue
         if not w.known_prefix.startswith("-"):
@@ -318,7 +318,8 @@ def _skip_known_option(argv: Sequence[Word], j: int, spec: Spec) -> int | None:
     return j + 1 + (opt.nargs if opt.takes_value and not attached else 0)
 
 
-def _fully_unknown(word: Word) -> bool:
+def fully_unknown(word: Word) -> bool:
+    """Whether nothing of the word is known (``$X``, not ``--opt=$X``)."""
     return not word.known and not any(p.known and p.text for p in word.parts)
 
 
@@ -343,7 +344,7 @@ def parse_options(
     i = start
     while i < len(argv):
         w = argv[i]
-        if _fully_unknown(w):
+        if fully_unknown(w):
             if i > program_at:
                 program_at = _opaque_is_options(argv, i, spec) or -1
             if i < program_at:

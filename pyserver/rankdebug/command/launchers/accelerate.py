@@ -20,14 +20,15 @@ from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     Setting,
     basename,
+    flag_kind,
     launcher_entry,
+    not_known,
     python_module_start,
     read_int,
     visible_devices,
-    why,
 )
 from rankdebug.command.options import Opt, Parsed, Spec, flag, parse_options, value
-from rankdebug.command.plan import EntryKind, LaunchPlan
+from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Span, Word
 
 ROW = launcher_table.BY_NAME["accelerate"]
@@ -167,7 +168,7 @@ def _config(ctx: Context, parsed: Parsed) -> _Config:
     if use is not None and use.value is not None:
         word = use.value
         if word.value is None:
-            plan.warn(f"{use.flag} is {word.display}, which is not known{why(word)}", word.span)
+            not_known(plan, use.flag, word)
             return _Config(None, word.display, word.span, True)
         text = ctx.read_text(word.value)
         if text is None:
@@ -191,23 +192,30 @@ def _config(ctx: Context, parsed: Parsed) -> _Config:
     return _Config(values, path, plan.span, False)
 
 
-def _number(
-    plan: LaunchPlan, parsed: Parsed, config: _Config, name: str, default: int | None,
-    what: str,
-) -> int | None:
-    """A number from the command line, else the config file, else ``default``."""
-    use = parsed.get(name)
-    found = Setting(use.value, use.flag) if use is not None else config.setting(name)
-    if found is not None:
-        return read_int(plan, found.word, found.label) if found.word is not None else None
-    reasons = [w.display for w in parsed.opaque]
-    if config.unknown:
-        reasons.append(f"the config file {config.label}")
-    if reasons:
-        plan.warn(f"{what} is not given, and {', '.join(reasons)} may set it",
-                  parsed.opaque[0].span if parsed.opaque else config.span)
-        return None
-    return default
+class _Values:
+    """Values from the command line, else from the config file."""
+
+    def __init__(self, plan: LaunchPlan, parsed: Parsed, config: _Config) -> None:
+        self.plan, self.parsed, self.config = plan, parsed, config
+
+    def setting(self, name: str) -> Setting | None:
+        use = self.parsed.get(name)
+        return Setting(use.value, use.flag) if use is not None else self.config.setting(name)
+
+    def number(self, name: str, default: int | None, what: str) -> int | None:
+        """A number from the command line, else the config file, else ``default``."""
+        found = self.setting(name)
+        if found is not None:
+            return read_int(self.plan, found.word, found.label) if found.word is not None else None
+        parsed, config = self.parsed, self.config
+        reasons = [w.display for w in parsed.opaque]
+        if config.unknown:
+            reasons.append(f"the config file {config.label}")
+        if reasons:
+            self.plan.warn(f"{what} is not given, and {', '.join(reasons)} may set it",
+                           parsed.opaque[0].span if parsed.opaque else config.span)
+            return None
+        return default
 
 
 def parse(ctx: Context, start: int) -> None:
@@ -215,16 +223,17 @@ def parse(ctx: Context, start: int) -> None:
     parsed = parse_options(plan, plan.argv, start, SPEC)
     here = plan.argv[start - 1].span if start > 0 else plan.span
     config = _config(ctx, parsed)
+    values = _Values(plan, parsed, config)
 
-    total = _number(plan, parsed, config, "num_processes", None, "--num_processes")
-    if total is None and not parsed.has("num_processes") and config.setting(
-        "num_processes"
-    ) is None and not parsed.opaque and not config.unknown:
+    total = values.number("num_processes", None, "--num_processes")
+    if total is None and values.setting("num_processes") is None and not parsed.opaque and (
+        not config.unknown
+    ):
         visible = visible_devices(ctx)
         seen = f" ({visible} visible)" if visible is not None else ""
         plan.warn("--num_processes is not given: accelerate then starts one process per GPU "
                   f"of the machine{seen}, or what its default config says", here)
-    machines = _number(plan, parsed, config, "num_machines", 1, "--num_machines")
+    machines = values.number("num_machines", 1, "--num_machines")
     plan.nnodes = machines
     plan.world_size = total
     if total is not None and machines is not None and machines > 0:
@@ -234,22 +243,15 @@ def parse(ctx: Context, start: int) -> None:
             plan.warn(f"--num_processes {total} is not a multiple of --num_machines {machines}",
                       here, code="uneven")
     rank_default = 0 if machines == 1 else None
-    plan.node_rank = _number(plan, parsed, config, "machine_rank", rank_default,
-                             "--machine_rank")
+    plan.node_rank = values.number("machine_rank", rank_default, "--machine_rank")
     if plan.node_rank is None and machines is not None and machines > 1 and not (
         parsed.has("machine_rank")
     ):
         plan.warn("--machine_rank is not given for a multi-machine job", here)
 
     for key, attr in (("main_process_ip", "master_addr"), ("main_process_port", "master_port")):
-        use = parsed.get(key)
-        found = Setting(use.value, use.flag) if use is not None else config.setting(key)
+        found = values.setting(key)
         if found is not None and found.word is not None:
             setattr(plan, attr, found.word)
 
-    kind: EntryKind = "script"
-    if parsed.has("no_python"):
-        kind = "cli"
-    elif parsed.has("module"):
-        kind = "module"
-    launcher_entry(plan, parsed, "accelerate launch", kind)
+    launcher_entry(plan, parsed, "accelerate launch", flag_kind(parsed))

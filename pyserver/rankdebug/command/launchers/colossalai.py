@@ -16,13 +16,15 @@ from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     basename,
+    hostfile_not_read,
     launcher_entry,
+    not_known,
+    option_int,
     product,
     read_hostfile,
     resolve_int,
     set_entry,
     setting,
-    why,
 )
 from rankdebug.command.options import Opt, Parsed, Spec, parse_options, value
 from rankdebug.command.plan import LaunchPlan
@@ -98,43 +100,43 @@ def _nodes(ctx: Context, parsed: Parsed) -> int | None:
         if host is not None:
             plan.warn("--host and --hostfile cannot be used together", host.record.span,
                       code="conflict", severity="error")
-        hosts = read_hostfile(ctx, hostfile.value)
-        num = resolve_int(plan, setting(ctx, parsed, "num_nodes"), parsed, -1, "--num_nodes")
-        if hosts is None:
-            word = hostfile.value
-            if word is not None and word.value is None:
-                plan.warn(f"--hostfile is {word.display}, which is not known{why(word)}",
-                          word.span)
-            elif word is not None:
-                plan.warn(f"the hostfile {word.value} cannot be read here, so the nodes it "
-                          "lists are not known", word.span, code="unreadable-file")
-            return num if num is not None and num > 0 else None
-        names: list[str] = [h for h, _slots in hosts]
-        include = parsed.get("include")
-        exclude = parsed.get("exclude")
-        if include is not None:
-            wanted = _names(include.value)
-            if wanted is None:
-                return None
-            names = [h for h in names if h in wanted]
-        elif exclude is not None:
-            unwanted = _names(exclude.value)
-            if unwanted is None:
-                return None
-            names = [h for h in names if h not in unwanted]
-        if num is None:
-            return None
-        if num > 0:
-            names = names[:num]
-        return len(names) or 1
+        return _hostfile_nodes(ctx, parsed, hostfile.value)
     if host is not None:
         listed = _names(host.value)
         if listed is None:
             if host.value is not None:
-                plan.warn(f"{host.flag} is {host.value.display}, which is not known"
-                          f"{why(host.value)}", host.value.span)
+                not_known(plan, host.flag, host.value)
             return None
         return len(listed) or 1
     if parsed.opaque:
         return resolve_int(plan, None, parsed, 1, "--host/--hostfile")
     return 1
+
+
+def _hostfile_nodes(ctx: Context, parsed: Parsed, word: Word | None) -> int | None:
+    """The hosts of ``--hostfile``, filtered by --include/--exclude and cut to --num_nodes."""
+    plan = ctx.plan
+    hosts = read_hostfile(ctx, word)
+    num = option_int(ctx, parsed, "num_nodes", -1)
+    if hosts is None:
+        if word is not None:
+            hostfile_not_read(plan, "--hostfile", word)
+        return num if num is not None and num > 0 else None
+    names: list[str] = [h for h, _slots in hosts]
+    include = parsed.get("include")
+    exclude = parsed.get("exclude")
+    if include is not None:
+        wanted = _names(include.value)
+        if wanted is None:
+            return None
+        names = [h for h in names if h in wanted]
+    elif exclude is not None:
+        unwanted = _names(exclude.value)
+        if unwanted is None:
+            return None
+        names = [h for h in names if h not in unwanted]
+    if num is None:
+        return None
+    if num > 0:
+        names = names[:num]
+    return len(names) or 1

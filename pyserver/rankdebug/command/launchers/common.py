@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rankdebug.command.launchers.base import Context
-from rankdebug.command.options import Parsed
+from rankdebug.command.options import Parsed, fully_unknown
 from rankdebug.command.plan import Entry, EntryKind, LaunchPlan, known_int
 from rankdebug.command.words import Part, Span, Word
+from rankdebug.launcher_table import Launcher
 
 # Variables that say which accelerators a process sees, in the order they are consulted.
 VISIBLE_DEVICE_VARS = (
@@ -51,13 +52,18 @@ def is_python(word: Word) -> bool:
 # -- reading numbers ---------------------------------------------------------------
 
 
+def not_known(plan: LaunchPlan, label: str, word: Word) -> None:
+    """Warn that the value ``label`` gives (``--nnodes``, ``PET_NNODES``) is not known."""
+    plan.warn(f"{label} is {word.display}, which is not known{why(word)}", word.span)
+
+
 def read_int(plan: LaunchPlan, word: Word, label: str) -> int | None:
     """``word`` as a whole number, else None with a warning naming ``label``."""
     n = known_int(word)
     if n is not None:
         return n
     if word.value is None:
-        plan.warn(f"{label} is {word.display}, which is not known{why(word)}", word.span)
+        not_known(plan, label, word)
     else:
         plan.warn(f"{label} is {word.value!r}, which is not a whole number", word.span,
                   code="bad-value")
@@ -84,6 +90,11 @@ def setting(ctx: Context, parsed: Parsed, name: str, env: str | None = None) -> 
 
 def opaque_note(parsed: Parsed) -> str:
     return ", ".join(w.display for w in parsed.opaque)
+
+
+def option_int(ctx: Context, parsed: Parsed, name: str, default: int | None) -> int | None:
+    """The number option ``--NAME`` gives, or ``default`` (see :func:`resolve_int`)."""
+    return resolve_int(ctx.plan, setting(ctx, parsed, name), parsed, default, "--" + name)
 
 
 def resolve_int(
@@ -233,6 +244,15 @@ def can_check(ctx: Context, path: str) -> bool:
         return False
 
 
+def hostfile_not_read(plan: LaunchPlan, label: str, word: Word) -> None:
+    """Warn that the hostfile ``label`` names is not known or cannot be read here."""
+    if word.value is None:
+        not_known(plan, label, word)
+    else:
+        plan.warn(f"the hostfile {word.value} cannot be read here, so the nodes it lists are "
+                  "not known", word.span, code="unreadable-file")
+
+
 def read_hostfile(ctx: Context, word: Word | None) -> list[tuple[str, int | None]] | None:
     """Hosts and slots of an MPI-style hostfile (``host slots=N``, ``host:N`` or ``host``)."""
     if word is None or word.value is None:
@@ -279,6 +299,21 @@ def set_entry(
     plan.entry_args = list(plan.argv[args_from:])
 
 
+def flag_kind(parsed: Parsed) -> EntryKind:
+    """The entry's kind for launchers with ``--no_python`` and ``--module`` flags."""
+    if parsed.has("no_python"):
+        return "cli"
+    if parsed.has("module"):
+        return "module"
+    return "script"
+
+
+def warn_unknown_program(plan: LaunchPlan, what: str, target: Word) -> None:
+    """Warn when nothing of the program's word is known (``$SCRIPT`` unset)."""
+    if fully_unknown(target):
+        plan.warn(f"the {what} {target.display} is not known{why(target)}", target.span)
+
+
 def launcher_entry(plan: LaunchPlan, parsed: Parsed, tool: str, kind: EntryKind) -> None:
     """Entry of a launcher whose first positional is the program (argparse REMAINDER)."""
     argv = plan.argv
@@ -289,8 +324,7 @@ def launcher_entry(plan: LaunchPlan, parsed: Parsed, tool: str, kind: EntryKind)
         return
     target = argv[at]
     set_entry(plan, kind, target, at, at + 1)
-    if not target.known and not any(p.known and p.text for p in target.parts):
-        plan.warn(f"the program {target.display} is not known{why(target)}", target.span)
+    warn_unknown_program(plan, "program", target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,41 +351,61 @@ def parse_python(argv: Sequence[Word], start: int) -> PyCall:
     i = start
     while i < len(argv):
         w = argv[i]
-        text = w.value
-        if text is None:
+        if w.value is None:
             if w.known_prefix.startswith("-"):
                 i += 1
                 continue
             return PyCall("script", w, i, i + 1)
-        if text == "-":
-            return PyCall("cli", w, i, i + 1)
-        if text == "--":
-            if i + 1 < len(argv):
-                return PyCall("script", argv[i + 1], i + 1, i + 2)
-            return PyCall(None, None, i + 1, i + 1)
-        if not text.startswith("-"):
-            return PyCall("script", w, i, i + 1)
-        if text.startswith("--"):
-            i += 2 if text in _PY_ARG_LONG else 1
-            continue
-        j = 1
-        while j < len(text):
-            c = text[j]
-            if c == "c":
-                return PyCall("cli", w, i, i + 1)
-            if c == "m":
-                if j + 1 < len(text):
-                    return PyCall("module", w.suffix_after(j + 1), i, i + 1)
-                if i + 1 < len(argv):
-                    return PyCall("module", argv[i + 1], i + 1, i + 2)
-                return PyCall(None, None, i + 1, i + 1)
-            if c in "WX":
-                if j + 1 == len(text):
-                    i += 1  # the value is the next word
-                break
-            j += 1
-        i += 1
+        found = _python_word(argv, i, w.value)
+        if isinstance(found, PyCall):
+            return found
+        i = found
     return PyCall(None, None, len(argv), len(argv))
+
+
+def _python_word(argv: Sequence[Word], i: int, text: str) -> PyCall | int:
+    """What the known word ``argv[i]`` runs, or the index of the next word to read."""
+    w = argv[i]
+    if text == "-":
+        return PyCall("cli", w, i, i + 1)
+    if text == "--":
+        return _python_next(argv, i + 1, "script")
+    if not text.startswith("-"):
+        return PyCall("script", w, i, i + 1)
+    if text.startswith("--"):
+        return i + (2 if text in _PY_ARG_LONG else 1)
+    return _python_flags(argv, i, text)
+
+
+def _python_flags(argv: Sequence[Word], i: int, text: str) -> PyCall | int:
+    """One-letter flags, clustered or not: ``-u``, ``-OO``, ``-c CODE``, ``-mpkg``, ``-X dev``."""
+    w = argv[i]
+    for j in range(1, len(text)):
+        c = text[j]
+        if c == "c":
+            return PyCall("cli", w, i, i + 1)
+        if c == "m":
+            if j + 1 < len(text):
+                return PyCall("module", w.suffix_after(j + 1), i, i + 1)
+            return _python_next(argv, i + 1, "module")
+        if c in "WX":
+            return i + (2 if j + 1 == len(text) else 1)  # the value may be the next word
+    return i + 1
+
+
+def _python_next(argv: Sequence[Word], i: int, kind: EntryKind) -> PyCall:
+    """``argv[i]`` as the script or module (``-- x.py``, ``-m MODULE``), when there is one."""
+    if i < len(argv):
+        return PyCall(kind, argv[i], i, i + 1)
+    return PyCall(None, None, i, i)
+
+
+def program_or_module(argv: Sequence[Word], row: Launcher) -> int | None:
+    """Where a launcher's arguments start: after one of ``row.programs``, or after
+    ``python -m`` one of ``row.modules``; None when the command is neither."""
+    if argv and basename(argv[0]) in row.programs:
+        return 1
+    return python_module_start(argv, row.modules)
 
 
 def python_module_start(argv: Sequence[Word], modules: Sequence[str]) -> int | None:

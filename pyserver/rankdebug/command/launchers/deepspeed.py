@@ -14,24 +14,25 @@ slots per host. With none of those and no hostfile, CUDA_VISIBLE_DEVICES decides
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
-    basename,
     can_check,
     device_count,
+    flag_kind,
+    hostfile_not_read,
     launcher_entry,
-    python_module_start,
+    not_known,
+    option_int,
+    program_or_module,
     read_hostfile,
-    resolve_int,
-    setting,
     uniform,
     visible_var,
-    why,
 )
-from rankdebug.command.options import Opt, Parsed, Spec, flag, parse_options, value
-from rankdebug.command.plan import EntryKind, LaunchPlan
+from rankdebug.command.options import Opt, Parsed, Spec, Use, flag, parse_options, value
+from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Span, Word
 
 ROW = launcher_table.BY_NAME["deepspeed"]
@@ -75,11 +76,7 @@ SPEC = Spec(NAME, OPTIONS, abbrev=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:
-    if not argv:
-        return None
-    if basename(argv[0]) in ROW.programs:
-        return 1
-    return python_module_start(argv, ROW.modules)
+    return program_or_module(argv, ROW)
 
 
 def parse_resources(text: str) -> dict[str, list[int]] | None:
@@ -103,89 +100,30 @@ def parse_resources(text: str) -> dict[str, list[int]] | None:
 def parse(ctx: Context, start: int) -> None:
     plan = ctx.plan
     parsed = parse_options(plan, plan.argv, start, SPEC)
-    here = plan.argv[start - 1].span if start > 0 else plan.span
-
-    num_nodes = resolve_int(plan, setting(ctx, parsed, "num_nodes"), parsed, -1, "--num_nodes")
-    num_gpus = resolve_int(plan, setting(ctx, parsed, "num_gpus"), parsed, -1, "--num_gpus")
-    include = _filter(plan, parsed, "include")
-    exclude = _filter(plan, parsed, "exclude")
-    filtered = include is not False or exclude is not False
-    if include is not False and exclude is not False:
-        plan.warn("--include and --exclude cannot be used together", _span(parsed, "exclude"),
-                  code="conflict", severity="error")
-    if filtered and (parsed.has("num_nodes") or parsed.has("num_gpus")):
-        plan.warn("deepspeed does not take --num_nodes/--num_gpus with --include/--exclude",
-                  _span(parsed, "num_gpus") or _span(parsed, "num_nodes"), code="conflict",
-                  severity="error")
-
-    pool, local = _pool(ctx, parsed, filtered, num_nodes, num_gpus)
-    if pool is None:
-        _unknown_pool(plan, parsed, include, num_nodes, num_gpus, here)
+    here = _here(plan, parsed)
+    asked = _asked(ctx, parsed)
+    pool = _pool(ctx, parsed, asked)
+    hosts = _narrow(plan, parsed, asked, pool) if pool is not None else None
+    if pool is None or hosts is None:
+        _unknown_pool(plan, parsed, asked)
     else:
-        if isinstance(include, dict):
-            if local and set(include) - {"localhost"}:
-                plan.warn("deepspeed has no hostfile here, so the hosts --include names "
-                          "are not found", _span(parsed, "include"), code="no-hostfile",
-                          severity="error")
-            pool = _include(pool, include)
-        elif isinstance(exclude, dict):
-            pool = _exclude(pool, exclude)
-        elif include is None or exclude is None:
-            pool = dict.fromkeys(pool) if local else None
-        if pool is not None and num_nodes is None and (not local or parsed.opaque):
-            pool = None  # --num_nodes (or a hostfile) may be in words not known here
-        if pool is not None and num_nodes is not None and num_nodes > 0:
-            pool = dict(list(pool.items())[:num_nodes])
-        if pool is not None and num_gpus is not None and num_gpus > 0:
-            pool = dict.fromkeys(pool, num_gpus)
-        elif pool is not None and num_gpus is None:
-            pool = dict.fromkeys(pool)
-        if pool is None:
-            _unknown_pool(plan, parsed, include, num_nodes, num_gpus, here)
-        else:
-            counts = list(pool.values())
-            plan.nnodes = len(pool)
-            plan.nproc_per_node = uniform(counts)
-            if all(c is not None for c in counts):
-                plan.world_size = sum(c or 0 for c in counts)
-            elif local and not filtered and num_gpus == -1 and not parsed.opaque and (
-                visible_var(ctx) is None or (num_nodes is not None and num_nodes > 1)
-            ):
-                device_count(ctx, "the number of GPUs deepspeed uses", here)
-            elif local and include is not None and exclude is not None and filtered and (
-                not parsed.opaque
-            ):
-                plan.warn("with --include/--exclude deepspeed counts every GPU of the machine, "
-                          "which is not known", here)
-            elif not local and not parsed.opaque:
-                plan.warn("the hostfile does not give every node's slots", here)
-
-    if parsed.has("no_ssh"):
-        plan.node_rank = resolve_int(plan, setting(ctx, parsed, "node_rank"), parsed, None,
-                                     "--node_rank")
-        if not parsed.has("node_rank"):
-            plan.warn("--no_ssh needs --node_rank", _span(parsed, "no_ssh"),
-                      code="missing-value", severity="error")
-    elif plan.nnodes == 1:
-        plan.node_rank = 0
-    elif plan.nnodes is not None:
-        plan.warn(f"deepspeed starts all {plan.nnodes} nodes from here over {_backend(parsed)}",
-                  here, severity="info", code="multi-node")
+        _count(ctx, parsed, asked, _Pool(hosts, pool.local))
+    _node_rank(ctx, parsed)
 
     port = parsed.word("master_port")
     plan.master_port = port if port is not None else Word.literal("29500", here)
     plan.master_addr = parsed.word("master_addr")
 
-    kind: EntryKind = "script"
-    if parsed.has("no_python"):
-        kind = "cli"
-    elif parsed.has("module"):
-        kind = "module"
-    launcher_entry(plan, parsed, "deepspeed", kind)
+    launcher_entry(plan, parsed, NAME, flag_kind(parsed))
     if not parsed.has("no_local_rank") and plan.entry is not None:
         plan.warn("deepspeed appends --local_rank=N to the script's arguments; "
                   "add --no_local_rank to leave them as written",
                   here, severity="info", code="local-rank-arg")
+
+
+def _here(plan: LaunchPlan, parsed: Parsed) -> Span:
+    """The launcher's word, where diagnostics about the whole command go."""
+    return plan.argv[parsed.start - 1].span if parsed.start else plan.span
 
 
 def _span(parsed: Parsed, name: str) -> Span | None:
@@ -208,7 +146,7 @@ def _filter(plan: LaunchPlan, parsed: Parsed, name: str) -> _Filter:
         return False
     word = use.value
     if word.value is None:
-        plan.warn(f"{use.flag} is {word.display}, which is not known{why(word)}", word.span)
+        not_known(plan, use.flag, word)
         return None
     if word.value == "":
         return False
@@ -219,63 +157,158 @@ def _filter(plan: LaunchPlan, parsed: Parsed, name: str) -> _Filter:
     return spec
 
 
-def _pool(
-    ctx: Context,
-    parsed: Parsed,
-    filtered: bool,
-    num_nodes: int | None,
-    num_gpus: int | None,
-) -> tuple[dict[str, int | None] | None, bool]:
-    """Hosts and slots before the filters (None: not known); and whether it is this machine."""
+@dataclass(frozen=True)
+class _Asked:
+    """What the command line asks for: numbers are -1 when not given, None when not known."""
+
+    num_nodes: int | None
+    num_gpus: int | None
+    include: _Filter
+    exclude: _Filter
+
+    @property
+    def filtered(self) -> bool:
+        return self.include is not False or self.exclude is not False
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """Hosts and their slots (None: not known), and whether they are this machine."""
+
+    hosts: dict[str, int | None]
+    local: bool
+
+
+def _asked(ctx: Context, parsed: Parsed) -> _Asked:
+    plan = ctx.plan
+    asked = _Asked(
+        option_int(ctx, parsed, "num_nodes", -1),
+        option_int(ctx, parsed, "num_gpus", -1),
+        _filter(plan, parsed, "include"),
+        _filter(plan, parsed, "exclude"),
+    )
+    if asked.include is not False and asked.exclude is not False:
+        plan.warn("--include and --exclude cannot be used together", _span(parsed, "exclude"),
+                  code="conflict", severity="error")
+    if asked.filtered and (parsed.has("num_nodes") or parsed.has("num_gpus")):
+        plan.warn("deepspeed does not take --num_nodes/--num_gpus with --include/--exclude",
+                  _span(parsed, "num_gpus") or _span(parsed, "num_nodes"), code="conflict",
+                  severity="error")
+    return asked
+
+
+def _pool(ctx: Context, parsed: Parsed, asked: _Asked) -> _Pool | None:
+    """Hosts and slots before the filters; None when they are not known."""
     plan = ctx.plan
     use = parsed.get("hostfile")
     if use is not None:
-        word = use.value
-        if word is None:
-            return None, False
-        hosts = read_hostfile(ctx, word)
-        if hosts is None:
-            if word.value is None:
-                plan.warn(f"{use.flag} is {word.display}, which is not known{why(word)}",
-                          word.span)
-            elif can_check(ctx, word.value):
-                # runner.fetch_hostfile: no such file means this machine only.
-                plan.warn(f"the hostfile {word.value} does not exist, so deepspeed runs on "
-                          "this machine only", word.span, severity="info", code="no-hostfile")
-                return _local(ctx, parsed, filtered, num_nodes, num_gpus)
-            else:
-                plan.warn(f"the hostfile {word.value} cannot be read here, so the nodes "
-                          "it lists are not known", word.span, code="unreadable-file")
-            return None, False
-        return _hosts_pool(plan, hosts, word), False
+        return _hostfile_pool(ctx, parsed, asked, use)
     hosts = read_hostfile(ctx, Word.literal(DEFAULT_HOSTFILE))
     if hosts is not None:
         plan.warn(f"deepspeed reads the default hostfile {DEFAULT_HOSTFILE}",
                   plan.span, severity="info", code="default-hostfile")
-        return _hosts_pool(plan, hosts, None), False
-    return _local(ctx, parsed, filtered, num_nodes, num_gpus)
+        return _Pool(_hosts_pool(plan, hosts, None), False)
+    return _local(ctx, parsed, asked)
 
 
-def _local(
-    ctx: Context,
-    parsed: Parsed,
-    filtered: bool,
-    num_nodes: int | None,
-    num_gpus: int | None,
-) -> tuple[dict[str, int | None], bool]:
+def _hostfile_pool(ctx: Context, parsed: Parsed, asked: _Asked, use: Use) -> _Pool | None:
+    """The pool of ``--hostfile FILE``."""
+    plan = ctx.plan
+    word = use.value
+    if word is None:
+        return None
+    hosts = read_hostfile(ctx, word)
+    if hosts is not None:
+        return _Pool(_hosts_pool(plan, hosts, word), False)
+    if word.value is not None and can_check(ctx, word.value):
+        # runner.fetch_hostfile: no such file means this machine only.
+        plan.warn(f"the hostfile {word.value} does not exist, so deepspeed runs on "
+                  "this machine only", word.span, severity="info", code="no-hostfile")
+        return _local(ctx, parsed, asked)
+    hostfile_not_read(plan, use.flag, word)
+    return None
+
+
+def _local(ctx: Context, parsed: Parsed, asked: _Asked) -> _Pool:
     """No hostfile: this machine, with the devices it has."""
     plan = ctx.plan
-    here = plan.argv[parsed.start - 1].span if parsed.start else plan.span
+    num_nodes = asked.num_nodes
     if num_nodes is not None and num_nodes > 1:
         plan.warn("--num_nodes is more than 1 but there is no hostfile: deepspeed will fail",
                   _span(parsed, "num_nodes"), code="no-hostfile", severity="error")
     # One node: this machine. CUDA_VISIBLE_DEVICES counts only without filters.
     count: int | None = None
-    if not filtered and num_gpus == -1 and num_nodes is not None and num_nodes <= 1 and (
-        visible_var(ctx) is not None
+    if not asked.filtered and asked.num_gpus == -1 and num_nodes is not None and (
+        num_nodes <= 1 and visible_var(ctx) is not None
     ):
-        count = device_count(ctx, "the number of GPUs deepspeed uses", here)
-    return {"localhost": count}, True
+        count = device_count(ctx, "the number of GPUs deepspeed uses", _here(plan, parsed))
+    return _Pool({"localhost": count}, True)
+
+
+def _narrow(
+    plan: LaunchPlan, parsed: Parsed, asked: _Asked, pool: _Pool
+) -> dict[str, int | None] | None:
+    """The hosts and slots --include/--exclude, --num_nodes and --num_gpus leave; None when
+    they are not known."""
+    hosts: dict[str, int | None] | None = pool.hosts
+    include, exclude = asked.include, asked.exclude
+    if isinstance(include, dict):
+        if pool.local and set(include) - {"localhost"}:
+            plan.warn("deepspeed has no hostfile here, so the hosts --include names "
+                      "are not found", _span(parsed, "include"), code="no-hostfile",
+                      severity="error")
+        hosts = _include(pool.hosts, include)
+    elif isinstance(exclude, dict):
+        hosts = _exclude(pool.hosts, exclude)
+    elif include is None or exclude is None:
+        hosts = dict.fromkeys(pool.hosts) if pool.local else None
+    if hosts is None or (asked.num_nodes is None and (not pool.local or parsed.opaque)):
+        return None  # --num_nodes (or a hostfile) may be in words not known here
+    if asked.num_nodes is not None and asked.num_nodes > 0:
+        hosts = dict(list(hosts.items())[: asked.num_nodes])
+    if asked.num_gpus is not None and asked.num_gpus > 0:
+        return dict.fromkeys(hosts, asked.num_gpus)
+    if asked.num_gpus is None:
+        return dict.fromkeys(hosts)
+    return hosts
+
+
+def _count(ctx: Context, parsed: Parsed, asked: _Asked, pool: _Pool) -> None:
+    """The plan's numbers from the hosts and slots used."""
+    plan = ctx.plan
+    here = _here(plan, parsed)
+    counts = list(pool.hosts.values())
+    plan.nnodes = len(pool.hosts)
+    plan.nproc_per_node = uniform(counts)
+    if all(c is not None for c in counts):
+        plan.world_size = sum(c or 0 for c in counts)
+    elif parsed.opaque:
+        return  # the slots may be in words not known here
+    elif pool.local and not asked.filtered and asked.num_gpus == -1 and (
+        visible_var(ctx) is None or (asked.num_nodes is not None and asked.num_nodes > 1)
+    ):
+        device_count(ctx, "the number of GPUs deepspeed uses", here)
+    elif pool.local and asked.include is not None and asked.exclude is not None and (
+        asked.filtered
+    ):
+        plan.warn("with --include/--exclude deepspeed counts every GPU of the machine, "
+                  "which is not known", here)
+    elif not pool.local:
+        plan.warn("the hostfile does not give every node's slots", here)
+
+
+def _node_rank(ctx: Context, parsed: Parsed) -> None:
+    plan = ctx.plan
+    if parsed.has("no_ssh"):
+        plan.node_rank = option_int(ctx, parsed, "node_rank", None)
+        if not parsed.has("node_rank"):
+            plan.warn("--no_ssh needs --node_rank", _span(parsed, "no_ssh"),
+                      code="missing-value", severity="error")
+    elif plan.nnodes == 1:
+        plan.node_rank = 0
+    elif plan.nnodes is not None:
+        plan.warn(f"deepspeed starts all {plan.nnodes} nodes from here over {_backend(parsed)}",
+                  _here(plan, parsed), severity="info", code="multi-node")
 
 
 def _hosts_pool(
@@ -313,18 +346,13 @@ def _exclude(pool: dict[str, int | None], spec: dict[str, list[int]]) -> dict[st
     return out
 
 
-def _unknown_pool(
-    plan: LaunchPlan,
-    parsed: Parsed,
-    include: _Filter,
-    num_nodes: int | None,
-    num_gpus: int | None,
-    span: Span,
-) -> None:
+def _unknown_pool(plan: LaunchPlan, parsed: Parsed, asked: _Asked) -> None:
     """The hostfile cannot be read: use what the command line says, no more."""
-    if isinstance(include, dict):
-        plan.nnodes = len(include)
-        counts: list[int | None] = [len(s) if s else None for s in include.values()]
+    span = _here(plan, parsed)
+    num_nodes, num_gpus = asked.num_nodes, asked.num_gpus
+    if isinstance(asked.include, dict):
+        plan.nnodes = len(asked.include)
+        counts: list[int | None] = [len(s) if s else None for s in asked.include.values()]
         if num_gpus is not None and num_gpus > 0:
             counts = [num_gpus] * len(counts)
         plan.nproc_per_node = uniform(counts)

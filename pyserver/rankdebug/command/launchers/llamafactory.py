@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
-    basename,
     device_count,
     env_flag,
     is_python,
-    python_module_start,
+    not_known,
+    program_or_module,
     read_int,
     set_entry,
     single_process,
@@ -54,11 +54,7 @@ _DIST_COMMANDS_V1 = ("train", "sft", "dpo", "rm")
 
 
 def matches(argv: Sequence[Word]) -> int | None:
-    if not argv:
-        return None
-    if basename(argv[0]) in ROW.programs:
-        return 1
-    return python_module_start(argv, ROW.modules)
+    return program_or_module(argv, ROW)
 
 
 def parse(ctx: Context, start: int) -> None:
@@ -81,7 +77,22 @@ def parse(ctx: Context, start: int) -> None:
     if command.value not in dist_commands:
         single_process(plan)
         return
+    distributed, devices = _distributed(ctx, here)
+    if distributed is None:
+        plan.warn("it is not known whether llamafactory-cli train runs one process or "
+                  "launches torchrun", here)
+    elif not distributed and env_flag(ctx, "USE_RAY"):
+        plan.warn("with USE_RAY, LLaMA-Factory starts Ray workers as its YAML's "
+                  "ray_num_workers says, which is not read here", here)
+    elif not distributed:
+        single_process(plan)
+    else:
+        _torchrun(ctx, devices, here)
 
+
+def _distributed(ctx: Context, here: Span) -> tuple[bool | None, int | None]:
+    """Whether ``train`` re-launches itself under torchrun (None: not known), and the
+    device count when it was needed to decide."""
     force = env_flag(ctx, "FORCE_TORCHRUN")
     mca = env_flag(ctx, "USE_MCA")
     ray = env_flag(ctx, "USE_RAY")
@@ -89,38 +100,29 @@ def parse(ctx: Context, start: int) -> None:
     for name, flag_value in (("FORCE_TORCHRUN", force), ("USE_MCA", mca), ("USE_RAY", ray),
                              ("USE_KT", kt)):
         if flag_value is None:
-            _unknown_var(ctx, name)
+            not_known(ctx.plan, name, ctx.env[name])
     forced = True if force or mca else None if force is None or mca is None else False
-
+    if forced:
+        return True, None
     devices: int | None = None
-    distributed: bool | None = True
-    if not forced:
-        auto: bool | None
-        if ray or kt:
-            auto = False
-        elif ray is None or kt is None:
-            auto = None
-        else:
-            devices = device_count(ctx, "whether llamafactory-cli train starts torchrun", here)
-            auto = None if devices is None else devices > 1
-        if auto:
-            distributed = True
-        elif forced is None or auto is None:
-            distributed = None
-        else:
-            distributed = False
-    if distributed is None:
-        plan.warn("it is not known whether llamafactory-cli train runs one process or "
-                  "launches torchrun", here)
-        return
-    if not distributed:
-        if ray:
-            plan.warn("with USE_RAY, LLaMA-Factory starts Ray workers as its YAML's "
-                      "ray_num_workers says, which is not read here", here)
-            return
-        single_process(plan)
-        return
+    auto: bool | None
+    if ray or kt:
+        auto = False
+    elif ray is None or kt is None:
+        auto = None
+    else:
+        devices = device_count(ctx, "whether llamafactory-cli train starts torchrun", here)
+        auto = None if devices is None else devices > 1
+    if auto:
+        return True, devices
+    if forced is None or auto is None:
+        return None, devices
+    return False, devices
 
+
+def _torchrun(ctx: Context, devices: int | None, here: Span) -> None:
+    """The numbers torchrun gets from the environment (``NNODES``, ``NPROC_PER_NODE``...)."""
+    plan = ctx.plan
     plan.nnodes = _env_int(ctx, "NNODES", 1)
     plan.node_rank = _env_int(ctx, "NODE_RANK", 0)
     if "NPROC_PER_NODE" in ctx.env:
@@ -130,19 +132,25 @@ def parse(ctx: Context, start: int) -> None:
             devices = device_count(ctx, "NPROC_PER_NODE's default (the device count)", here)
         plan.nproc_per_node = devices
     if "RDZV_ID" in ctx.env and "MIN_NNODES" in ctx.env and "MAX_NNODES" in ctx.env:
-        low = _env_int(ctx, "MIN_NNODES", None)
-        high = _env_int(ctx, "MAX_NNODES", None)
-        if low is not None and high is not None and low != high:
-            plan.nnodes = None
-            plan.nnodes_range = (low, high)
-            plan.warn(f"MIN_NNODES={low} and MAX_NNODES={high} make the job elastic, so the "
-                      "world size is decided at run time", here)
-        else:
-            plan.nnodes = low if low is not None and low == high else None
+        _elastic(ctx, here)
     if plan.nnodes is not None and isinstance(plan.nproc_per_node, int):
         plan.world_size = plan.nnodes * plan.nproc_per_node
     plan.master_addr = ctx.env.get("MASTER_ADDR")
     plan.master_port = ctx.env.get("MASTER_PORT")
+
+
+def _elastic(ctx: Context, here: Span) -> None:
+    """RDZV_ID with MIN_NNODES and MAX_NNODES: an elastic job unless they are equal."""
+    plan = ctx.plan
+    low = _env_int(ctx, "MIN_NNODES", None)
+    high = _env_int(ctx, "MAX_NNODES", None)
+    if low is not None and high is not None and low != high:
+        plan.nnodes = None
+        plan.nnodes_range = (low, high)
+        plan.warn(f"MIN_NNODES={low} and MAX_NNODES={high} make the job elastic, so the "
+                  "world size is decided at run time", here)
+    else:
+        plan.nnodes = low if low is not None and low == high else None
 
 
 def _env_int(ctx: Context, name: str, default: int | None) -> int | None:
@@ -150,11 +158,6 @@ def _env_int(ctx: Context, name: str, default: int | None) -> int | None:
     if word is None:
         return default
     return read_int(ctx.plan, word, name)
-
-
-def _unknown_var(ctx: Context, name: str) -> None:
-    word = ctx.env[name]
-    ctx.plan.warn(f"{name} is {word.display}, which is not known{why(word)}", word.span)
 
 
 def _not_exported(ctx: Context, span: Span) -> None:

@@ -15,21 +15,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     basename,
+    hostfile_not_read,
+    not_known,
+    opaque_note,
+    product,
     read_hostfile,
     read_int,
     uniform,
-    why,
 )
 from rankdebug.command.launchers.inner import launch_inner
 from rankdebug.command.launchers.wrappers import program_entry
 from rankdebug.command.options import Opt, Parsed, Spec, flag, parse_options, value
 from rankdebug.command.plan import LaunchPlan
-from rankdebug.command.words import Word
+from rankdebug.command.words import Span, Word
 
 ROW = launcher_table.BY_NAME["mpirun"]
 NAME = ROW.name
@@ -131,12 +135,23 @@ def _per_node(plan: LaunchPlan, parsed: Parsed) -> tuple[int | None, bool]:
             continue
         word = use.value
         if word.value is None:
-            plan.warn(f"{use.flag} is {word.display}, which is not known{why(word)}", word.span)
+            not_known(plan, use.flag, word)
             return None, True
         m = _PPR.match(prefix + word.value)
         if m:
             return int(m.group(1)), True
     return None, False
+
+
+@dataclass
+class _Counts:
+    """Processes in all (-np), per node and nodes, as far as they are known."""
+
+    total: int | None
+    per_node: int | None
+    nnodes: int | None = None
+    np_given: bool = False
+    per_given: bool = False
 
 
 def _numbers(ctx: Context, parsed: Parsed) -> None:
@@ -147,61 +162,71 @@ def _numbers(ctx: Context, parsed: Parsed) -> None:
     if np_use is not None and np_use.value is not None:
         total = read_int(plan, np_use.value, np_use.flag)
     per_node, per_given = _per_node(plan, parsed)
+    counts = _Counts(total, per_node, None, np_use is not None, per_given)
     hosts, hosts_readable = _host_info(ctx, parsed)
-    nnodes: int | None = None
 
     if parsed.opaque and np_use is None and not per_given and hosts is None:
-        plan.warn(f"-np is not given, and {', '.join(w.display for w in parsed.opaque)} "
-                  "may set it", parsed.opaque[0].span)
+        plan.warn(f"-np is not given, and {opaque_note(parsed)} may set it",
+                  parsed.opaque[0].span)
         return
     if hosts is None and hosts_readable:
-        # No host information: this machine (or the allocation it runs in).
-        if per_given and np_use is not None:
-            if per_node and total is not None:
-                if total % per_node == 0:
-                    nnodes = total // per_node
-                else:
-                    plan.warn(f"-np {total} is not a multiple of {per_node} per node", here,
-                              code="uneven")
-        elif per_given:
-            nnodes, total = 1, per_node
-        else:
-            nnodes, per_node = 1, total
-            if np_use is None:
-                plan.warn("without -np mpirun starts one process per CPU core, and the core "
-                          "count is not known", here)
+        _this_machine(plan, counts, here)
     elif hosts is None:
-        if per_node and total is not None and total % per_node == 0:
-            nnodes = total // per_node
+        if counts.per_node and counts.total is not None and counts.total % counts.per_node == 0:
+            counts.nnodes = counts.total // counts.per_node
     else:
-        nnodes = len(hosts)
-        slots = [n for _h, n in hosts]
-        if per_given:
-            if np_use is None:
-                total = None if per_node is None else per_node * nnodes
-            elif per_node and total is not None and total % per_node == 0:
-                nnodes = min(nnodes, total // per_node)
-        elif np_use is None:
-            total = sum(n or 0 for n in slots)
-            per_node = uniform(slots)
-        elif total is not None:
-            even = uniform(slots)
-            if even is not None and total == even * nnodes:
-                per_node = even
-            else:
-                plan.warn(f"how mpirun spreads {total} processes over {nnodes} hosts with "
-                          f"{'/'.join(str(n) for n in slots)} slots is not even", here,
-                          code="uneven")
-    if total is None and np_use is None:
-        total = None if per_node is None or nnodes is None else per_node * nnodes
-    plan.world_size = total
-    plan.nproc_per_node = per_node
-    plan.nnodes = nnodes
-    if nnodes == 1:
+        _over_hosts(plan, counts, hosts, here)
+    if counts.total is None and not counts.np_given:
+        counts.total = product(counts.per_node, counts.nnodes)
+    plan.world_size = counts.total
+    plan.nproc_per_node = counts.per_node
+    plan.nnodes = counts.nnodes
+    if counts.nnodes == 1:
         plan.node_rank = 0
-    elif nnodes is not None:
-        plan.warn(f"mpirun starts all {nnodes} nodes from here", here, severity="info",
+    elif counts.nnodes is not None:
+        plan.warn(f"mpirun starts all {counts.nnodes} nodes from here", here, severity="info",
                   code="multi-node")
+
+
+def _this_machine(plan: LaunchPlan, c: _Counts, here: Span) -> None:
+    """No host information: this machine (or the allocation it runs in)."""
+    if c.per_given and c.np_given:
+        if c.per_node and c.total is not None:
+            if c.total % c.per_node == 0:
+                c.nnodes = c.total // c.per_node
+            else:
+                plan.warn(f"-np {c.total} is not a multiple of {c.per_node} per node", here,
+                          code="uneven")
+    elif c.per_given:
+        c.nnodes, c.total = 1, c.per_node
+    else:
+        c.nnodes, c.per_node = 1, c.total
+        if not c.np_given:
+            plan.warn("without -np mpirun starts one process per CPU core, and the core "
+                      "count is not known", here)
+
+
+def _over_hosts(plan: LaunchPlan, c: _Counts, hosts: list[tuple[str, int | None]],
+                here: Span) -> None:
+    """Hosts and their slots are known: -np, or the slots, spread over them."""
+    c.nnodes = len(hosts)
+    slots = [n for _h, n in hosts]
+    if c.per_given:
+        if not c.np_given:
+            c.total = None if c.per_node is None else c.per_node * c.nnodes
+        elif c.per_node and c.total is not None and c.total % c.per_node == 0:
+            c.nnodes = min(c.nnodes, c.total // c.per_node)
+    elif not c.np_given:
+        c.total = sum(n or 0 for n in slots)
+        c.per_node = uniform(slots)
+    elif c.total is not None:
+        even = uniform(slots)
+        if even is not None and c.total == even * c.nnodes:
+            c.per_node = even
+        else:
+            plan.warn(f"how mpirun spreads {c.total} processes over {c.nnodes} hosts with "
+                      f"{'/'.join(str(n) for n in slots)} slots is not even", here,
+                      code="uneven")
 
 
 def _host_info(
@@ -213,21 +238,14 @@ def _host_info(
     if host_use is not None and host_use.value is not None:
         word = host_use.value
         if word.value is None:
-            plan.warn(f"{host_use.flag} is {word.display}, which is not known{why(word)}",
-                      word.span)
+            not_known(plan, host_use.flag, word)
             return None, False
         return _hosts(word.value), True
     file_use = parsed.get("hostfile")
     if file_use is not None and file_use.value is not None:
-        word = file_use.value
-        hosts = read_hostfile(ctx, word)
+        hosts = read_hostfile(ctx, file_use.value)
         if hosts is None:
-            if word.value is None:
-                plan.warn(f"{file_use.flag} is {word.display}, which is not known{why(word)}",
-                          word.span)
-            else:
-                plan.warn(f"the hostfile {word.value} cannot be read here, so the nodes it "
-                          "lists are not known", word.span, code="unreadable-file")
+            hostfile_not_read(plan, file_use.flag, file_use.value)
             return None, False
         merged: dict[str, int | None] = {}
         for host, slots in hosts:

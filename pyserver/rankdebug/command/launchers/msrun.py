@@ -14,11 +14,9 @@ from collections.abc import Sequence
 from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
-    basename,
     launcher_entry,
-    python_module_start,
-    resolve_int,
-    setting,
+    option_int,
+    program_or_module,
 )
 from rankdebug.command.options import Opt, Spec, parse_options, value
 from rankdebug.command.words import Word
@@ -47,20 +45,15 @@ SPEC = Spec(NAME, OPTIONS, abbrev=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:
-    if not argv:
-        return None
-    if basename(argv[0]) in ROW.programs:
-        return 1
-    return python_module_start(argv, ROW.modules)
+    return program_or_module(argv, ROW)
 
 
 def parse(ctx: Context, start: int) -> None:
     plan = ctx.plan
     parsed = parse_options(plan, plan.argv, start, SPEC)
     here = plan.argv[start - 1].span
-    total = resolve_int(plan, setting(ctx, parsed, "worker_num"), parsed, 8, "--worker_num")
-    local = resolve_int(plan, setting(ctx, parsed, "local_worker_num"), parsed, 8,
-                        "--local_worker_num")
+    total = option_int(ctx, parsed, "worker_num", 8)
+    local = option_int(ctx, parsed, "local_worker_num", 8)
     plan.world_size = total
     plan.nproc_per_node = local
     if total is not None and local is not None:
@@ -72,7 +65,7 @@ def parse(ctx: Context, start: int) -> None:
         else:
             plan.warn(f"--worker_num {total} is not a multiple of --local_worker_num {local}",
                       here, code="uneven")
-    rank = resolve_int(plan, setting(ctx, parsed, "node_rank"), parsed, -1, "--node_rank")
+    rank = option_int(ctx, parsed, "node_rank", -1)
     if plan.nnodes == 1:
         plan.node_rank = 0
     elif rank is not None and rank >= 0:
@@ -90,4 +83,4 @@ def parse(ctx: Context, start: int) -> None:
     plan.master_port = parsed.word("master_port")
     target = plan.argv[parsed.end] if parsed.end < len(plan.argv) else None
     py = target is not None and (target.display.endswith(".py") or target.value is None)
-    launcher_entry(plan, parsed, "msrun", "script" if py else "cli")
+    launcher_entry(plan, parsed, NAME, "script" if py else "cli")

@@ -18,6 +18,7 @@ from rankdebug.command.launchers.common import (
     parse_python,
     set_entry,
     single_process,
+    warn_unknown_program,
 )
 from rankdebug.command.launchers.ray import VERL_PREFIX
 from rankdebug.command.words import Word
@@ -43,8 +44,5 @@ def parse(ctx: Context, start: int) -> None:
     if call.kind is None or call.target is None:
         return
     set_entry(plan, call.kind, call.target, call.index, call.args_from)
-    if call.kind == "script" and not call.target.known and not any(
-        p.known and p.text for p in call.target.parts
-    ):
-        why = f" ({call.target.reason})" if call.target.reason else ""
-        plan.warn(f"the script {call.target.display} is not known{why}", call.target.span)
+    if call.kind == "script":
+        warn_unknown_program(plan, "script", call.target)

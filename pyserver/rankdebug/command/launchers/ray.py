@@ -35,22 +35,13 @@ NAME = ROW.name
 VERL_PREFIX = "verl.trainer."
 
 # `ray job submit` (ray/dashboard/modules/job/cli.py).
+_SUBMIT_VALUES = (
+    "address", "job-id", "submission-id", "runtime-env", "runtime-env-json", "working-dir",
+    "metadata-json", "entrypoint-num-cpus", "entrypoint-num-gpus", "entrypoint-memory",
+    "entrypoint-resources", "entrypoint-label-selector", "headers", "log-style", "log-color",
+)  # fmt: skip
 SUBMIT_OPTIONS: tuple[Opt, ...] = (
-    value("address", "--address"),
-    value("job_id", "--job-id"),
-    value("submission_id", "--submission-id"),
-    value("runtime_env", "--runtime-env"),
-    value("runtime_env_json", "--runtime-env-json"),
-    value("working_dir", "--working-dir"),
-    value("metadata_json", "--metadata-json"),
-    value("entrypoint_num_cpus", "--entrypoint-num-cpus"),
-    value("entrypoint_num_gpus", "--entrypoint-num-gpus"),
-    value("entrypoint_memory", "--entrypoint-memory"),
-    value("entrypoint_resources", "--entrypoint-resources"),
-    value("entrypoint_label_selector", "--entrypoint-label-selector"),
-    value("headers", "--headers"),
-    value("log_style", "--log-style"),
-    value("log_color", "--log-color"),
+    *(value(name.replace("-", "_"), "--" + name) for name in _SUBMIT_VALUES),
     flag("no_wait", "--no-wait"),
     flag("verify", "--verify"),
     flag("verbose", "-v", "--verbose"),

@@ -17,10 +17,11 @@ is that launcher's, with an info diagnostic.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
-from rankdebug.command.launchers.common import basename, read_int, why
+from rankdebug.command.launchers.common import Setting, basename, not_known, opaque_note, read_int
 from rankdebug.command.launchers.inner import launch_inner
 from rankdebug.command.launchers.wrappers import program_entry
 from rankdebug.command.options import (
@@ -149,45 +150,38 @@ def parse(ctx: Context, start: int) -> None:
     program_entry(ctx, parsed.end)
 
 
-class _Value:
-    """A setting and where it came from, for messages."""
-
-    def __init__(self, word: Word | None, label: str) -> None:
-        self.word = word
-        self.label = label
-
-
 def _lookup(
     ctx: Context, parsed: Parsed, sbatch: Parsed | None, name: str, env: Sequence[str]
-) -> _Value | None:
+) -> Setting | None:
+    """An option of the command line, else a SLURM_* variable, else an #SBATCH directive."""
     use = parsed.get(name)
     if use is not None:
-        return _Value(use.value, use.flag)
+        return Setting(use.value, use.flag)
     for var in env:
         word = ctx.env.get(var)
         if word is not None:
-            return _Value(word, var)
+            return Setting(word, var)
     if sbatch is not None:
         use = sbatch.get(name)
         if use is not None:
-            return _Value(use.value, f"#SBATCH {use.flag}")
+            return Setting(use.value, f"#SBATCH {use.flag}")
     return None
 
 
-def _int(plan: LaunchPlan, found: _Value | None) -> int | None:
+def _int(plan: LaunchPlan, found: Setting | None) -> int | None:
     if found is None or found.word is None:
         return None
     return read_int(plan, found.word, found.label)
 
 
-def _nodes(plan: LaunchPlan, found: _Value | None) -> int | None:
+def _nodes(plan: LaunchPlan, found: Setting | None) -> int | None:
     """-N as an int; a MIN-MAX range sets plan.nnodes_range instead."""
     if found is None or found.word is None:
         return None
     word = found.word
     text = word.value
     if text is None:
-        plan.warn(f"{found.label} is {word.display}, which is not known{why(word)}", word.span)
+        not_known(plan, found.label, word)
         return None
     low, sep, high = text.strip().partition("-")
     if not sep:
@@ -204,6 +198,16 @@ def _nodes(plan: LaunchPlan, found: _Value | None) -> int | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """-N, -n and --ntasks-per-node as far as they are known, and where -n came from."""
+
+    nodes: int | None
+    tasks: int | None
+    per: int | None
+    tasks_label: str
+
+
 def _numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
     plan = ctx.plan
     sbatch = (
@@ -214,59 +218,66 @@ def _numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
     nodes_v = _lookup(ctx, parsed, sbatch, "nodes", ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"))
     tasks_v = _lookup(ctx, parsed, sbatch, "ntasks", ("SLURM_NTASKS", "SLURM_NPROCS"))
     per_v = _lookup(ctx, parsed, sbatch, "ntasks_per_node", ("SLURM_NTASKS_PER_NODE",))
-    nodes = _nodes(plan, nodes_v)
-    tasks = _int(plan, tasks_v)
-    per = _int(plan, per_v)
+    asked = _Asked(_nodes(plan, nodes_v), _int(plan, tasks_v), _int(plan, per_v),
+                   tasks_v.label if tasks_v else "-n")
     unknown = [v for v in (nodes_v, tasks_v, per_v) if v is not None and (
         v.word is None or v.word.value is None)]
     if parsed.opaque and not (nodes_v or tasks_v or per_v):
-        plan.warn(f"the task count is not given, and {', '.join(w.display for w in parsed.opaque)}"
-                  " may set it", parsed.opaque[0].span)
+        plan.warn(f"the task count is not given, and {opaque_note(parsed)} may set it",
+                  parsed.opaque[0].span)
         return
     if unknown or plan.nnodes_range is not None:
-        # Keep what can be known; the rest stays None (already warned).
-        if tasks is not None:
-            plan.world_size = tasks
-        if per is not None:
-            plan.nproc_per_node = per
-        if nodes is not None:
-            plan.nnodes = nodes
-        if plan.world_size is None and nodes is not None and per is not None:
-            plan.world_size = nodes * per
-        _node_rank(plan, here)
-        return
-
-    if tasks is not None:
-        plan.world_size = tasks
-        if nodes is not None:
-            plan.nnodes = nodes
-            if nodes > 0 and tasks % nodes == 0:
-                plan.nproc_per_node = per if per is not None else tasks // nodes
-            elif per is not None:
-                plan.nproc_per_node = None
-                plan.warn(f"{tasks} tasks do not fill {nodes} nodes of {per}", here,
-                          code="uneven")
-            else:
-                plan.warn(f"{tasks} tasks are not spread evenly over {nodes} nodes", here,
-                          code="uneven")
-        elif per is not None:
-            plan.nproc_per_node = per
-            if per > 0 and tasks % per == 0:
-                plan.nnodes = tasks // per
-        elif tasks == 1:
-            plan.nnodes, plan.nproc_per_node = 1, 1
-        else:
-            plan.warn(f"{tasks_v.label if tasks_v else '-n'} {tasks} without -N or "
-                      "--ntasks-per-node: Slurm decides how many nodes hold them", here)
-    elif per is not None:
-        plan.nnodes = nodes if nodes is not None else 1
-        plan.nproc_per_node = per
-        plan.world_size = plan.nnodes * per
-    elif nodes is not None:
-        plan.nnodes, plan.nproc_per_node, plan.world_size = nodes, 1, nodes
+        _known_part(plan, asked)
+    elif asked.tasks is not None:
+        _tasks(plan, asked, asked.tasks, here)
+    elif asked.per is not None:
+        plan.nnodes = asked.nodes if asked.nodes is not None else 1
+        plan.nproc_per_node = asked.per
+        plan.world_size = plan.nnodes * asked.per
+    elif asked.nodes is not None:
+        plan.nnodes, plan.nproc_per_node, plan.world_size = asked.nodes, 1, asked.nodes
     else:
         plan.nnodes, plan.nproc_per_node, plan.world_size = 1, 1, 1
     _node_rank(plan, here)
+
+
+def _known_part(plan: LaunchPlan, asked: _Asked) -> None:
+    """Some numbers are not known: keep what can be known (the rest was warned about)."""
+    nodes, tasks, per = asked.nodes, asked.tasks, asked.per
+    if tasks is not None:
+        plan.world_size = tasks
+    if per is not None:
+        plan.nproc_per_node = per
+    if nodes is not None:
+        plan.nnodes = nodes
+    if plan.world_size is None and nodes is not None and per is not None:
+        plan.world_size = nodes * per
+
+
+def _tasks(plan: LaunchPlan, asked: _Asked, tasks: int, here: Span) -> None:
+    """-n TASKS given: how they spread over the nodes."""
+    nodes, per = asked.nodes, asked.per
+    plan.world_size = tasks
+    if nodes is not None:
+        plan.nnodes = nodes
+        if nodes > 0 and tasks % nodes == 0:
+            plan.nproc_per_node = per if per is not None else tasks // nodes
+        elif per is not None:
+            plan.nproc_per_node = None
+            plan.warn(f"{tasks} tasks do not fill {nodes} nodes of {per}", here,
+                      code="uneven")
+        else:
+            plan.warn(f"{tasks} tasks are not spread evenly over {nodes} nodes", here,
+                      code="uneven")
+    elif per is not None:
+        plan.nproc_per_node = per
+        if per > 0 and tasks % per == 0:
+            plan.nnodes = tasks // per
+    elif tasks == 1:
+        plan.nnodes, plan.nproc_per_node = 1, 1
+    else:
+        plan.warn(f"{asked.tasks_label} {tasks} without -N or "
+                  "--ntasks-per-node: Slurm decides how many nodes hold them", here)
 
 
 def _node_rank(plan: LaunchPlan, here: Span) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
-from rankdebug.command.launchers.common import python_module_start
+from rankdebug.command.launchers.common import program_or_module
 from rankdebug.command.launchers.torchrun import OPTIONS, parse_torch
 from rankdebug.command.options import Spec, both_flag
 from rankdebug.command.words import Word
@@ -27,7 +27,7 @@ SPEC = Spec(
 
 
 def matches(argv: Sequence[Word]) -> int | None:
-    return python_module_start(argv, ROW.modules)
+    return program_or_module(argv, ROW)
 
 
 def parse(ctx: Context, start: int) -> None:

@@ -19,15 +19,14 @@ from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     Setting,
-    basename,
     device_count,
     endpoint,
     launcher_entry,
+    not_known,
     product,
-    python_module_start,
+    program_or_module,
     resolve_int,
     setting,
-    why,
 )
 from rankdebug.command.options import Opt, Parsed, Spec, both, both_flag, flag, parse_options
 from rankdebug.command.plan import EntryKind, LaunchPlan, NprocPerNode
@@ -75,11 +74,7 @@ _DEVICE_WORDS = ("auto", "gpu", "cpu")
 
 
 def matches(argv: Sequence[Word]) -> int | None:
-    if not argv:
-        return None
-    if basename(argv[0]) in ROW.programs:
-        return 1
-    return python_module_start(argv, ROW.modules)
+    return program_or_module(argv, ROW)
 
 
 def parse(ctx: Context, start: int) -> None:
@@ -94,8 +89,7 @@ def _check_env(ctx: Context, parsed: Parsed, name: str) -> bool:
     if word is None:
         return False
     if word.value is None:
-        ctx.plan.warn(f"PET_{name.upper()} is {word.display}, which is not known{why(word)}",
-                      word.span)
+        not_known(ctx.plan, f"PET_{name.upper()}", word)
         return False
     text = word.value.strip()
     return text.lstrip("-").isdigit() and int(text) != 0
@@ -176,7 +170,7 @@ def _nnodes(plan: LaunchPlan, parsed: Parsed, found: Setting | None) -> None:
         return
     text = word.value
     if text is None:
-        plan.warn(f"{found.label} is {word.display}, which is not known{why(word)}", word.span)
+        not_known(plan, found.label, word)
         return
     parts = text.strip().split(":")
     if len(parts) == 1 and parts[0].isdigit():
@@ -209,7 +203,7 @@ def _nproc(ctx: Context, parsed: Parsed) -> int | None:
     if word is None:
         return None
     if word.value is None:
-        plan.warn(f"{found.label} is {word.display}, which is not known{why(word)}", word.span)
+        not_known(plan, found.label, word)
         return None
     value = word.value.strip()
     if value.isdigit():
@@ -219,21 +213,25 @@ def _nproc(ctx: Context, parsed: Parsed) -> int | None:
         plan.warn(f"{found.label} {value} counts devices that cannot be seen from here",
                   word.span)
         return None
+    return _per_device(ctx, found.label, value, word)
+
+
+def _per_device(ctx: Context, label: str, value: str, word: Word) -> int | None:
+    """``--nproc-per-node auto|gpu|cpu``: the worker count when the devices are known."""
+    plan = ctx.plan
     nproc: NprocPerNode = "auto" if value == "auto" else "gpu" if value == "gpu" else "cpu"
     plan.nproc_per_node = nproc
     if value == "cpu":
-        plan.warn(f"{found.label} cpu starts one worker per CPU core, and the core count is "
+        plan.warn(f"{label} cpu starts one worker per CPU core, and the core count is "
                   "not known", word.span)
         return None
-    count = device_count(ctx, f"{found.label} {value}", word.span)
-    if count is None:
-        return None
+    count = device_count(ctx, f"{label} {value}", word.span)
     if count == 0:
         if value == "gpu":
-            plan.warn(f"{found.label} gpu, but no GPU is visible: torchrun will fail",
+            plan.warn(f"{label} gpu, but no GPU is visible: torchrun will fail",
                       word.span, severity="error", code="no-devices")
         else:
-            plan.warn(f"{found.label} auto with no visible GPU starts one worker per CPU core, "
+            plan.warn(f"{label} auto with no visible GPU starts one worker per CPU core, "
                       "and the core count is not known", word.span)
         return None
     return count
