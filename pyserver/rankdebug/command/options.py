@@ -32,7 +32,7 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 
 from rankdebug.command.plan import LaunchPlan, OptionUse, Severity
 from rankdebug.command.words import Span, Word
@@ -92,34 +92,31 @@ def _split_dashes(text: str) -> tuple[str, str]:
     return text[: len(text) - len(body)], body
 
 
+@dataclass(eq=False)
 class Spec:
     """The options of one tool, and how that tool reads them."""
 
-    def __init__(
-        self,
-        tool: str,
-        opts: Iterable[Opt],
-        *,
-        abbrev: bool = False,
-        dash_underscore: bool = False,
-        single_dash_long: bool = False,
-        complete: bool = True,
-        unknown_severity: Severity = "error",
-        double_dash: bool = True,
-    ) -> None:
-        self.tool = tool
-        self.opts = tuple(opts)
-        # argparse's allow_abbrev / getopt_long: unambiguous prefixes of long options.
-        self.abbrev = abbrev
-        # '-' and '_' are the same after the leading dashes (accelerate).
-        self.dash_underscore = dash_underscore
-        # Multi-letter options with one dash (Open MPI's -np, -hostfile).
-        self.single_dash_long = single_dash_long
-        # The full option list is known: unknown flags are reported.
-        self.complete = complete
-        self.unknown_severity: Severity = unknown_severity
-        # A lone "--" ends the options.
-        self.double_dash = double_dash
+    tool: str
+    options: InitVar[Iterable[Opt]]
+    _: KW_ONLY
+    # argparse's allow_abbrev / getopt_long: unambiguous prefixes of long options.
+    abbrev: bool = False
+    # '-' and '_' are the same after the leading dashes (accelerate).
+    dash_underscore: bool = False
+    # Multi-letter options with one dash (Open MPI's -np, -hostfile).
+    single_dash_long: bool = False
+    # The full option list is known: unknown flags are reported.
+    complete: bool = True
+    unknown_severity: Severity = "error"
+    # A lone "--" ends the options.
+    double_dash: bool = True
+    opts: tuple[Opt, ...] = field(init=False)
+    by_name: dict[str, Opt] = field(init=False)
+    # Every spelling a user may write, for suggestions and completion.
+    spellings: list[str] = field(init=False)
+
+    def __post_init__(self, options: Iterable[Opt]) -> None:
+        self.opts = tuple(options)
         self._long: dict[str, Opt] = {}
         self._short: dict[str, Opt] = {}
         for o in self.opts:
@@ -129,10 +126,9 @@ class Spec:
                     self._short[body] = o
                 else:
                     self._long[self._norm(f)] = o
-        self.by_name: dict[str, Opt] = {o.name: o for o in self.opts}
+        self.by_name = {o.name: o for o in self.opts}
         self._sorted = sorted(self._long)
-        self.spellings: list[str] = []
-        """Every spelling a user may write, for suggestions and completion."""
+        self.spellings = []
         for o in self.opts:
             for f in o.flags:
                 self.spellings.append(f)
@@ -339,223 +335,216 @@ def parse_options(
     flags get diagnostics. Unknown words that look like options (see
     :func:`_opaque_is_options`) go to ``Parsed.opaque`` with a warning.
     """
-    parsed = Parsed(start=start, end=len(argv))
-    program_at = -1  # where a look-ahead found the program: unknown words before are options
-    i = start
-    while i < len(argv):
-        w = argv[i]
-        if fully_unknown(w):
-            if i > program_at:
-                program_at = _opaque_is_options(argv, i, spec) or -1
-            if i < program_at:
-                parsed.opaque.append(w)
-                if report and len(parsed.opaque) <= MAX_REPORTS:
-                    plan.warn(
-                        f"{w.display} is not known{_why(w)}; it may hold {spec.tool} options",
-                        w.span,
-                    )
+    reader = _Reader(plan, argv, spec, Parsed(start=start, end=len(argv)), record, report)
+    return reader.read(start)
+
+
+@dataclass
+class _Reader:
+    """One reading of a tool's options from an argv (see :func:`parse_options`)."""
+
+    plan: LaunchPlan
+    argv: Sequence[Word]
+    spec: Spec
+    parsed: Parsed
+    record: bool
+    report: bool
+
+    def read(self, start: int) -> Parsed:
+        argv, parsed = self.argv, self.parsed
+        program_at = -1  # where a look-ahead found the program: unknown words before are options
+        i = start
+        while i < len(argv):
+            w = argv[i]
+            if fully_unknown(w):
+                if i > program_at:
+                    program_at = _opaque_is_options(argv, i, self.spec) or -1
+                if i >= program_at:
+                    parsed.end = i
+                    return parsed
+                self._opaque(w, f"it may hold {self.spec.tool} options")
                 i += 1
                 continue
-            parsed.end = i
-            return parsed
+            end = self._end_of_options(i)
+            if end is not None:
+                parsed.end = end
+                return parsed
+            i = self._option(i)
+            if parsed.ended:
+                parsed.end = min(i, len(argv))
+                return parsed
+        parsed.end = len(argv)
+        return parsed
+
+    def _end_of_options(self, i: int) -> int | None:
+        """Where the program starts when ``argv[i]`` ends the options (a positional, ``--``)."""
+        w = self.argv[i]
         prefix = w.known_prefix
         if not prefix.startswith("-") or (prefix == "-" and w.known):
-            parsed.end = i
-            return parsed
-        if w.value == "--" and spec.double_dash:
-            parsed.end = i + 1
-            parsed.double_dash = True
-            return parsed
-        i = _take_option(plan, argv, i, spec, parsed, record=record, report=report)
-        if parsed.ended:
-            parsed.end = min(i, len(argv))
-            return parsed
-    parsed.end = len(argv)
-    return parsed
-
-
-def _record(
-    plan: LaunchPlan,
-    parsed: Parsed,
-    opt: Opt,
-    flag_text: str,
-    first: Word,
-    values: list[Word],
-    *,
-    record: bool,
-    index: int = -1,
-    attached: bool = False,
-) -> None:
-    span = join_spans(first.span, values[-1].span) if values else first.span
-    use = OptionUse(opt.name, flag_text, values[0] if values else None, span)
-    value_index = (index if attached else index + 1) if values else None
-    parsed.uses.append(Use(opt, flag_text, values, use, index, value_index))
-    if opt.ends:
-        parsed.ended = True
-    if record:
-        plan.options.append(use)
-
-
-def _take_values(argv: Sequence[Word], i: int, n: int) -> list[Word]:
-    return list(argv[i + 1 : i + 1 + n])
-
-
-def _take_option(
-    plan: LaunchPlan,
-    argv: Sequence[Word],
-    i: int,
-    spec: Spec,
-    parsed: Parsed,
-    *,
-    record: bool,
-    report: bool,
-) -> int:
-    w = argv[i]
-    prefix = w.known_prefix
-    name_part = prefix.split("=", 1)[0]
-    is_long = prefix.startswith("--") or (
-        len(name_part) > 2 and (spec.single_dash_long or spec.exact(name_part) is not None)
-    )
-    if is_long:
-        if "=" in prefix:
-            flag_text = prefix.split("=", 1)[0]
-            attached: Word | None = w.suffix_after(len(flag_text) + 1)
-        elif w.known:
-            flag_text = prefix
-            attached = None
-        else:
-            # "--opt$X": the option's name itself is not known.
-            parsed.opaque.append(w)
-            if report and len(parsed.opaque) <= MAX_REPORTS:
-                plan.warn(f"{w.display} is not known{_why(w)}; it may be any {spec.tool} option",
-                          w.span)
+            return i
+        if w.value == "--" and self.spec.double_dash:
+            self.parsed.double_dash = True
             return i + 1
-        opt, cands = spec.lookup(flag_text)
+        return None
+
+    def _opaque(self, w: Word, may: str) -> None:
+        """An unknown word read as (possibly several) options."""
+        self.parsed.opaque.append(w)
+        if self.report and len(self.parsed.opaque) <= MAX_REPORTS:
+            self.plan.warn(f"{w.display} is not known{_why(w)}; {may}", w.span)
+
+    def _use(self, opt: Opt, flag_text: str, index: int, values: list[Word], *,
+             attached: bool = False) -> None:
+        """Record the option at ``argv[index]`` and its values."""
+        first = self.argv[index]
+        span = join_spans(first.span, values[-1].span) if values else first.span
+        use = OptionUse(opt.name, flag_text, values[0] if values else None, span)
+        value_index = (index if attached else index + 1) if values else None
+        self.parsed.uses.append(Use(opt, flag_text, values, use, index, value_index))
+        if opt.ends:
+            self.parsed.ended = True
+        if self.record:
+            self.plan.options.append(use)
+
+    def _values(self, i: int, n: int) -> list[Word]:
+        return list(self.argv[i + 1 : i + 1 + n])
+
+    def _take(self, i: int, opt: Opt, flag_text: str) -> int:
+        """The option at ``argv[i]`` with its value(s) in the next words."""
+        values = self._values(i, opt.nargs)
+        if len(values) < opt.nargs and self.report:
+            self.plan.warn(f"{flag_text} needs a value", self.argv[i].span, code="missing-value",
+                           severity=self.spec.unknown_severity)
+        self._use(opt, flag_text, i, values)
+        return i + 1 + len(values)
+
+    def _option(self, i: int) -> int:
+        """Read the option word ``argv[i]``; the index of the word after it and its values."""
+        w = self.argv[i]
+        spec = self.spec
+        prefix = w.known_prefix
+        name_part = prefix.split("=", 1)[0]
+        is_long = prefix.startswith("--") or (
+            len(name_part) > 2 and (spec.single_dash_long or spec.exact(name_part) is not None)
+        )
+        if not is_long:
+            return self._short(i)
+        attached: Word | None = None
+        if "=" in prefix:
+            attached = w.suffix_after(len(name_part) + 1)
+        elif not w.known:
+            # "--opt$X": the option's name itself is not known.
+            self._opaque(w, f"it may be any {spec.tool} option")
+            return i + 1
+        opt, cands = spec.lookup(name_part)
         if opt is not None:
-            if attached is not None:
-                values = [attached] if opt.nargs else []
-                if opt.nargs == 0 and report:
-                    plan.warn(f"{flag_text} takes no value", w.span, code="bad-value",
-                              severity=spec.unknown_severity)
-                if opt.nargs > 1:
-                    values += _take_values(argv, i, opt.nargs - 1)
-                _record(plan, parsed, opt, flag_text, w, values, record=record, index=i,
-                        attached=True)
-                return i + 1 + (opt.nargs - 1 if opt.nargs > 1 else 0)
-            if not opt.takes_value:
-                _record(plan, parsed, opt, flag_text, w, [], record=record, index=i)
-                return i + 1
-            values = _take_values(argv, i, opt.nargs)
-            if len(values) < opt.nargs and report:
-                plan.warn(f"{flag_text} needs a value", w.span, code="missing-value",
-                          severity=spec.unknown_severity)
-            _record(plan, parsed, opt, flag_text, w, values, record=record, index=i)
-            return i + 1 + len(values)
+            return self._long(i, opt, name_part, attached)
         if prefix.startswith("--") or not spec.single_dash_long:
-            return _unknown_flag(plan, argv, i, spec, parsed, flag_text, attached is not None,
-                                 cands, report=report)
+            return self._unknown_flag(i, name_part, attached is not None, cands)
         # A single-dash word that is no long option: read it as short option(s).
-    return _take_short(plan, argv, i, spec, parsed, record=record, report=report)
+        return self._short(i)
 
+    def _long(self, i: int, opt: Opt, flag_text: str, attached: Word | None) -> int:
+        if attached is not None:
+            values = [attached] if opt.nargs else []
+            if opt.nargs == 0 and self.report:
+                self.plan.warn(f"{flag_text} takes no value", self.argv[i].span,
+                               code="bad-value", severity=self.spec.unknown_severity)
+            if opt.nargs > 1:
+                values += self._values(i, opt.nargs - 1)
+            self._use(opt, flag_text, i, values, attached=True)
+            return i + 1 + (opt.nargs - 1 if opt.nargs > 1 else 0)
+        if not opt.takes_value:
+            self._use(opt, flag_text, i, [])
+            return i + 1
+        return self._take(i, opt, flag_text)
 
-def _take_short(
-    plan: LaunchPlan,
-    argv: Sequence[Word],
-    i: int,
-    spec: Spec,
-    parsed: Parsed,
-    *,
-    record: bool,
-    report: bool,
-) -> int:
-    w = argv[i]
-    text = w.known_prefix
-    j = 1
-    while j < len(text):
-        char = text[j]
-        opt = spec.short(char)
-        if opt is None:
-            flag_text = text.split("=", 1)[0] if j == 1 else "-" + char
-            return _unknown_flag(plan, argv, i, spec, parsed, flag_text, "=" in text, [],
-                                 report=report, offset=j - 1)
-        flag_text = "-" + char
-        if opt.nargs == 0:
-            _record(plan, parsed, opt, flag_text, w, [], record=record, index=i)
-            j += 1
-            continue
+    def _short(self, i: int) -> int:
+        """Short options: clustered flags (``-uq``), a value attached or next (``-n4``)."""
+        text = self.argv[i].known_prefix
+        for j in range(1, len(text)):
+            char = text[j]
+            opt = self.spec.short(char)
+            if opt is None:
+                flag_text = text.split("=", 1)[0] if j == 1 else "-" + char
+                return self._unknown_flag(i, flag_text, "=" in text, [], offset=j - 1)
+            if opt.nargs == 0:
+                self._use(opt, "-" + char, i, [])
+                continue
+            return self._short_value(i, j, opt)
+        return i + 1
+
+    def _short_value(self, i: int, j: int, opt: Opt) -> int:
+        """``-n`` (the option at ``text[j]``) with its value attached or in the next word."""
+        w = self.argv[i]
+        text = w.known_prefix
+        flag_text = "-" + text[j]
         rest_start = j + 1
-        has_rest = rest_start < len(text) or not w.known
-        if has_rest:
+        if rest_start < len(text) or not w.known:
             if text[rest_start : rest_start + 1] == "=":
                 rest_start += 1
-            _record(plan, parsed, opt, flag_text, w, [w.suffix_after(rest_start)],
-                    record=record, index=i, attached=True)
+            self._use(opt, flag_text, i, [w.suffix_after(rest_start)], attached=True)
             return i + 1
         if opt.optional:
-            _record(plan, parsed, opt, flag_text, w, [], record=record, index=i)
+            self._use(opt, flag_text, i, [])
             return i + 1
-        values = _take_values(argv, i, opt.nargs)
-        if len(values) < opt.nargs and report:
-            plan.warn(f"{flag_text} needs a value", w.span, code="missing-value",
-                      severity=spec.unknown_severity)
-        _record(plan, parsed, opt, flag_text, w, values, record=record, index=i)
-        return i + 1 + len(values)
-    return i + 1
+        return self._take(i, opt, flag_text)
 
+    def _unknown_flag(self, i: int, flag_text: str, attached: bool, ambiguous: list[Opt], *,
+                      offset: int = 0) -> int:
+        """Report an option the tool does not know; guess how many words it spans."""
+        parsed = self.parsed
+        parsed.reported += 1
+        if parsed.reported > MAX_REPORTS:
+            return i + 1  # a flood of unknown flags: no more suggestions or guesses
+        best = self.spec.suggest(flag_text)
+        if self.report and self.spec.complete:
+            self._report_unknown(self.argv[i], flag_text, ambiguous, best, offset)
+        if attached:
+            return i + 1
+        # A misspelt option that takes a value most likely has its value next.
+        likely = self._likely(best, ambiguous)
+        nxt = self.argv[i + 1] if i + 1 < len(self.argv) else None
+        if likely is not None and likely.takes_value and nxt is not None and (
+            not nxt.known_prefix.startswith("-")
+        ):
+            return i + 1 + likely.nargs
+        return i + 1
 
-def _unknown_flag(
-    plan: LaunchPlan,
-    argv: Sequence[Word],
-    i: int,
-    spec: Spec,
-    parsed: Parsed,
-    flag_text: str,
-    attached: bool,
-    ambiguous: list[Opt],
-    *,
-    report: bool,
-    offset: int = 0,
-) -> int:
-    """Report an option the tool does not know; guess how many words it spans."""
-    w = argv[i]
-    parsed.reported += 1
-    if parsed.reported > MAX_REPORTS:
-        return i + 1  # a flood of unknown flags: no more suggestions or guesses
-    best = spec.suggest(flag_text)
-    if report and spec.complete:
+    def _report_unknown(self, w: Word, flag_text: str, ambiguous: list[Opt], best: str | None,
+                        offset: int) -> None:
+        spec = self.spec
         span = sub_span(w, offset, len(flag_text)) if offset == 0 else None
         if ambiguous:
             names = ", ".join(o.flags[0] for o in ambiguous)
-            plan.warn(
+            self.plan.warn(
                 f"{flag_text} is ambiguous for {spec.tool}: it could be {names}",
                 span or w.span,
                 code="ambiguous-flag",
                 severity=spec.unknown_severity,
             )
-        else:
-            message = f"{spec.tool} has no option {flag_text}"
-            fix = None
-            if best is not None:
-                message += f"; did you mean {best}?"
-                if span is not None or w.value == flag_text:
-                    fix = best
-                elif w.value is not None:
-                    fix = best + w.value[len(flag_text) :]
-            plan.warn(message, span or w.span, code="unknown-flag",
-                      severity=spec.unknown_severity, fix=fix)
-    if attached:
-        return i + 1
-    # A misspelt option that takes a value most likely has its value next.
-    likely: Opt | None = None
-    if best is not None:
-        dashes, _ = _split_dashes(best)
-        likely, _ = spec.lookup(best) if (dashes == "--" or spec.single_dash_long) else (None, [])
-        if likely is None and dashes == "-":
-            likely = spec.short(best[1:2])
-    if ambiguous and all(o.takes_value for o in ambiguous):
-        likely = ambiguous[0]
-    if likely is not None and likely.takes_value and i + 1 < len(argv):
-        nxt = argv[i + 1]
-        if not nxt.known_prefix.startswith("-"):
-            return i + 1 + likely.nargs
-    return i + 1
+            return
+        message = f"{spec.tool} has no option {flag_text}"
+        fix = None
+        if best is not None:
+            message += f"; did you mean {best}?"
+            if span is not None or w.value == flag_text:
+                fix = best
+            elif w.value is not None:
+                fix = best + w.value[len(flag_text) :]
+        self.plan.warn(message, span or w.span, code="unknown-flag",
+                       severity=spec.unknown_severity, fix=fix)
+
+    def _likely(self, best: str | None, ambiguous: list[Opt]) -> Opt | None:
+        """The option a misspelt flag most likely is."""
+        spec = self.spec
+        likely: Opt | None = None
+        if best is not None:
+            dashes, _ = _split_dashes(best)
+            if dashes == "--" or spec.single_dash_long:
+                likely, _ = spec.lookup(best)
+            if likely is None and dashes == "-":
+                likely = spec.short(best[1:2])
+        if ambiguous and all(o.takes_value for o in ambiguous):
+            likely = ambiguous[0]
+        return likely
