@@ -14,10 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rankdebug.command.errors import CommandError
 from rankdebug.command.plan import Diagnostic, LaunchPlan
-from rankdebug.command.planner import Options, plan_all_commands, plan_document
+from rankdebug.command.planner import Options, Where, plan_all_commands, plan_document
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11; the annotations are not evaluated at run time
 
 __all__ = ["CommandError", "Diagnostic", "DocumentPlans", "LaunchPlan", "plan_all", "plan_argv",
            "plan_file",
@@ -26,23 +30,12 @@ __all__ = ["CommandError", "Diagnostic", "DocumentPlans", "LaunchPlan", "plan_al
 MAX_FILE_BYTES = 16 << 20
 
 
-def plan_text(
-    text: str | bytes,
-    line: int,
-    *,
-    path: str | None = None,
-    language: str | None = None,
-    caller_env: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-    env_complete: bool | None = None,
-) -> LaunchPlan:
+def plan_text(text: str | bytes, line: int, **where: Unpack[Where]) -> LaunchPlan:
     """Plan the command at 1-based ``line``. ``language`` is "shell" or "markdown"
     (default: from ``path``'s suffix). ``caller_env`` holds variables of the environment
     the script runs in; it is the whole environment (names it lacks are unset) unless
     ``env_complete`` is False. ``cwd`` is where relative paths resolve."""
-    opts = Options(caller_env=caller_env, env_complete=env_complete, cwd=cwd, path=path,
-                   language=language)
-    return plan_document(text, line, opts)
+    return plan_document(text, line, Options(**where))
 
 
 def plan_file(
@@ -87,20 +80,11 @@ def plan_argv(
                      env_complete=env_complete)
 
 
-def plan_all(
-    text: str | bytes,
-    *,
-    path: str | None = None,
-    language: str | None = None,
-    caller_env: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-    env_complete: bool | None = None,
-) -> tuple[list[LaunchPlan], list[Diagnostic]]:
+def plan_all(text: str | bytes, **where: Unpack[Where]
+             ) -> tuple[list[LaunchPlan], list[Diagnostic]]:
     """Every launch command in a document (launcher other than "other"), with
     document-level diagnostics (encoding, CRLF, unreadable lines)."""
-    opts = Options(caller_env=caller_env, env_complete=env_complete, cwd=cwd, path=path,
-                   language=language)
-    return plan_all_commands(text, opts)
+    return plan_all_commands(text, Options(**where))
 
 
 def _quote_argv(argv: Sequence[str]) -> list[str]:

@@ -14,20 +14,28 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tree_sitter import Node, Point, Tree
 
 from rankdebug.command.expand import TooDeep
 from rankdebug.command.plan import Diagnostic, Entry, LaunchPlan, OptionUse
-from rankdebug.command.planner import Options, _base_state, plan_all_commands, plan_launch
+from rankdebug.command.planner import (
+    Options,
+    Where,
+    _base_state,
+    plan_all_commands,
+    plan_launch,
+)
 from rankdebug.command.script import Report, Walker
 from rankdebug.command.source import Segment, load
 from rankdebug.command.state import Function, State, Var
 from rankdebug.command.syntax import parse_incremental, text
 from rankdebug.command.words import Part, Span, Word
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11; the annotations are not evaluated at run time
 
 CHECKPOINT = 8
 
@@ -58,17 +66,8 @@ class _Record:
 class DocumentPlans:
     """`plan_all` for one open document, kept up to date edit by edit."""
 
-    def __init__(
-        self,
-        *,
-        path: str | None = None,
-        language: str | None = None,
-        caller_env: Mapping[str, str] | None = None,
-        cwd: Path | None = None,
-        env_complete: bool | None = None,
-    ) -> None:
-        self.opts = Options(caller_env=caller_env, env_complete=env_complete, cwd=cwd,
-                            path=path, language=language)
+    def __init__(self, **where: Unpack[Where]) -> None:
+        self.opts = Options(**where)
         self._bytes: bytes | None = None
         self._tree: Tree | None = None
         self._records: list[_Record] = []
@@ -106,9 +105,8 @@ class DocumentPlans:
               sbatch: list[Word]) -> tuple[list[LaunchPlan], list[Diagnostic]]:
         self.last_mode = "full"
         tree = parse_incremental(new, None)
-        records, final, finish_plans, _ = self._walk(
-            seg_text, tree.root_node, base, sbatch, start_child=0, kept=[], called=set(),
-            old=None)
+        records, final, finish_plans, _ = self._walk(seg_text, tree.root_node, base, sbatch,
+                                                     _Resume(0, [], set(), None))
         self._commit(new, tree, records, final)
         return self._result(records, finish_plans)
 
@@ -159,8 +157,7 @@ class DocumentPlans:
                            len(children))
         try:
             records, final, finish_plans, _ = self._walk(
-                seg_text, root, state.copy(), sbatch, start_child=start_child,
-                kept=kept, called=called, old=edit)
+                seg_text, root, state.copy(), sbatch, _Resume(start_child, kept, called, edit))
         except _Stale:
             return self._full(seg_text, new, base, sbatch)
         self._commit(new, tree, records, final)
@@ -168,10 +165,10 @@ class DocumentPlans:
 
     # ---- the walk ---------------------------------------------------------------------
 
-    def _walk(self, seg_text: str, root: Node, state: State, sbatch: list[Word], *,
-              start_child: int, kept: list[_Record], called: set[str],
-              old: _Edit | None) -> tuple[list[_Record], State, list[LaunchPlan], set[str]]:
-        records = list(kept)
+    def _walk(self, seg_text: str, root: Node, state: State, sbatch: list[Word],
+              resume: _Resume) -> tuple[list[_Record], State, list[LaunchPlan], set[str]]:
+        start_child, called, old = resume.start_child, resume.called, resume.old
+        records = list(resume.kept)
         current: list[_Record] = []
         seen: set[tuple[int, int]] = set()
 
@@ -229,25 +226,8 @@ class DocumentPlans:
             return False
         before = rec.state()
         assert before is not None
-        if state.positional != before.positional:
-            return False
-        if state.vars != before.vars:
-            # Reasons quote line numbers: compare with the old ones moved like the lines.
-            if state.vars.keys() != before.vars.keys() or edit.delta_rows == 0:
-                return False
-            for name, var in state.vars.items():
-                old_var = before.vars[name]
-                if var != old_var and var != _shift_var(old_var, edit.old_end_row,
-                                                        edit.delta_rows):
-                    return False
-        if state.cwd != before.cwd or state.functions.keys() != before.functions.keys():
-            return False
-        for name, fn in state.functions.items():
-            old_fn = before.functions[name]
-            old_start = old_fn.start + (edit.delta_bytes if old_fn.start >= edit.old_end else 0)
-            if fn.start != old_start or _fn_text(fn) != _fn_text(old_fn):
-                return False
-        return True
+        return (state.positional == before.positional and state.cwd == before.cwd
+                and _same_vars(state, before, edit) and _same_functions(state, before, edit))
 
     def _moved(self, records: list[_Record], dindex: int, edit: _Edit) -> list[_Record]:
         """The old records after the edit, moved in place (the old list is dropped)."""
@@ -293,6 +273,40 @@ class DocumentPlans:
                 plans.append(plan)
         plans.sort(key=lambda p: (p.span.start_line, p.span.start_col))
         return plans, [d for rec in records for d in rec.diagnostics]
+
+
+def _same_vars(state: State, before: State, edit: _Edit) -> bool:
+    if state.vars == before.vars:
+        return True
+    # Reasons quote line numbers: compare with the old ones moved like the lines.
+    if state.vars.keys() != before.vars.keys() or edit.delta_rows == 0:
+        return False
+    return all(var == before.vars[name]
+               or var == _shift_var(before.vars[name], edit.old_end_row, edit.delta_rows)
+               for name, var in state.vars.items())
+
+
+def _same_functions(state: State, before: State, edit: _Edit) -> bool:
+    """The same functions, defined by the same text at the same (moved) places."""
+    if state.functions.keys() != before.functions.keys():
+        return False
+    for name, fn in state.functions.items():
+        old_fn = before.functions[name]
+        old_start = old_fn.start + (edit.delta_bytes if old_fn.start >= edit.old_end else 0)
+        if fn.start != old_start or _fn_text(fn) != _fn_text(old_fn):
+            return False
+    return True
+
+
+@dataclass
+class _Resume:
+    """Where a walk starts: the top-level statement, the records kept from the last walk
+    (before it), the functions they called, and the edit since (None: a full walk)."""
+
+    start_child: int
+    kept: list[_Record]
+    called: set[str]
+    old: _Edit | None
 
 
 @dataclass(frozen=True)

@@ -325,17 +325,16 @@ def parse_options(
     start: int,
     spec: Spec,
     *,
-    record: bool = True,
-    report: bool = True,
+    quiet: bool = False,
 ) -> Parsed:
     """Read the options of ``spec.tool`` from ``argv[start:]``.
 
-    Stops at the first positional word (the program), which is ``Parsed.end``. With
-    ``record`` each option is appended to ``plan.options``; with ``report`` unknown
-    flags get diagnostics. Unknown words that look like options (see
-    :func:`_opaque_is_options`) go to ``Parsed.opaque`` with a warning.
+    Stops at the first positional word (the program), which is ``Parsed.end``. Each option
+    is appended to ``plan.options`` and unknown flags get diagnostics, unless ``quiet``.
+    Unknown words that look like options (see :func:`_opaque_is_options`) go to
+    ``Parsed.opaque`` with a warning.
     """
-    reader = _Reader(plan, argv, spec, Parsed(start=start, end=len(argv)), record, report)
+    reader = _Reader(plan, argv, spec, Parsed(start=start, end=len(argv)), not quiet, not quiet)
     return reader.read(start)
 
 
@@ -347,8 +346,8 @@ class _Reader:
     argv: Sequence[Word]
     spec: Spec
     parsed: Parsed
-    record: bool
-    report: bool
+    record: bool  # append each option to plan.options
+    report: bool  # diagnostics for unknown flags and missing values
 
     def read(self, start: int) -> Parsed:
         argv, parsed = self.argv, self.parsed

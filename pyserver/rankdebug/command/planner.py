@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from tree_sitter import Node
 
@@ -32,6 +33,23 @@ _LAUNCHY = re.compile(
     rf"(^|/)(?:{LAUNCH_PROGRAM.pattern}|pythonw|sbatch|bash|sh|zsh|{_WRAPPERS})$|^\$")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "source", "."})
 MAX_FOLLOW = 4
+
+
+class Where(TypedDict, total=False):
+    """Where a document's commands run: the keyword arguments of ``plan_text``, ``plan_all``
+    and ``DocumentPlans``."""
+
+    # The document's path (it names $0 and BASH_SOURCE; its suffix tells Markdown).
+    path: str | None
+    # "shell" or "markdown" (default: from the path's suffix).
+    language: str | None
+    # Variables of the environment the script runs in.
+    caller_env: Mapping[str, str] | None
+    # Where relative paths (hostfiles, configs, `bash other.sh`) resolve.
+    cwd: Path | None
+    # Whether caller_env is the whole environment (names it lacks are unset); default: when
+    # it is given.
+    env_complete: bool | None
 
 
 @dataclass
@@ -347,43 +365,13 @@ def _follow(plan: LaunchPlan, ctx: Context, state: State, opts: Options) -> Laun
     if opts.follow_depth >= MAX_FOLLOW:
         return None
     argv = plan.argv
-    start, _ = launchers.unwrap(argv)
-    if start >= len(argv):
+    found = _script_word(argv)
+    if found is None:
         return None
-    head = argv[start].value
-    if head is None:
-        return None
-    base = head.rsplit("/", 1)[-1]
-    extra_sbatch: list[Word] = []
-    if base in _SHELLS:
-        i = start + 1
-        while i < len(argv) and (argv[i].value or "").startswith("-"):
-            if argv[i].value in ("-c",):
-                return None
-            i += 1
-    elif base == "sbatch":
-        i = start + 1
-        while i < len(argv) and (argv[i].value or "").startswith("-"):
-            flag = argv[i].value or ""
-            takes = "=" not in flag and flag not in _SBATCH_FLAGS
-            extra_sbatch.append(argv[i])
-            if takes and i + 1 < len(argv):
-                extra_sbatch.append(argv[i + 1])
-                i += 1
-            i += 1
-    elif head.endswith((".sh", ".bash", ".sbatch", ".slurm")):
-        i = start
-    else:
-        return None
-    if i >= len(argv) or argv[i].value is None:
-        return None
+    i, extra_sbatch = found
     script = argv[i].value or ""
-    path = ctx.resolve(script)
-    if path is None:
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = _read_script(ctx, script)
+    if data is None:
         return None
     inner_env = {k: v.value for k, v in ctx.env.items() if v.value is not None}
     sub = Options(
@@ -395,9 +383,66 @@ def _follow(plan: LaunchPlan, ctx: Context, state: State, opts: Options) -> Laun
         inner_plans, _ = plan_all_commands(data, sub)
     except CommandError:
         return None
-    if not inner_plans:
+    return _followed(inner_plans[0], plan, script) if inner_plans else None
+
+
+def _script_word(argv: Sequence[Word]) -> tuple[int, list[Word]] | None:
+    """Where the script of `bash [opts] X`, `sbatch [opts] X` or `./x.sh` is in argv, and
+    the sbatch options given."""
+    start, _ = launchers.unwrap(argv)
+    head = argv[start].value if start < len(argv) else None
+    if head is None:
         return None
-    inner = inner_plans[0]
+    base = head.rsplit("/", 1)[-1]
+    extra_sbatch: list[Word] = []
+    i: int | None
+    if base in _SHELLS:
+        i = _after_shell_options(argv, start + 1)
+    elif base == "sbatch":
+        i = _after_sbatch_options(argv, start + 1, extra_sbatch)
+    elif head.endswith((".sh", ".bash", ".sbatch", ".slurm")):
+        i = start
+    else:
+        return None
+    if i is None or i >= len(argv) or argv[i].value is None:
+        return None
+    return i, extra_sbatch
+
+
+def _after_shell_options(argv: Sequence[Word], i: int) -> int | None:
+    """The index after a shell's options; None for `bash -c CODE`."""
+    while i < len(argv) and (argv[i].value or "").startswith("-"):
+        if argv[i].value in ("-c",):
+            return None
+        i += 1
+    return i
+
+
+def _after_sbatch_options(argv: Sequence[Word], i: int, options: list[Word]) -> int:
+    """The index after sbatch's options, which are added to ``options``."""
+    while i < len(argv) and (argv[i].value or "").startswith("-"):
+        flag = argv[i].value or ""
+        takes = "=" not in flag and flag not in _SBATCH_FLAGS
+        options.append(argv[i])
+        if takes and i + 1 < len(argv):
+            options.append(argv[i + 1])
+            i += 1
+        i += 1
+    return i
+
+
+def _read_script(ctx: Context, script: str) -> bytes | None:
+    path = ctx.resolve(script)
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _followed(inner: LaunchPlan, plan: LaunchPlan, script: str) -> LaunchPlan:
+    """The plan of the script's first launch command, shown at the command that runs it."""
     where = f"{script}:{inner.span.start_line + 1}"
     outer_span = plan.span
     inner.diagnostics = [
@@ -539,17 +584,32 @@ def _explain_empty(root: Node, row: int, pos: Positions, seg: Segment) -> Comman
     if row >= len(lines):
         return CommandError(f"line {line} is past the end of the document", line, 1)
     node = root.descendant_for_point_range((row, 0), (row, max(0, len(lines[row].encode()) - 1)))
-    err = first_error(root)
-    if err is not None and err.start_point.row <= row:
-        anc: Node | None = node
-        while anc is not None:
-            if anc.type == "ERROR" or (anc.has_error and anc.type in ("string", "raw_string")):
-                return syntax_error(first_error(anc) or anc, pos)
-            anc = anc.parent
+    error = _syntax_error_over(root, node, row, pos)
+    if error is not None:
+        return error
     stripped = lines[row].strip()
     col = len(lines[row]) - len(lines[row].lstrip()) + 1
     if not stripped:
         return CommandError(f"line {line} is empty", line, 1)
+    return _not_a_command(node, stripped, line, col)
+
+
+def _syntax_error_over(root: Node, node: Node | None, row: int,
+                       pos: Positions) -> CommandError | None:
+    """The syntax error the line is inside of, when there is one."""
+    err = first_error(root)
+    if err is None or err.start_point.row > row:
+        return None
+    anc = node
+    while anc is not None:
+        if anc.type == "ERROR" or (anc.has_error and anc.type in ("string", "raw_string")):
+            return syntax_error(first_error(anc) or anc, pos)
+        anc = anc.parent
+    return None
+
+
+def _not_a_command(node: Node | None, stripped: str, line: int, col: int) -> CommandError:
+    """What a line that holds no command is instead."""
     kinds = set()
     anc = node
     while anc is not None:

@@ -211,7 +211,7 @@ class _Asked:
 def _numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
     plan = ctx.plan
     sbatch = (
-        parse_options(plan, list(ctx.sbatch_args), 0, SBATCH_SPEC, record=False, report=False)
+        parse_options(plan, list(ctx.sbatch_args), 0, SBATCH_SPEC, quiet=True)
         if ctx.sbatch_args
         else None
     )
