@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -32,12 +32,18 @@ from rankdebug.command.state import (
     text_of,
     unknown,
 )
-from rankdebug.command.syntax import Positions, text
+from rankdebug.command.syntax import Positions, binary_parts, text
 from rankdebug.command.words import Part, Span, Word
 
 _IFS = re.compile(r"[ \t\n]+")
 MAX_DEPTH = 64
 _BREAK = object()
+# Parameters that change from run to run.
+_VOLATILE = frozenset({"?", "$", "!", "-", "_", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID",
+                       "SRANDOM", "EPOCHSECONDS"})
+_UNKNOWN_ARGS = {"@": "the script's arguments are not known here",
+                 "*": "the script's arguments are not known here",
+                 "#": "the number of arguments is not known here"}
 
 
 class TooDeep(Exception):
@@ -50,7 +56,62 @@ class _Chunk:
     split: bool  # unquoted expansion result: subject to word splitting
 
 
+Chunks = list[_Chunk | object]  # _Chunk, or _BREAK between the words of "$@"
 Note = Callable[[str, Span], None]
+
+
+@dataclass(frozen=True)
+class _Param:
+    """A parameter reference as written (``src``): its name and index, and whether it is
+    inside double quotes."""
+
+    name: str
+    index: str | None
+    src: str
+    quoted: bool
+
+    def chunk(self, value: Scalar) -> _Chunk:
+        return _Chunk(value, not self.quoted)
+
+    def unknown(self, reason: str) -> _Chunk:
+        return _Chunk(unknown(self.src, reason), not self.quoted)
+
+
+class _Fields:
+    """Words being built by word splitting."""
+
+    def __init__(self) -> None:
+        self.done: list[list[Part]] = []
+        self.cur: list[Part] = []
+        self.has = False  # the current field exists even if empty (quoted "" or "$@" item)
+
+    def add(self, parts: Iterable[Part]) -> None:
+        """Parts that are not split (quoted, or literal)."""
+        self.cur.extend(parts)
+        self.has = True
+
+    def split(self, parts: Iterable[Part]) -> None:
+        """An unquoted expansion's parts: known text splits at blanks."""
+        for part in parts:
+            if not part.known:
+                self.add((part,))
+                continue
+            for i, piece in enumerate(_IFS.split(part.text)):
+                if i > 0 and (self.cur or self.has):
+                    self.done.append(self.cur)
+                    self.cur, self.has = [], False
+                if piece:
+                    self.add((Part(piece),))
+
+    def end_word(self) -> None:
+        """Between two items of "$@": a new word, even when empty."""
+        self.done.append(self.cur)
+        self.cur, self.has = [], True
+
+    def words(self) -> list[Scalar]:
+        if self.cur or self.has:
+            self.done.append(self.cur)
+        return [normalize(tuple(parts)) or (Part(""),) for parts in self.done]
 
 
 class Expander:
@@ -92,36 +153,15 @@ class Expander:
             return [known(text(node)[1:-1])]
         if t == "brace_expression":
             return [known(s) for s in self._brace(node)]
-        chunks = self._chunks(node, quoted=False)
-        result: list[list[Part]] = []
-        cur: list[Part] = []
-        has = False  # the current field exists even if empty (quoted "" or "$@" item)
-        for ch in chunks:
-            if ch is _BREAK:
-                result.append(cur)
-                cur, has = [], True
-                continue
-            assert isinstance(ch, _Chunk)
-            if not ch.split:
-                cur.extend(ch.value)
-                has = True
-                continue
-            for part in ch.value:
-                if not part.known:
-                    cur.append(part)
-                    has = True
-                    continue
-                pieces = _IFS.split(part.text)
-                for i, piece in enumerate(pieces):
-                    if i > 0 and (cur or has):
-                        result.append(cur)
-                        cur, has = [], False
-                    if piece:
-                        cur.append(Part(piece))
-                        has = True
-        if cur or has:
-            result.append(cur)
-        return [normalize(tuple(parts)) or (Part(""),) for parts in result]
+        fields = _Fields()
+        for ch in self._chunks(node, quoted=False):
+            if not isinstance(ch, _Chunk):  # _BREAK
+                fields.end_word()
+            elif ch.split:
+                fields.split(ch.value)
+            else:
+                fields.add(ch.value)
+        return fields.words()
 
     def scalar(self, node: Node) -> Scalar:
         """The node's value without word splitting (assignment values, case words)."""
@@ -143,7 +183,7 @@ class Expander:
 
     # ---- chunks ---------------------------------------------------------
 
-    def _chunks(self, node: Node, quoted: bool) -> list[_Chunk | object]:
+    def _chunks(self, node: Node, quoted: bool) -> Chunks:
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
@@ -152,39 +192,25 @@ class Expander:
         finally:
             self.depth -= 1
 
-    def _chunks_inner(self, node: Node, quoted: bool) -> list[_Chunk | object]:
+    def _chunks_inner(self, node: Node, quoted: bool) -> Chunks:
         t = node.type
-        if t in ("word", "number", "extglob_pattern", "regex", "special_variable_name",
-                 "variable_name"):
-            return [_Chunk(self._word(node), False)]
-        if t == "raw_string":
-            return [_Chunk(known(text(node)[1:-1]), False)]
-        if t == "ansi_c_string":
-            return [_Chunk(known(_ansi_c(text(node)[2:-1])), False)]
         if t in ("string", "translated_string"):
             return self._string(node)
         if t == "concatenation":
-            out: list[_Chunk | object] = []
-            for c in node.children:
-                out.extend(self._chunks(c, quoted))
-            return out
+            return [chunk for c in node.children for chunk in self._chunks(c, quoted)]
         if t in ("simple_expansion", "expansion"):
             return self._expansion(node, quoted)
-        if t == "arithmetic_expansion":
-            return [_Chunk(self._arith_value(node), not quoted)]
-        if t == "command_substitution":
-            return [_Chunk(self._substitution(node), not quoted)]
-        if t == "process_substitution":
-            return [_Chunk(unknown(text(node), f"{text(node)} is a process substitution"), False)]
-        if t == "brace_expression":
-            return [_Chunk(known(" ".join(self._brace(node))), not quoted)]
         if t == "array":
             return [_Chunk(self.scalar(c), False) for c in node.named_children
                     if c.type != "comment"]
         if t in ("$", '"', "'"):
             return []
-        # Anything else (test operators, heredoc parts): its literal text.
-        return [_Chunk(known(text(node)), False)]
+        make = _SINGLE.get(t)
+        if make is None:
+            # Anything else (test operators, heredoc parts): its literal text.
+            return [_Chunk(known(text(node)), False)]
+        value, splits = make(self, node)
+        return [_Chunk(value, splits and not quoted)]
 
     def _word(self, node: Node) -> Scalar:
         raw = text(node)
@@ -204,8 +230,8 @@ class Expander:
                 return known(f"{home_text}{sep}{rest}")
         return known(raw)
 
-    def _string(self, node: Node) -> list[_Chunk | object]:
-        out: list[_Chunk | object] = []
+    def _string(self, node: Node) -> Chunks:
+        out: Chunks = []
         children = [c for c in node.children if c.type != '"']
         only_at = len(children) == 1 and _is_at(children[0])
         if not children:
@@ -222,7 +248,7 @@ class Expander:
 
     # ---- parameters ------------------------------------------------------
 
-    def _expansion(self, node: Node, quoted: bool) -> list[_Chunk | object]:
+    def _expansion(self, node: Node, quoted: bool) -> Chunks:
         src = text(node)
         kids = [c for c in node.children if c.type not in ("$", "${", "}")]
         prefix = ""
@@ -231,110 +257,92 @@ class Expander:
             kids = kids[1:]
         if not kids:
             return [_Chunk(known(src), False)]
-        target = kids[0]
-        rest = kids[1:]
-        name, index = _target_name(target)
+        name, index = _target_name(kids[0])
         if name is None:
             return [_Chunk(unknown(src, f"{src} cannot be read"), False)]
         if prefix == "!":
-            ref = self._param_scalar(name, index, src)
-            ref_name = text_of(ref)
-            if ref_name is None or not re.fullmatch(r"\w+", ref_name):
+            name = self._indirect(name, index, src)
+            if name is None:
                 return [_Chunk(unknown(src, f"{src}: indirect name is unknown"), False)]
-            name, index = ref_name, None
+            index = None
         items = self._param_items(name, index, src)  # list of scalars, or None when unset
         if prefix == "#":
-            if isinstance(items, str):
-                return [_Chunk(unknown(src, items), False)]
-            if index in ("@", "*"):
-                return [_Chunk(known(str(len(items or []))), False)]
-            value = items[0] if items else EMPTY
-            t = text_of(value)
-            if t is None:
-                return [_Chunk(unknown(src, reason_of(value)), False)]
-            return [_Chunk(known(str(len(t))), False)]
-        if rest:
-            return self._operator(name, index, items, rest, src, quoted)
-        return self._emit(items, index, name, src, quoted)
+            return [_length(items, index, src)]
+        param = _Param(name, index, src, quoted)
+        if kids[1:]:
+            return self._operator(param, items, kids[1:])
+        return self._emit(param, items)
 
-    def _emit(self, items: list[Scalar] | str | None, index: str | None, name: str, src: str,
-              quoted: bool) -> list[_Chunk | object]:
+    def _indirect(self, name: str, index: str | None, src: str) -> str | None:
+        """The name ``${!name}`` refers to, when it is known."""
+        ref_name = text_of(self._param_scalar(name, index, src))
+        if ref_name is None or not re.fullmatch(r"\w+", ref_name):
+            return None
+        return ref_name
+
+    def _emit(self, p: _Param, items: list[Scalar] | str | None) -> Chunks:
         if isinstance(items, str):
-            return [_Chunk(unknown(src, items), not quoted)]
+            return [p.unknown(items)]
         if items is None:
-            if self.state.env_complete or self.unset_empty or name in ("@", "*"):
-                return [_Chunk(EMPTY, not quoted)]
-            reason = f"${name} is not set in the script" + (
-                "" if name.isdigit() else " (it may come from the environment)")
-            if name.isdigit():
-                reason = f"${name} is a script argument, and none was given"
-            return [_Chunk(unknown(src, reason), not quoted)]
-        if name not in ("@", "*") and index not in ("@", "*"):
-            value = items[0] if items else EMPTY
-            if value and not any(p.known and p.text.strip() for p in value):
-                # Wholly unknown: show the reference as written ($SQUAD_DIR), keep the
-                # inner reason. Partly known values keep their known words for splitting.
-                return [_Chunk(unknown(src, reason_of(value)), not quoted)]
-        if index == "@" or (name == "@" and index is None):
-            out: list[_Chunk | object] = []
-            for i, item in enumerate(items):
-                if i and quoted:
-                    out.append(_BREAK)
-                elif i:
-                    out.append(_Chunk(known(" "), True))
-                out.append(_Chunk(item, not quoted))
-            return out
-        if index == "*" or name == "*":
-            joined: list[Part] = []
-            for i, item in enumerate(items):
-                if i:
-                    joined.append(Part(" "))
-                joined.extend(item)
-            return [_Chunk(tuple(joined), not quoted)]
-        return [_Chunk(items[0] if items else EMPTY, not quoted)]
+            return [self._unset(p)]
+        if p.name in ("@", "*") or p.index in ("@", "*"):
+            return _every_item(p, items)
+        value = items[0] if items else EMPTY
+        if value and not any(part.known and part.text.strip() for part in value):
+            # Wholly unknown: show the reference as written ($SQUAD_DIR), keep the
+            # inner reason. Partly known values keep their known words for splitting.
+            return [p.unknown(reason_of(value))]
+        return [p.chunk(value)]
+
+    def _unset(self, p: _Param) -> _Chunk:
+        """A parameter that is not set."""
+        if self.state.env_complete or self.unset_empty or p.name in ("@", "*"):
+            return p.chunk(EMPTY)
+        if p.name.isdigit():
+            return p.unknown(f"${p.name} is a script argument, and none was given")
+        return p.unknown(f"${p.name} is not set in the script (it may come from the environment)")
 
     def _param_items(self, name: str, index: str | None, src: str) -> list[Scalar] | str | None:
         """Values of a parameter: a list (one item for a scalar), a reason if unknown,
         or None when unset."""
         st = self.state
-        if name in ("@", "*"):
-            if st.positional is None:
-                return "the script's arguments are not known here"
-            return list(st.positional)
-        if name.isdigit():
-            n = int(name)
-            if n == 0:
-                return [known(st.script_path)] if st.script_path else "$0 is not known"
-            if st.positional is None:
-                return f"${name} is an argument that is not known here"
-            return [st.positional[n - 1]] if n <= len(st.positional) else None
-        if name == "#":
-            if st.positional is None:
-                return "the number of arguments is not known here"
-            return [known(str(len(st.positional)))]
-        if name in ("?", "$", "!", "-", "_", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID",
-                    "SRANDOM", "EPOCHSECONDS"):
+        if name in ("@", "*", "#") or name.isdigit():
+            return self._positional_items(name)
+        if name in _VOLATILE:
             return f"${name} changes from run to run"
         if name == "PWD" and st.lookup("PWD") is None and st.cwd is not None:
             return [known(st.cwd)]
         if name == "BASH_SOURCE" and st.script_path:
             return [known(st.script_path)]
         var = st.lookup(name)
-        if var is None:
-            return None
-        if var.is_array:
-            if var.array_unknown:
-                return var.array_unknown
-            assert var.items is not None
-            if index is None or index in ("@", "*"):
-                return list(var.items) if index else list(var.items[:1])
-            i = self._index(index)
-            if i is None:
-                return f"{src}: the index is not known"
-            return [var.items[i]] if -len(var.items) <= i < len(var.items) else None
-        if index not in (None, "@", "*", "0"):
-            return None
-        return [var.value]
+        if var is None or var.is_array:
+            return None if var is None else self._array_items(var, index, src)
+        return [var.value] if index in (None, "@", "*", "0") else None
+
+    def _positional_items(self, name: str) -> list[Scalar] | str | None:
+        """$0, $1..., $@, $* and $#."""
+        st = self.state
+        if name.isdigit() and int(name) == 0:
+            return [known(st.script_path)] if st.script_path else "$0 is not known"
+        if st.positional is None:
+            return _UNKNOWN_ARGS.get(name, f"${name} is an argument that is not known here")
+        if name in ("@", "*"):
+            return list(st.positional)
+        if name == "#":
+            return [known(str(len(st.positional)))]
+        n = int(name)
+        return [st.positional[n - 1]] if n <= len(st.positional) else None
+
+    def _array_items(self, var: Var, index: str | None, src: str) -> list[Scalar] | str | None:
+        if var.array_unknown:
+            return var.array_unknown
+        assert var.items is not None
+        if index is None or index in ("@", "*"):
+            return list(var.items) if index else list(var.items[:1])
+        i = self.arith_text(index)
+        if i is None:
+            return f"{src}: the index is not known"
+        return [var.items[i]] if -len(var.items) <= i < len(var.items) else None
 
     def _param_scalar(self, name: str, index: str | None, src: str) -> Scalar:
         items = self._param_items(name, index, src)
@@ -344,67 +352,61 @@ class Expander:
             return EMPTY
         return items[0]
 
-    def _index(self, index: str) -> int | None:
-        value = self.arith_text(index)
-        return value
-
-    def _operator(self, name: str, index: str | None, items: list[Scalar] | str | None,
-                  rest: list[Node], src: str, quoted: bool) -> list[_Chunk | object]:
+    def _operator(self, p: _Param, items: list[Scalar] | str | None,
+                  rest: list[Node]) -> Chunks:
+        """``${X:-d}``, ``${X:+w}``, ``${X#p}``, ``${X/a/b}``, ``${X:1:2}``, ``${X^^}``..."""
         op = rest[0].type
-        args = rest[1:]
-        arg_val: Scalar = EMPTY
-        if args and op not in (":",):
-            parts: list[Part] = []
-            for a in args:
-                if a.type in ("/", ":"):
-                    continue
-                parts.extend(self.scalar(a))
-            arg_val = normalize(tuple(parts))
-        unset = items is None
-        unknown_reason = items if isinstance(items, str) else None
-        value: Scalar = EMPTY
-        if isinstance(items, list):
-            value = items[0] if items else EMPTY
-            if index in ("@", "*"):
-                joined: list[Part] = []
-                for i, it in enumerate(items):
-                    if i:
-                        joined.append(Part(" "))
-                    joined.extend(it)
-                value = tuple(joined)
-        empty = unset or (unknown_reason is None and text_of(value) == "")
+        arg = self._op_arg(op, rest[1:])
+        if isinstance(items, str):
+            return [p.unknown(items)]
+        value = EMPTY
+        if items is not None:
+            value = _join(items) if p.index in ("@", "*") else items[0] if items else EMPTY
         if op in (":-", "-", ":=", "=", ":?", "?"):
-            use_default = empty if op.startswith(":") else unset
-            if unknown_reason is not None:
-                return [_Chunk(unknown(src, unknown_reason), not quoted)]
-            if not unset and op.startswith(":") and text_of(value) is None:
-                # Set to something unknown: might be empty, so the default might apply.
-                return [_Chunk(unknown(src, reason_of(value)), not quoted)]
-            if use_default:
-                if op in (":=", "=") and not index:
-                    self.state.set(name, Var(arg_val))
-                if op in (":?", "?"):
-                    return [_Chunk(unknown(src, f"${name} must be set ({src})"), not quoted)]
-                return [_Chunk(arg_val, not quoted)]
-            return self._emit(items, index, name, src, quoted)
+            return self._use_default(p, items, op, arg, value)
         if op in (":+", "+"):
-            if unknown_reason is not None:
-                return [_Chunk(unknown(src, unknown_reason), not quoted)]
-            use_alt = not empty if op == ":+" else not unset
-            if op == ":+" and not unset and text_of(value) is None:
-                return [_Chunk(unknown(src, reason_of(value)), not quoted)]
-            return [_Chunk(arg_val if use_alt else EMPTY, not quoted)]
-        if unknown_reason is not None:
-            return [_Chunk(unknown(src, unknown_reason), not quoted)]
+            return [_alternative(p, items is None, op, arg, value)]
+        return [self._transform(p, items is None, rest, value)]
+
+    def _op_arg(self, op: str, args: list[Node]) -> Scalar:
+        """The word after an operator (the default of ``${X:-default}``)."""
+        if not args or op == ":":
+            return EMPTY
+        parts: list[Part] = []
+        for a in args:
+            if a.type in ("/", ":"):
+                continue
+            parts.extend(self.scalar(a))
+        return normalize(tuple(parts))
+
+    def _use_default(self, p: _Param, items: list[Scalar] | None, op: str, arg: Scalar,
+                     value: Scalar) -> Chunks:
+        """``${X:-d}``, ``${X:=d}``, ``${X:?msg}`` and their forms without ``:``."""
+        unset = items is None
+        empty = unset or text_of(value) == ""
+        use_default = empty if op.startswith(":") else unset
+        if not unset and op.startswith(":") and text_of(value) is None:
+            # Set to something unknown: might be empty, so the default might apply.
+            return [p.unknown(reason_of(value))]
+        if not use_default:
+            return self._emit(p, items)
+        if op in (":=", "=") and not p.index:
+            self.state.set(p.name, Var(arg))
+        if op in (":?", "?"):
+            return [p.unknown(f"${p.name} must be set ({p.src})")]
+        return [p.chunk(arg)]
+
+    def _transform(self, p: _Param, unset: bool, rest: list[Node], value: Scalar) -> _Chunk:
+        """The string operators: ``${X#p}``, ``${X/a/b}``, ``${X:1:2}``, ``${X^^}``..."""
         if unset and not self.state.env_complete:
-            return [_Chunk(unknown(src, f"${name} is not set in the script"), not quoted)]
+            return p.unknown(f"${p.name} is not set in the script")
         t = text_of(value)
         if t is None:
-            return [_Chunk(unknown(src, reason_of(value)), not quoted)]
-        result = _string_op(op, t, rest, self, src)
+            return p.unknown(reason_of(value))
+        result = _string_op(rest[0].type, t, rest, self, p.src)
         if result is None:
-            return [_Chunk(unknown(src, f"{src}: this expansion is not evaluated"), not quoted)]
-        return [_Chunk(known(result), not quoted)]
+            return p.unknown(f"{p.src}: this expansion is not evaluated")
+        return p.chunk(known(result))
 
     # ---- substitution, arithmetic, braces ------------------------------
 
@@ -422,50 +424,33 @@ class Expander:
         if len(body) != 1:
             return None
         stmt = body[0]
-        if stmt.type == "list" and len(stmt.named_children) == 2:
-            first, second = stmt.named_children
-            if (second.type == "command" and _cmd_name(second) == "pwd"
-                    and first.type == "command" and _cmd_name(first) == "cd"):
-                args = first.children_by_field_name("argument")
-                if len(args) == 1:
-                    d = text_of(self.scalar(args[0]))
-                    if d is None or (self.state.cwd is None and not d.startswith("/")):
-                        return None
-                    probe = self.state.copy()
-                    probe.chdir(d)
-                    return probe.cwd
-            return None
+        if stmt.type == "list":
+            return self._cd_pwd(stmt)
         if stmt.type != "command":
             return None
-        name = _cmd_name(stmt)
-        args = [a for a in stmt.children_by_field_name("argument")]
-        vals = [text_of(self.scalar(a)) for a in args]
-        if any(v is None for v in vals):
+        vals = [text_of(self.scalar(a)) for a in stmt.children_by_field_name("argument")]
+        pure = _PURE.get(_cmd_name(stmt))
+        if pure is None or any(v is None for v in vals):
             return None
-        strs = [v for v in vals if v is not None and not v.startswith("-")]
-        if name == "pwd" and not args:
-            return self.state.cwd
-        if name == "dirname" and len(strs) == 1:
-            head = strs[0].rstrip("/").rsplit("/", 1)
-            return (head[0] or "/") if len(head) == 2 else "."
-        if name == "basename" and strs:
-            base = strs[0].rstrip("/").rsplit("/", 1)[-1]
-            if len(strs) == 2 and base.endswith(strs[1]):
-                base = base[: -len(strs[1])]
-            return base
-        if name in ("realpath", "readlink") and len(strs) == 1:
-            p = strs[0]
-            if not p.startswith("/"):
-                if self.state.cwd is None:
-                    return None
-                p = self.state.cwd + "/" + p
-            probe = self.state.copy()
-            probe.cwd = "/"
-            probe.chdir(p)
-            return probe.cwd
-        if name == "echo" and all(not v.startswith("-") for v in vals if v is not None):
-            return " ".join(v for v in vals if v is not None)
-        return None
+        return pure(self.state, [v for v in vals if v is not None])
+
+    def _cd_pwd(self, stmt: Node) -> str | None:
+        """`$(cd X && pwd)`."""
+        if len(stmt.named_children) != 2:
+            return None
+        first, second = stmt.named_children
+        if not (second.type == "command" and _cmd_name(second) == "pwd"
+                and first.type == "command" and _cmd_name(first) == "cd"):
+            return None
+        args = first.children_by_field_name("argument")
+        if len(args) != 1:
+            return None
+        d = text_of(self.scalar(args[0]))
+        if d is None or (self.state.cwd is None and not d.startswith("/")):
+            return None
+        probe = self.state.copy()
+        probe.chdir(d)
+        return probe.cwd
 
     def _arith_value(self, node: Node) -> Scalar:
         src = text(node)
@@ -509,6 +494,125 @@ class Expander:
         return [text(node)]
 
 
+# Nodes that make one chunk: its value, and whether it is split when unquoted.
+_SINGLE: dict[str, Callable[[Expander, Node], tuple[Scalar, bool]]] = {
+    **dict.fromkeys(("word", "number", "extglob_pattern", "regex", "special_variable_name",
+                     "variable_name"), lambda ex, n: (ex._word(n), False)),
+    "raw_string": lambda ex, n: (known(text(n)[1:-1]), False),
+    "ansi_c_string": lambda ex, n: (known(_ansi_c(text(n)[2:-1])), False),
+    "arithmetic_expansion": lambda ex, n: (ex._arith_value(n), True),
+    "command_substitution": lambda ex, n: (ex._substitution(n), True),
+    "process_substitution": lambda ex, n: (
+        unknown(text(n), f"{text(n)} is a process substitution"), False),
+    "brace_expression": lambda ex, n: (known(" ".join(ex._brace(n))), True),
+}
+
+
+def _join(items: list[Scalar]) -> Scalar:
+    """Items joined with spaces (``$*``, ``${A[*]}``)."""
+    joined: list[Part] = []
+    for i, item in enumerate(items):
+        if i:
+            joined.append(Part(" "))
+        joined.extend(item)
+    return tuple(joined)
+
+
+def _length(items: list[Scalar] | str | None, index: str | None, src: str) -> _Chunk:
+    """``${#X}`` and ``${#A[@]}``."""
+    if isinstance(items, str):
+        return _Chunk(unknown(src, items), False)
+    if index in ("@", "*"):
+        return _Chunk(known(str(len(items or []))), False)
+    value = items[0] if items else EMPTY
+    t = text_of(value)
+    if t is None:
+        return _Chunk(unknown(src, reason_of(value)), False)
+    return _Chunk(known(str(len(t))), False)
+
+
+def _every_item(p: _Param, items: list[Scalar]) -> Chunks:
+    """``$@``, ``$*``, ``${A[@]}``, ``${A[*]}``: one word per item, or all in one."""
+    if p.index == "@" or (p.name == "@" and p.index is None):
+        out: Chunks = []
+        for i, item in enumerate(items):
+            if i and p.quoted:
+                out.append(_BREAK)
+            elif i:
+                out.append(_Chunk(known(" "), True))
+            out.append(p.chunk(item))
+        return out
+    if p.index == "*" or p.name == "*":
+        return [p.chunk(_join(items))]
+    return [p.chunk(items[0] if items else EMPTY)]
+
+
+def _alternative(p: _Param, unset: bool, op: str, arg: Scalar, value: Scalar) -> _Chunk:
+    """``${X:+word}`` and ``${X+word}``."""
+    if op == ":+" and not unset and text_of(value) is None:
+        return p.unknown(reason_of(value))
+    empty = unset or text_of(value) == ""
+    use_alt = not empty if op == ":+" else not unset
+    return p.chunk(arg if use_alt else EMPTY)
+
+
+# ---- pure command substitutions ---------------------------------------------------
+
+
+def _operands(vals: list[str]) -> list[str]:
+    return [v for v in vals if not v.startswith("-")]
+
+
+def _pwd(state: State, vals: list[str]) -> str | None:
+    return state.cwd if not vals else None
+
+
+def _dirname(state: State, vals: list[str]) -> str | None:
+    strs = _operands(vals)
+    if len(strs) != 1:
+        return None
+    head = strs[0].rstrip("/").rsplit("/", 1)
+    return (head[0] or "/") if len(head) == 2 else "."
+
+
+def _basename(state: State, vals: list[str]) -> str | None:
+    strs = _operands(vals)
+    if not strs:
+        return None
+    base = strs[0].rstrip("/").rsplit("/", 1)[-1]
+    if len(strs) == 2 and base.endswith(strs[1]):
+        base = base[: -len(strs[1])]
+    return base
+
+
+def _realpath(state: State, vals: list[str]) -> str | None:
+    strs = _operands(vals)
+    if len(strs) != 1:
+        return None
+    p = strs[0]
+    if not p.startswith("/"):
+        if state.cwd is None:
+            return None
+        p = state.cwd + "/" + p
+    probe = state.copy()
+    probe.cwd = "/"
+    probe.chdir(p)
+    return probe.cwd
+
+
+def _echo(state: State, vals: list[str]) -> str | None:
+    return " ".join(vals) if all(not v.startswith("-") for v in vals) else None
+
+
+_PURE: dict[str, Callable[[State, list[str]], str | None]] = {
+    "pwd": _pwd, "dirname": _dirname, "basename": _basename, "realpath": _realpath,
+    "readlink": _realpath, "echo": _echo,
+}
+
+
+# ---- $(( )) ------------------------------------------------------------------------
+
+
 class Arith:
     """$(( )) over tree-sitter nodes; None means unknown (reason in self.reason)."""
 
@@ -530,24 +634,7 @@ class Arith:
             self.reason = why
 
     def _var(self, name: str) -> int | None:
-        st = self.ex.state
-        if name.isdigit() or name in ("#", "@", "RANDOM", "$", "?"):
-            items = self.ex._param_items(name, None, "$" + name)
-            if isinstance(items, str) or not items:
-                self._unknown(items if isinstance(items, str) else f"${name} is not set")
-                return None
-            t = text_of(items[0])
-        else:
-            var = st.lookup(name)
-            if var is None:
-                if st.env_complete:
-                    return 0
-                self._unknown(f"${name} is not set in the script")
-                return None
-            t = text_of(var.scalar)
-            if t is None:
-                self._unknown(reason_of(var.scalar))
-                return None
+        t = self._var_text(name)
         if t is None:
             return None
         t = t.strip()
@@ -560,117 +647,160 @@ class Arith:
             self._unknown(f"${name} is '{t}', not a number")
         return v
 
-    def _eval(self, node: Node) -> int | None:
-        t = node.type
-        if t == "number":
-            return _parse_int(text(node))
-        if t == "word":
-            w = text(node)
-            n = _parse_int(w)
-            if n is not None:
-                return n
-            if re.fullmatch(r"[A-Za-z_]\w*", w):
-                return self._var(w)
-            self._unknown(f"'{w}' is not a number")
+    def _var_text(self, name: str) -> str | None:
+        """A variable's text in arithmetic ('' when unset and the environment is known)."""
+        st = self.ex.state
+        if name.isdigit() or name in ("#", "@", "RANDOM", "$", "?"):
+            items = self.ex._param_items(name, None, "$" + name)
+            if isinstance(items, str) or not items:
+                self._unknown(items if isinstance(items, str) else f"${name} is not set")
+                return None
+            return text_of(items[0])
+        var = st.lookup(name)
+        if var is None:
+            if st.env_complete:
+                return ""
+            self._unknown(f"${name} is not set in the script")
             return None
-        if t == "variable_name":
-            return self._var(text(node))
-        if t in ("simple_expansion", "expansion", "command_substitution", "string",
-                 "arithmetic_expansion", "concatenation", "raw_string"):
-            value = self.ex.scalar(node)
-            s = text_of(value)
-            if s is None:
-                self._unknown(reason_of(value))
-                return None
-            n = _parse_int(s.strip())
-            if n is None:
-                n = self.ex.arith_text(s)
-            if n is None:
-                self._unknown(f"{text(node)} is '{s}', not a number")
+        t = text_of(var.scalar)
+        if t is None:
+            self._unknown(reason_of(var.scalar))
+        return t
+
+    def _eval(self, node: Node) -> int | None:
+        evaluate = _ARITH.get(node.type)
+        if evaluate is None:
+            self._unknown(f"{text(node)} cannot be computed")
+            return None
+        return evaluate(self, node)
+
+    def _word(self, node: Node) -> int | None:
+        w = text(node)
+        n = _parse_int(w)
+        if n is not None:
             return n
-        if t == "parenthesized_expression":
-            kids = node.named_children
-            return self.eval(kids[0]) if kids else None
-        if t in ("unary_expression", "postfix_expression"):
-            kids = node.named_children
-            op = next((c.type for c in node.children if not c.is_named), "")
-            if not kids:
-                return None
-            v = self.eval(kids[0])
-            if v is None:
-                return None
-            if op in ("++", "--"):
-                return v  # value unchanged for our purposes; the variable becomes unknown
-            return {"-": -v, "+": v, "!": int(not v), "~": ~v}.get(op)
-        if t == "ternary_expression":
-            kids = node.named_children
-            if len(kids) != 3:
-                return None
-            c = self.eval(kids[0])
-            if c is None:
-                return None
-            return self.eval(kids[1] if c else kids[2])
-        if t == "binary_expression":
-            left = node.child_by_field_name("left")
-            right = node.child_by_field_name("right")
-            op_node = node.child_by_field_name("operator")
-            if left is None or right is None or op_node is None:
-                return None
-            op = op_node.type
-            if op in ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="):
-                result = self.eval(right)
-                if op != "=":
-                    cur = self.eval(left)
-                    result = None if cur is None or result is None else _binop(
-                        op[:-1], cur, result)
-                name = text(left)
-                if re.fullmatch(r"[A-Za-z_]\w*", name):
-                    self.ex.state.set(name, Var(known(str(result)) if result is not None
-                                                else unknown("$" + name, self.reason)))
-                return result
-            a = self.eval(left)
-            if op == "&&" and a == 0:
-                return 0
-            if op == "||" and a not in (None, 0):
-                return 1
-            b = self.eval(right)
-            if a is None or b is None:
-                return None
-            result = _binop(op, a, b)
-            if result is None:
-                self._unknown(f"{text(node)} cannot be computed")
-            return result
-        self._unknown(f"{text(node)} cannot be computed")
+        if re.fullmatch(r"[A-Za-z_]\w*", w):
+            return self._var(w)
+        self._unknown(f"'{w}' is not a number")
         return None
+
+    def _expanded(self, node: Node) -> int | None:
+        """An expansion, string or nested $(( )): its value read as a number."""
+        value = self.ex.scalar(node)
+        s = text_of(value)
+        if s is None:
+            self._unknown(reason_of(value))
+            return None
+        n = _parse_int(s.strip())
+        if n is None:
+            n = self.ex.arith_text(s)
+        if n is None:
+            self._unknown(f"{text(node)} is '{s}', not a number")
+        return n
+
+    def _parenthesized(self, node: Node) -> int | None:
+        kids = node.named_children
+        return self.eval(kids[0]) if kids else None
+
+    def _unary(self, node: Node) -> int | None:
+        kids = node.named_children
+        op = next((c.type for c in node.children if not c.is_named), "")
+        if not kids:
+            return None
+        v = self.eval(kids[0])
+        if v is None:
+            return None
+        if op in ("++", "--"):
+            return v  # value unchanged for our purposes; the variable becomes unknown
+        return {"-": -v, "+": v, "!": int(not v), "~": ~v}.get(op)
+
+    def _ternary(self, node: Node) -> int | None:
+        kids = node.named_children
+        if len(kids) != 3:
+            return None
+        c = self.eval(kids[0])
+        if c is None:
+            return None
+        return self.eval(kids[1] if c else kids[2])
+
+    def _binary(self, node: Node) -> int | None:
+        parts = binary_parts(node)
+        if parts is None:
+            return None
+        left, op_node, right = parts
+        op = op_node.type
+        if op in _ASSIGNMENTS:
+            return self._assign(left, op, right)
+        a = self.eval(left)
+        if op == "&&" and a == 0:
+            return 0
+        if op == "||" and a not in (None, 0):
+            return 1
+        b = self.eval(right)
+        if a is None or b is None:
+            return None
+        result = _binop(op, a, b)
+        if result is None:
+            self._unknown(f"{text(node)} cannot be computed")
+        return result
+
+    def _assign(self, left: Node, op: str, right: Node) -> int | None:
+        """``X = 1``, ``X += 2``...: the value, and the variable set to it."""
+        result = self.eval(right)
+        if op != "=":
+            cur = self.eval(left)
+            result = None if cur is None or result is None else _binop(op[:-1], cur, result)
+        name = text(left)
+        if re.fullmatch(r"[A-Za-z_]\w*", name):
+            self.ex.state.set(name, Var(known(str(result)) if result is not None
+                                        else unknown("$" + name, self.reason)))
+        return result
+
+
+_ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
+_ARITH: dict[str, Callable[[Arith, Node], int | None]] = {
+    "number": lambda ar, n: _parse_int(text(n)),
+    "word": Arith._word,
+    "variable_name": lambda ar, n: ar._var(text(n)),
+    **dict.fromkeys(("simple_expansion", "expansion", "command_substitution", "string",
+                     "arithmetic_expansion", "concatenation", "raw_string"), Arith._expanded),
+    "parenthesized_expression": Arith._parenthesized,
+    "unary_expression": Arith._unary,
+    "postfix_expression": Arith._unary,
+    "ternary_expression": Arith._ternary,
+    "binary_expression": Arith._binary,
+}
+
+
+def _quotient(a: int, b: int) -> int | None:
+    """Division as bash does it: truncated toward zero."""
+    if b == 0:
+        return None
+    return abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+
+
+def _remainder(a: int, b: int) -> int | None:
+    q = _quotient(a, b)
+    return None if q is None else a - q * b
+
+
+_BINOPS: dict[str, Callable[[int, int], int | None]] = {
+    "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
+    "/": _quotient, "%": _remainder,
+    "**": lambda x, y: x**y if 0 <= y <= 64 and abs(x) < 1 << 32 else None,
+    "<<": lambda x, y: x << y if 0 <= y < 64 else None,
+    ">>": lambda x, y: x >> y if 0 <= y < 64 else None,
+    "&": lambda x, y: x & y, "|": lambda x, y: x | y, "^": lambda x, y: x ^ y,
+    "==": lambda x, y: int(x == y), "!=": lambda x, y: int(x != y),
+    "<": lambda x, y: int(x < y), "<=": lambda x, y: int(x <= y),
+    ">": lambda x, y: int(x > y), ">=": lambda x, y: int(x >= y),
+    "&&": lambda x, y: int(bool(x and y)), "||": lambda x, y: int(bool(x or y)),
+}
 
 
 def _binop(op: str, a: int, b: int) -> int | None:
+    fn = _BINOPS.get(op)
     try:
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if op in ("/", "%"):
-            if b == 0:
-                return None
-            q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-            return q if op == "/" else a - q * b
-        if op == "**":
-            return a**b if 0 <= b <= 64 and abs(a) < 1 << 32 else None
-        if op == "<<":
-            return a << b if 0 <= b < 64 else None
-        if op == ">>":
-            return a >> b if 0 <= b < 64 else None
-        table: dict[str, Callable[[int, int], int]] = {
-            "&": lambda x, y: x & y, "|": lambda x, y: x | y, "^": lambda x, y: x ^ y,
-            "==": lambda x, y: int(x == y), "!=": lambda x, y: int(x != y),
-            "<": lambda x, y: int(x < y), "<=": lambda x, y: int(x <= y),
-            ">": lambda x, y: int(x > y), ">=": lambda x, y: int(x >= y),
-            "&&": lambda x, y: int(bool(x and y)), "||": lambda x, y: int(bool(x or y)),
-        }
-        fn = table.get(op)
         return fn(a, b) if fn else None
     except (OverflowError, ValueError):
         return None
@@ -693,64 +823,79 @@ def _parse_int(s: str) -> int | None:
     return None
 
 
+# ---- ${X#pattern} and the other string operators ---------------------------------
+
+
 def _string_op(op: str, value: str, rest: list[Node], ex: Expander, src: str) -> str | None:
     args = rest[1:]
     if op.startswith("/") and "\\" in src:
-        # tree-sitter splits `${X//\//_}` wrongly; read escaped patterns from the text.
-        body = src[2:-1].split(op, 1)[-1] if src.startswith("${") else ""
-        m = re.match(r"((?:\\.|[^/\\])*)(?:/(.*))?$", body, re.S)
-        if m is None or "$" in body or "`" in body:
-            return None
-        pat_text, rep_text = m.group(1), m.group(2) or ""
-        return _replace(op, value, _glob(pat_text) or "", re.sub(r"\\(.)", r"\1", rep_text))
-
-    def arg(i: int) -> str | None:
-        vals = [a for a in args if a.type not in ("/", ":")]
-        if i >= len(vals):
-            return ""
-        return text_of(ex.scalar(vals[i]))
-
+        return _escaped_replace(op, value, src)
     if op in ("#", "##", "%", "%%"):
-        pat = _glob(arg(0))
-        if pat is None:
-            return None
-        lengths = range(len(value) + 1)
-        order = list(lengths) if op in ("#", "%") else list(reversed(lengths))
-        for n in order:
-            piece = value[:n] if op.startswith("#") else value[len(value) - n:]
-            if fnmatch.fnmatchcase(piece, pat):
-                return value[n:] if op.startswith("#") else value[: len(value) - n]
-        return value
+        return _trim(op, value, _glob(_string_arg(ex, args, 0)))
     if op in ("/", "//", "/#", "/%"):
-        pat, rep = _glob(arg(0)), arg(1)
-        if pat is None or rep is None:
-            return None
-        return _replace(op, value, pat, rep)
+        pat, rep = _glob(_string_arg(ex, args, 0)), _string_arg(ex, args, 1)
+        return None if pat is None or rep is None else _replace(op, value, pat, rep)
     if op == ":":
-        nums = [a for a in args if a.type != ":"]
-        if not nums:
-            return None
-        off = Arith(ex).eval(nums[0]) if nums[0].type != "word" else ex.arith_text(text(nums[0]))
-        if off is None:
-            return None
-        if off < 0:
-            off = max(0, len(value) + off)
-        if len(nums) > 1:
-            ln = ex.arith_text(text(nums[1]))
-            if ln is None:
-                return None
-            end = off + ln if ln >= 0 else len(value) + ln
-            return value[off:end]
+        return _substring(value, [a for a in args if a.type != ":"], ex)
+    case = _CASE.get(op)
+    return case(value) if case is not None else None
+
+
+def _string_arg(ex: Expander, args: list[Node], i: int) -> str | None:
+    """The operator's ``i``-th argument ('' when there is none; None when not known)."""
+    vals = [a for a in args if a.type not in ("/", ":")]
+    if i >= len(vals):
+        return ""
+    return text_of(ex.scalar(vals[i]))
+
+
+def _escaped_replace(op: str, value: str, src: str) -> str | None:
+    """tree-sitter splits `${X//\\//_}` wrongly; read escaped patterns from the text."""
+    body = src[2:-1].split(op, 1)[-1] if src.startswith("${") else ""
+    m = re.match(r"((?:\\.|[^/\\])*)(?:/(.*))?$", body, re.S)
+    if m is None or "$" in body or "`" in body:
+        return None
+    pat_text, rep_text = m.group(1), m.group(2) or ""
+    return _replace(op, value, _glob(pat_text) or "", re.sub(r"\\(.)", r"\1", rep_text))
+
+
+def _trim(op: str, value: str, pat: str | None) -> str | None:
+    """``${X#p}``, ``${X##p}``, ``${X%p}``, ``${X%%p}``."""
+    if pat is None:
+        return None
+    lengths = range(len(value) + 1)
+    order = list(lengths) if op in ("#", "%") else list(reversed(lengths))
+    for n in order:
+        piece = value[:n] if op.startswith("#") else value[len(value) - n:]
+        if fnmatch.fnmatchcase(piece, pat):
+            return value[n:] if op.startswith("#") else value[: len(value) - n]
+    return value
+
+
+def _substring(value: str, nums: list[Node], ex: Expander) -> str | None:
+    """``${X:offset}`` and ``${X:offset:length}``."""
+    if not nums:
+        return None
+    off = Arith(ex).eval(nums[0]) if nums[0].type != "word" else ex.arith_text(text(nums[0]))
+    if off is None:
+        return None
+    if off < 0:
+        off = max(0, len(value) + off)
+    if len(nums) == 1:
         return value[off:]
-    if op == "^^":
-        return value.upper()
-    if op == ",,":
-        return value.lower()
-    if op == "^":
-        return value[:1].upper() + value[1:]
-    if op == ",":
-        return value[:1].lower() + value[1:]
-    return None
+    ln = ex.arith_text(text(nums[1]))
+    if ln is None:
+        return None
+    end = off + ln if ln >= 0 else len(value) + ln
+    return value[off:end]
+
+
+_CASE: dict[str, Callable[[str], str]] = {
+    "^^": str.upper,
+    ",,": str.lower,
+    "^": lambda v: v[:1].upper() + v[1:],
+    ",": lambda v: v[:1].lower() + v[1:],
+}
 
 
 def _replace(op: str, value: str, pat: str, rep: str) -> str | None:

@@ -74,6 +74,16 @@ def text(node: Node) -> str:
     return raw.decode("utf-8", errors="replace") if raw is not None else ""
 
 
+def binary_parts(node: Node) -> tuple[Node, Node, Node] | None:
+    """The left operand, the operator and the right operand of a ``binary_expression``."""
+    left = node.child_by_field_name("left")
+    op = node.child_by_field_name("operator")
+    right = node.child_by_field_name("right")
+    if left is None or op is None or right is None:
+        return None
+    return left, op, right
+
+
 def first_error(node: Node) -> Node | None:
     """The first ERROR or MISSING node inside `node`, depth first."""
     if not node.has_error:
