@@ -196,21 +196,23 @@ class Expander:
         t = node.type
         if t in ("string", "translated_string"):
             return self._string(node)
-        if t == "concatenation":
-            return [chunk for c in node.children for chunk in self._chunks(c, quoted)]
         if t in ("simple_expansion", "expansion"):
             return self._expansion(node, quoted)
+        if t == "concatenation":
+            return [chunk for c in node.children for chunk in self._chunks(c, quoted)]
         if t == "array":
             return [_Chunk(self.scalar(c), False) for c in node.named_children
                     if c.type != "comment"]
-        if t in ("$", '"', "'"):
-            return []
-        make = _SINGLE.get(t)
+        return [] if t in ("$", '"', "'") else [self._single(node, quoted)]
+
+    def _single(self, node: Node, quoted: bool) -> _Chunk:
+        """A node that makes one chunk (a literal, an arithmetic or command substitution)."""
+        make = _SINGLE.get(node.type)
         if make is None:
             # Anything else (test operators, heredoc parts): its literal text.
-            return [_Chunk(known(text(node)), False)]
+            return _Chunk(known(text(node)), False)
         value, splits = make(self, node)
-        return [_Chunk(value, splits and not quoted)]
+        return _Chunk(value, splits and not quoted)
 
     def _word(self, node: Node) -> Scalar:
         raw = text(node)

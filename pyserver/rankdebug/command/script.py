@@ -30,17 +30,13 @@ from rankdebug.command.state import (
     text_of,
     unknown,
 )
-from rankdebug.command.syntax import Positions, parse, text
-from rankdebug.command.words import Span
+from rankdebug.command.syntax import Positions, binary_parts, parse, text
+from rankdebug.command.words import Span, Word
 
 MAX_CALL_DEPTH = 12
 # Lines of a `source`d file are not lines of the document: they are numbered from here.
 SOURCED_FIRST_LINE = 10_000_000
 MAX_SOURCE_DEPTH = 6
-# Commands whose effects on variables or the directory we follow.
-_SPECIAL = frozenset({"cd", "pushd", "popd", "source", ".", "read", "mapfile", "readarray",
-                      "eval", "set", "shift", "let", "getopts", "printf", "true", ":", "false",
-                      "test", "[", "exit", "return"})
 
 
 @dataclass(frozen=True)
@@ -59,6 +55,29 @@ class Stop(Exception):
 
 
 Status = bool | None  # exit status known to be success/failure, or unknown
+
+
+@dataclass(frozen=True)
+class _Decl:
+    """How `declare`, `export` or `local` (or nothing) qualifies an assignment."""
+
+    exported: bool = False
+    integer: bool = False
+    local: bool = False
+
+
+_PLAIN = _Decl()
+_Target = tuple[str, str | None]  # NAME or NAME[INDEX]
+
+
+def _target(name_node: Node) -> _Target | None:
+    if name_node.type != "subscript":
+        return text(name_node), None
+    inner = name_node.child_by_field_name("name")
+    idx = name_node.child_by_field_name("index")
+    if inner is None:
+        return None
+    return text(inner), (text(idx) if idx is not None else None)
 
 
 class Walker:
@@ -132,159 +151,104 @@ class Walker:
 
     def stmt(self, node: Node, seg: int, state: State,
              background: bool = False) -> tuple[State, Status]:
-        t = node.type
-        pos = self._positions[seg]
+        run = _STATEMENTS.get(node.type)
         try:
-            if t == "command":
-                return self.command(node, seg, state, background)
-            if t == "variable_assignment":
-                self.assign(node, seg, state, exported=False)
-                return state, True
-            if t == "variable_assignments":
-                for c in node.named_children:
-                    self.assign(c, seg, state, exported=False)
-                return state, True
-            if t == "declaration_command":
-                self.declare(node, seg, state)
-                return state, True
-            if t == "unset_command":
-                self.unset(node, seg, state)
-                return state, True
-            if t == "redirected_statement":
-                body = node.child_by_field_name("body")
-                if body is None:
-                    return state, None
-                return self.stmt(body, seg, state, background)
-            if t in ("if_statement",):
-                return self.if_statement(node, seg, state)
-            if t in ("for_statement", "c_style_for_statement", "while_statement"):
-                return self.loop(node, seg, state)
-            if t == "case_statement":
-                return self.case(node, seg, state)
-            if t == "list":
-                return self.list_(node, seg, state, background)
-            if t == "pipeline":
-                status: Status = None
-                for c in node.named_children:
-                    _, status = self.stmt(c, seg, state.copy(), background=True)
-                return state, status
-            if t == "subshell":
-                inner = self.block(node.children, seg, state.copy())
-                del inner
-                return state, None
-            if t == "compound_statement":
-                first = node.children[0].type if node.children else ""
-                if first == "((":
-                    ex = Expander(state, pos, _no_note)
-                    value = None
-                    for c in node.named_children:
-                        value = Arith(ex).eval(c)
-                    return state, None if value is None else value != 0
-                return self.block(node.children, seg, state), None
-            if t == "negated_command":
-                kids = node.named_children
-                if not kids:
-                    return state, None
-                state, status = self.stmt(kids[0], seg, state, background)
-                return state, None if status is None else not status
-            if t == "test_command":
-                return state, test_status(node, _test_expander(state, pos))
-            if t == "function_definition":
-                name_node = node.child_by_field_name("name")
-                if name_node is not None:
-                    name = text(name_node)
-                    state.functions[name] = Function(name, node, seg, state.copy(),
-                                                     node.start_byte, node.end_byte)
-                return state, True
-            if t == "ERROR":
-                line = pos.line_of(node)
-                self.diagnostics.append(Diagnostic(
-                    f"line {line + 1} could not be read as shell; what it sets is unknown",
-                    pos.span(node), "warning", "syntax"))
-                return state, None
+            return run(self, node, seg, state, background) if run else (state, None)
         except TooDeep:
             raise
         except RecursionError as exc:
             raise TooDeep from exc
+
+    def _assignments(self, node: Node, seg: int, state: State,
+                     background: bool) -> tuple[State, Status]:
+        """`A=1` and `A=1 B=2` on their own."""
+        for c in [node] if node.type == "variable_assignment" else node.named_children:
+            self.assign(c, seg, state)
+        return state, True
+
+    def _declaration(self, node: Node, seg: int, state: State,
+                     background: bool) -> tuple[State, Status]:
+        if node.type == "unset_command":
+            self.unset(node, seg, state)
+        else:
+            self.declare(node, seg, state)
+        return state, True
+
+    def _redirected(self, node: Node, seg: int, state: State,
+                    background: bool) -> tuple[State, Status]:
+        body = node.child_by_field_name("body")
+        return self.stmt(body, seg, state, background) if body is not None else (state, None)
+
+    def _pipeline(self, node: Node, seg: int, state: State,
+                  background: bool) -> tuple[State, Status]:
+        status: Status = None
+        for c in node.named_children:
+            _, status = self.stmt(c, seg, state.copy(), background=True)
+        return state, status
+
+    def _subshell(self, node: Node, seg: int, state: State,
+                  background: bool) -> tuple[State, Status]:
+        self.block(node.children, seg, state.copy())
+        return state, None
+
+    def _compound(self, node: Node, seg: int, state: State,
+                  background: bool) -> tuple[State, Status]:
+        """`{ ...; }`, and `(( ... ))` whose status is its value's."""
+        first = node.children[0].type if node.children else ""
+        if first != "((":
+            return self.block(node.children, seg, state), None
+        ex = Expander(state, self._positions[seg], _no_note)
+        value = None
+        for c in node.named_children:
+            value = Arith(ex).eval(c)
+        return state, None if value is None else value != 0
+
+    def _negated(self, node: Node, seg: int, state: State,
+                 background: bool) -> tuple[State, Status]:
+        kids = node.named_children
+        if not kids:
+            return state, None
+        state, status = self.stmt(kids[0], seg, state, background)
+        return state, None if status is None else not status
+
+    def _test(self, node: Node, seg: int, state: State,
+              background: bool) -> tuple[State, Status]:
+        return state, test_status(node, _test_expander(state, self._positions[seg]))
+
+    def _function(self, node: Node, seg: int, state: State,
+                  background: bool) -> tuple[State, Status]:
+        name_node = node.child_by_field_name("name")
+        if name_node is not None:
+            name = text(name_node)
+            state.functions[name] = Function(name, node, seg, state.copy(),
+                                             node.start_byte, node.end_byte)
+        return state, True
+
+    def _error(self, node: Node, seg: int, state: State,
+               background: bool) -> tuple[State, Status]:
+        pos = self._positions[seg]
+        line = pos.line_of(node)
+        self.diagnostics.append(Diagnostic(
+            f"line {line + 1} could not be read as shell; what it sets is unknown",
+            pos.span(node), "warning", "syntax"))
         return state, None
 
     # ---- assignments ------------------------------------------------------------
 
-    def assign(self, node: Node, seg: int, state: State, *, exported: bool,
-               integer: bool = False, local: bool = False) -> None:
+    def assign(self, node: Node, seg: int, state: State, decl: _Decl = _PLAIN) -> None:
         pos = self._positions[seg]
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
-        if name_node is None:
+        target = _target(name_node) if name_node is not None else None
+        if target is None:
             return
         ex = Expander(state, pos, _no_note)
-        append = any(c.type == "+=" for c in node.children)
-        index: str | None = None
-        if name_node.type == "subscript":
-            inner = name_node.child_by_field_name("name")
-            idx = name_node.child_by_field_name("index")
-            if inner is None:
-                return
-            name = text(inner)
-            index = text(idx) if idx is not None else None
-        else:
-            name = text(name_node)
-        if local:
-            self._remember_local(state, name)
-        old = state.lookup(name)
+        if decl.local:
+            self._remember_local(state, target[0])
         if value_node is not None and value_node.type == "array":
-            items: list[Scalar] = []
-            unknown_reason = ""
-            for item in value_node.named_children:
-                if item.type == "comment":
-                    continue
-                for item_value in ex.field_values(item):
-                    items.append(item_value)
-                    if (item.type in ("simple_expansion", "expansion", "command_substitution")
-                            and text_of(item_value) is None):
-                        # Unquoted and unknown: it could be any number of words.
-                        unknown_reason = f"${name} holds {text(item)}, which is not known"
-            if append and old is not None and old.items is not None:
-                items = list(old.items) + items
-                unknown_reason = unknown_reason or old.array_unknown
-            state.set(name, Var(EMPTY, tuple(items), exported, integer,
-                                array_unknown=unknown_reason))
+            _assign_array(node, state, target[0], ex, decl)
             return
-        value: Scalar = ex.scalar(value_node) if value_node is not None else EMPTY
-        is_int = integer or (old is not None and old.integer)
-        if is_int:
-            t = text_of(value)
-            n = ex.arith_text(t) if t is not None else None
-            value = known(str(n)) if n is not None else unknown(text(node), "not a known number")
-        if index is not None:
-            self._assign_index(state, name, index, value, ex, exported)
-            return
-        if append and old is not None:
-            if is_int:
-                a, b = text_of(old.scalar), text_of(value)
-                value = (known(str(int(a) + int(b))) if a and b and a.lstrip("-").isdigit()
-                         and b.lstrip("-").isdigit() else unknown(text(node), "not a number"))
-            elif old.items is not None:
-                state.set(name, replace(old, items=(*old.items, value)))
-                return
-            else:
-                value = old.scalar + value
-        state.set(name, Var(value, None, exported, is_int))
-
-    def _assign_index(self, state: State, name: str, index: str, value: Scalar,
-                      ex: Expander, exported: bool) -> None:
-        old = state.lookup(name)
-        items = list(old.items) if old is not None and old.items is not None else (
-            [old.value] if old is not None else [])
-        i = ex.arith_text(index)
-        if i is None or i < 0 or i > 100_000:
-            state.set(name, Var(EMPTY, (), exported, array_unknown=f"${{{name}[{index}]}}"
-                                                                    " has an unknown index"))
-            return
-        while len(items) <= i:
-            items.append(EMPTY)
-        items[i] = value
-        state.set(name, Var(EMPTY, tuple(items), exported))
+        _assign_scalar(node, state, target, ex, decl)
 
     def _remember_local(self, state: State, name: str) -> None:
         if state.local_frames and name not in state.local_frames[-1]:
@@ -307,7 +271,7 @@ class Walker:
             return
         for c in node.named_children:
             if c.type == "variable_assignment":
-                self.assign(c, seg, state, exported=exported, integer="i" in flags, local=local)
+                self.assign(c, seg, state, _Decl(exported, "i" in flags, local))
             elif c.type == "variable_name":
                 name = text(c)
                 if local:
@@ -348,54 +312,11 @@ class Walker:
             return state, None
         if name in state.functions:
             return self.call(state.functions[name], node, seg, state), None
-        if name not in _SPECIAL:
+        builtin = _BUILTINS.get(name)
+        if builtin is None:
             return state, None
         args = ex.words(node.children_by_field_name("argument"))
-        values = [w.value for w in args]
-        if name in ("true", ":"):
-            return state, True
-        if name == "false":
-            return state, False
-        if name in ("test", "["):
-            return state, _test_words([v for v in values if v != "]"])
-        if name in ("cd", "pushd"):
-            home = state.lookup("HOME")
-            target = values[0] if values else (text_of(home.scalar) if home else None)
-            if values and values[0] == "-":
-                state.cwd = None
-            else:
-                state.chdir(target)
-            return state, None
-        if name == "popd":
-            state.cwd = None
-            return state, None
-        if name in ("source", ".") and values and values[0] is not None:
-            return self.source(values[0], seg, state), None
-        if name in ("read", "mapfile", "readarray", "getopts"):
-            self._read(name, values, pos.line_of(node) + 1, state)
-            return state, None
-        if name == "printf" and len(values) >= 2 and values[0] == "-v" and values[1]:
-            state.set(values[1], Var(unknown("$" + values[1], "set by printf -v")))
-            return state, None
-        if name == "let":
-            for w in args:
-                if w.value is not None:
-                    ex.arith_text(w.value)
-            return state, None
-        if name == "set":
-            if "--" in values:
-                rest = args[values.index("--") + 1:]
-                state.positional = [w.parts for w in rest]
-            return state, None
-        if name == "shift" and state.positional is not None:
-            n = int(values[0]) if values and values[0] and values[0].isdigit() else 1
-            state.positional = state.positional[n:]
-            return state, None
-        if name == "eval":
-            self.diagnostics.append(Diagnostic(
-                "eval runs text as code; what it sets is not known", pos.span(node),
-                "info", "eval"))
-        return state, None
+        return builtin(self, _Run(name, node, seg, state, args, ex))
 
     def _read(self, name: str, values: list[str | None], line: int, state: State) -> None:
         """`read [-r] [-a NAME] [-p PROMPT] … NAMES`, mapfile/readarray: values known only
@@ -486,40 +407,7 @@ class Walker:
         return state, status
 
     def if_statement(self, node: Node, seg: int, state: State) -> tuple[State, Status]:
-        # Split into (condition nodes, body nodes) clauses, plus an optional else body.
-        clauses: list[tuple[list[Node], list[Node]]] = []
-        else_body: list[Node] | None = None
-        cond: list[Node] = []
-        body: list[Node] = []
-        phase = "cond"
-        for c in node.children:
-            if c.type == "if":
-                continue
-            if c.type == "then":
-                phase = "body"
-            elif c.type == "fi":
-                break
-            elif c.type == "elif_clause":
-                clauses.append((cond, body))
-                cond, body, phase = [], [], "cond"
-                sub_phase = "cond"
-                for e in c.children:
-                    if e.type == "elif":
-                        continue
-                    if e.type == "then":
-                        sub_phase = "body"
-                    elif sub_phase == "cond":
-                        cond.append(e)
-                    else:
-                        body.append(e)
-                phase = "done"
-            elif c.type == "else_clause":
-                else_body = [e for e in c.children if e.type != "else"]
-            elif phase == "cond":
-                cond.append(c)
-            elif phase == "body":
-                body.append(c)
-        clauses.append((cond, body))
+        clauses, else_body = _if_clauses(node)
         line = self._positions[seg].line_of(node) + 1
         why = f"depends on which branch of the if at line {line} runs"
         outcomes: list[State] = []
@@ -646,6 +534,246 @@ def _no_note(_message: str, _span: Span) -> None:
     return None
 
 
+# ---- statements -------------------------------------------------------------------
+
+_Statement = Callable[[Walker, Node, int, State, bool], tuple[State, Status]]
+_STATEMENTS: dict[str, _Statement] = {
+    "command": Walker.command,
+    "variable_assignment": Walker._assignments,
+    "variable_assignments": Walker._assignments,
+    "declaration_command": Walker._declaration,
+    "unset_command": Walker._declaration,
+    "redirected_statement": Walker._redirected,
+    "if_statement": lambda w, node, seg, state, bg: w.if_statement(node, seg, state),
+    **dict.fromkeys(("for_statement", "c_style_for_statement", "while_statement"),
+                    lambda w, node, seg, state, bg: w.loop(node, seg, state)),
+    "case_statement": lambda w, node, seg, state, bg: w.case(node, seg, state),
+    "list": Walker.list_,
+    "pipeline": Walker._pipeline,
+    "subshell": Walker._subshell,
+    "compound_statement": Walker._compound,
+    "negated_command": Walker._negated,
+    "test_command": Walker._test,
+    "function_definition": Walker._function,
+    "ERROR": Walker._error,
+}
+
+
+class _Clause:
+    """An `if` or `elif` clause being read: its condition, then (after `then`) its body."""
+
+    def __init__(self) -> None:
+        self.cond: list[Node] = []
+        self.body: list[Node] = []
+        self.phase = "cond"
+
+    def feed(self, node: Node) -> None:
+        if node.type == "then":
+            self.phase = "body"
+        elif self.phase == "cond":
+            self.cond.append(node)
+        elif self.phase == "body":
+            self.body.append(node)
+
+
+def _if_clauses(node: Node) -> tuple[list[tuple[list[Node], list[Node]]], list[Node] | None]:
+    """An if statement's (condition, body) clauses, `if` then each `elif`; its else body."""
+    clauses = [_Clause()]
+    else_body: list[Node] | None = None
+    for c in node.children:
+        if c.type == "if":
+            continue
+        if c.type == "fi":
+            break
+        if c.type == "elif_clause":
+            clause = _Clause()
+            for e in c.children:
+                if e.type != "elif":
+                    clause.feed(e)
+            clause.phase = "done"
+            clauses.append(clause)
+        elif c.type == "else_clause":
+            else_body = [e for e in c.children if e.type != "else"]
+        else:
+            clauses[-1].feed(c)
+    return [(c.cond, c.body) for c in clauses], else_body
+
+
+# ---- assignments --------------------------------------------------------------------
+
+
+def _assign_array(node: Node, state: State, name: str, ex: Expander, decl: _Decl) -> None:
+    """`A=(x y "$@")` and `A+=(z)`."""
+    old = state.lookup(name)
+    value_node = node.child_by_field_name("value")
+    assert value_node is not None
+    items: list[Scalar] = []
+    unknown_reason = ""
+    for item in value_node.named_children:
+        if item.type == "comment":
+            continue
+        for item_value in ex.field_values(item):
+            items.append(item_value)
+            if (item.type in ("simple_expansion", "expansion", "command_substitution")
+                    and text_of(item_value) is None):
+                # Unquoted and unknown: it could be any number of words.
+                unknown_reason = f"${name} holds {text(item)}, which is not known"
+    if _appends(node) and old is not None and old.items is not None:
+        items = list(old.items) + items
+        unknown_reason = unknown_reason or old.array_unknown
+    state.set(name, Var(EMPTY, tuple(items), decl.exported, decl.integer,
+                        array_unknown=unknown_reason))
+
+
+def _appends(node: Node) -> bool:
+    return any(c.type == "+=" for c in node.children)
+
+
+def _assign_scalar(node: Node, state: State, target: _Target, ex: Expander,
+                   decl: _Decl) -> None:
+    """`X=v`, `X+=v`, `A[i]=v`, with `declare -i` arithmetic."""
+    name, index = target
+    old = state.lookup(name)
+    value_node = node.child_by_field_name("value")
+    value: Scalar = ex.scalar(value_node) if value_node is not None else EMPTY
+    is_int = decl.integer or (old is not None and old.integer)
+    if is_int:
+        t = text_of(value)
+        n = ex.arith_text(t) if t is not None else None
+        value = known(str(n)) if n is not None else unknown(text(node), "not a known number")
+    if index is not None:
+        _assign_index(state, target, value, ex, decl.exported)
+        return
+    if _appends(node) and old is not None:
+        if is_int:
+            a, b = text_of(old.scalar), text_of(value)
+            value = (known(str(int(a) + int(b))) if a and b and a.lstrip("-").isdigit()
+                     and b.lstrip("-").isdigit() else unknown(text(node), "not a number"))
+        elif old.items is not None:
+            state.set(name, replace(old, items=(*old.items, value)))
+            return
+        else:
+            value = old.scalar + value
+    state.set(name, Var(value, None, decl.exported, is_int))
+
+
+def _assign_index(state: State, target: _Target, value: Scalar, ex: Expander,
+                  exported: bool) -> None:
+    """`A[i]=v`."""
+    name, index = target
+    assert index is not None
+    old = state.lookup(name)
+    items = list(old.items) if old is not None and old.items is not None else (
+        [old.value] if old is not None else [])
+    i = ex.arith_text(index)
+    if i is None or i < 0 or i > 100_000:
+        state.set(name, Var(EMPTY, (), exported, array_unknown=f"${{{name}[{index}]}}"
+                                                                " has an unknown index"))
+        return
+    while len(items) <= i:
+        items.append(EMPTY)
+    items[i] = value
+    state.set(name, Var(EMPTY, tuple(items), exported))
+
+
+# ---- special builtins ---------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    """A special builtin being run: its name and node, the state, its expanded words."""
+
+    name: str
+    node: Node
+    seg: int
+    state: State
+    args: list[Word]
+    ex: Expander
+
+    @property
+    def values(self) -> list[str | None]:
+        return [w.value for w in self.args]
+
+
+def _cd(w: Walker, run: _Run) -> tuple[State, Status]:
+    state, values = run.state, run.values
+    if run.name == "popd" or (values and values[0] == "-"):
+        state.cwd = None
+        return state, None
+    home = state.lookup("HOME")
+    state.chdir(values[0] if values else (text_of(home.scalar) if home else None))
+    return state, None
+
+
+def _source(w: Walker, run: _Run) -> tuple[State, Status]:
+    values = run.values
+    if values and values[0] is not None:
+        return w.source(values[0], run.seg, run.state), None
+    return run.state, None
+
+
+def _read_builtin(w: Walker, run: _Run) -> tuple[State, Status]:
+    w._read(run.name, run.values, w.positions(run.seg).line_of(run.node) + 1, run.state)
+    return run.state, None
+
+
+def _printf(w: Walker, run: _Run) -> tuple[State, Status]:
+    values = run.values
+    if len(values) >= 2 and values[0] == "-v" and values[1]:
+        run.state.set(values[1], Var(unknown("$" + values[1], "set by printf -v")))
+    return run.state, None
+
+
+def _let(w: Walker, run: _Run) -> tuple[State, Status]:
+    for word in run.args:
+        if word.value is not None:
+            run.ex.arith_text(word.value)
+    return run.state, None
+
+
+def _set(w: Walker, run: _Run) -> tuple[State, Status]:
+    values = run.values
+    if "--" in values:
+        run.state.positional = [word.parts for word in run.args[values.index("--") + 1:]]
+    return run.state, None
+
+
+def _shift(w: Walker, run: _Run) -> tuple[State, Status]:
+    state, values = run.state, run.values
+    if state.positional is not None:
+        n = int(values[0]) if values and values[0] and values[0].isdigit() else 1
+        state.positional = state.positional[n:]
+    return state, None
+
+
+def _eval(w: Walker, run: _Run) -> tuple[State, Status]:
+    w.diagnostics.append(Diagnostic(
+        "eval runs text as code; what it sets is not known",
+        w.positions(run.seg).span(run.node), "info", "eval"))
+    return run.state, None
+
+
+# Commands whose effects on variables, the directory or the status are followed.
+_BUILTINS: dict[str, Callable[[Walker, _Run], tuple[State, Status]]] = {
+    "true": lambda w, run: (run.state, True),
+    ":": lambda w, run: (run.state, True),
+    "false": lambda w, run: (run.state, False),
+    "test": lambda w, run: (run.state, _test_words([v for v in run.values if v != "]"])),
+    "[": lambda w, run: (run.state, _test_words([v for v in run.values if v != "]"])),
+    "cd": _cd, "pushd": _cd, "popd": _cd,
+    "source": _source, ".": _source,
+    "read": _read_builtin, "mapfile": _read_builtin, "readarray": _read_builtin,
+    "getopts": _read_builtin,
+    "printf": _printf,
+    "let": _let,
+    "set": _set,
+    "shift": _shift,
+    "eval": _eval,
+    "exit": lambda w, run: (run.state, None),
+    "return": lambda w, run: (run.state, None),
+}
+
+
 # ---- [ ] and [[ ]] ------------------------------------------------------------------
 
 
@@ -663,51 +791,63 @@ def _test_expr(node: Node, ex: Expander) -> Status:
         kids = node.named_children
         return _test_expr(kids[0], ex) if kids else None
     if t == "unary_expression":
-        op_node = node.child_by_field_name("operator")
-        kids = [c for c in node.named_children if c != op_node]
-        op = text(op_node) if op_node is not None else (node.children[0].type
-                                                         if node.children else "")
-        if op == "!":
-            inner = _test_expr(kids[0], ex) if kids else None
-            return None if inner is None else not inner
-        if not kids:
-            return None
-        value = text_of(ex.scalar(kids[0]))
-        if value is None:
-            return None
-        if op == "-z":
-            return value == ""
-        if op == "-n":
-            return value != ""
-        if op == "-v":
-            return ex.state.lookup(value) is not None or None
-        return None  # file tests and the like depend on the machine
+        return _test_unary(node, ex)
     if t == "binary_expression":
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
-        op_node = node.child_by_field_name("operator")
-        if left is None or right is None or op_node is None:
-            return None
-        op = text(op_node)
-        if op in ("&&", "-a", "||", "-o"):
-            a = _test_expr(left, ex)
-            if op in ("&&", "-a") and a is False:
-                return False
-            if op in ("||", "-o") and a is True:
-                return True
-            b = _test_expr(right, ex)
-            if a is None or b is None:
-                return None
-            return (a and b) if op in ("&&", "-a") else (a or b)
-        a_val = text_of(ex.scalar(left))
-        b_val = text_of(ex.scalar(right))
-        if a_val is None or b_val is None:
-            return None
-        return _compare(op, a_val, b_val, pattern=node.parent is not None)
+        return _test_binary(node, ex)
     value = text_of(ex.scalar(node))
+    return None if value is None else value != ""
+
+
+def _test_unary(node: Node, ex: Expander) -> Status:
+    op_node = node.child_by_field_name("operator")
+    kids = [c for c in node.named_children if c != op_node]
+    op = text(op_node) if op_node is not None else (node.children[0].type
+                                                     if node.children else "")
+    if op == "!":
+        inner = _test_expr(kids[0], ex) if kids else None
+        return None if inner is None else not inner
+    if not kids:
+        return None
+    value = text_of(ex.scalar(kids[0]))
     if value is None:
         return None
-    return value != ""
+    test = _UNARY_TESTS.get(op)
+    return test(value, ex) if test is not None else None  # file tests depend on the machine
+
+
+_UNARY_TESTS: dict[str, Callable[[str, Expander], Status]] = {
+    "-z": lambda value, ex: value == "",
+    "-n": lambda value, ex: value != "",
+    "-v": lambda value, ex: ex.state.lookup(value) is not None or None,
+}
+
+
+def _test_binary(node: Node, ex: Expander) -> Status:
+    parts = binary_parts(node)
+    if parts is None:
+        return None
+    left, op_node, right = parts
+    op = text(op_node)
+    if op in ("&&", "-a", "||", "-o"):
+        return _test_logic(op in ("&&", "-a"), left, right, ex)
+    a_val = text_of(ex.scalar(left))
+    b_val = text_of(ex.scalar(right))
+    if a_val is None or b_val is None:
+        return None
+    return _compare(op, a_val, b_val, pattern=node.parent is not None)
+
+
+def _test_logic(both: bool, left: Node, right: Node, ex: Expander) -> Status:
+    """`A && B` (``both``) or `A || B`, evaluated as far as needed."""
+    a = _test_expr(left, ex)
+    if both and a is False:
+        return False
+    if not both and a is True:
+        return True
+    b = _test_expr(right, ex)
+    if a is None or b is None:
+        return None
+    return (a and b) if both else (a or b)
 
 
 def _compare(op: str, a: str, b: str, *, pattern: bool = False) -> Status:
@@ -716,34 +856,44 @@ def _compare(op: str, a: str, b: str, *, pattern: bool = False) -> Status:
     if op == "!=":
         return a != b
     if op == "=~":
-        try:
-            return re.search(b, a) is not None
-        except re.error:
-            return None
-    nums = {"-eq": lambda x, y: x == y, "-ne": lambda x, y: x != y, "-lt": lambda x, y: x < y,
-            "-le": lambda x, y: x <= y, "-gt": lambda x, y: x > y, "-ge": lambda x, y: x >= y}
-    fn = nums.get(op)
-    if fn is None:
-        return None
-    if not re.fullmatch(r"\s*-?\d+\s*", a) or not re.fullmatch(r"\s*-?\d+\s*", b):
+        return _regex_match(a, b)
+    fn = _NUMERIC.get(op)
+    if fn is None or not _INT.fullmatch(a) or not _INT.fullmatch(b):
         return None
     return bool(fn(int(a), int(b)))
 
 
+def _regex_match(text_: str, regex: str) -> Status:
+    try:
+        return re.search(regex, text_) is not None
+    except re.error:
+        return None
+
+
+_INT = re.compile(r"\s*-?\d+\s*")
+_NUMERIC: dict[str, Callable[[int, int], bool]] = {
+    "-eq": lambda x, y: x == y, "-ne": lambda x, y: x != y, "-lt": lambda x, y: x < y,
+    "-le": lambda x, y: x <= y, "-gt": lambda x, y: x > y, "-ge": lambda x, y: x >= y,
+}
+
+
 def _test_words(args: list[str | None]) -> Status:
+    """`test`/`[` with its words expanded: one word, `-z X`, `-n X`, `! X` or `A OP B`."""
     if any(a is None for a in args):
         return None
     words = [a for a in args if a is not None]
     if len(words) == 1:
         return words[0] != ""
     if len(words) == 2:
-        if words[0] == "-z":
-            return words[1] == ""
-        if words[0] == "-n":
-            return words[1] != ""
-        if words[0] == "!":
-            return words[1] == ""
-        return None
+        test = _UNARY_WORDS.get(words[0])
+        return test(words[1]) if test is not None else None
     if len(words) == 3:
         return _compare(words[1], words[0], words[2])
     return None
+
+
+_UNARY_WORDS: dict[str, Callable[[str], bool]] = {
+    "-z": lambda value: value == "",
+    "-n": lambda value: value != "",
+    "!": lambda value: value == "",
+}
