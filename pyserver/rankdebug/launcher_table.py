@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from rankdebug.runtime import bootstrap
 
 _TORCH, _MPI = bootstrap.TORCH_VARS, bootstrap.MPI_VARS
+# The launcher of a command no launcher module knows (its program is the entry).
+OTHER = "other"
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ TABLE: tuple[Launcher, ...] = (
     Launcher("colossalai", ("colossalai",), (), rank_vars=_TORCH),
     Launcher("python", (), (), rank_vars=f"{_TORCH},=0", starts_ranks=False),
     Launcher("ray", ("ray",), (), ("raylet",), rank_vars=_TORCH),
-    Launcher("other", (), (), starts_ranks=False),
+    Launcher(OTHER, (), (), starts_ranks=False),
 )
 
 BY_NAME: dict[str, Launcher] = {row.name: row for row in TABLE}
@@ -73,7 +75,7 @@ PROCESS_WORDS: dict[str, str] = {
     word: row.name
     for row in TABLE
     for word in (*row.programs, *row.modules, *row.helpers, row.name)
-    if row.name not in ("python", "other")
+    if row.name not in ("python", OTHER)
 }
 
 _PROGRAMS = "|".join(re.escape(p) for row in TABLE for p in row.programs)
@@ -83,7 +85,7 @@ LAUNCH_PROGRAM = re.compile(rf"(?:{_PROGRAMS}|python[\d.]*|[^/\s]+\.sh)")
 
 def get(name: str) -> Launcher:
     """The row of ``name`` (``other``'s for names not in the table)."""
-    return BY_NAME.get(name, BY_NAME["other"])
+    return BY_NAME.get(name, BY_NAME[OTHER])
 
 
 def python_module(name: str) -> str | None:

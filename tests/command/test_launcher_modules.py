@@ -951,7 +951,7 @@ def test_modules_and_specs() -> None:
 
 
 def test_launcher_names_are_the_tables() -> None:
-    assert {m.NAME for m in MODULES} | {"other"} == set(launcher_table.NAMES)
+    assert {m.NAME for m in MODULES} | {launcher_table.OTHER} == set(launcher_table.NAMES)
     assert {m.NAME for m in RANK_MODULES} == launcher_table.RANK_LAUNCHERS
 
 

@@ -23,7 +23,7 @@ from rankdebug.command.source import Segment, Source, guess_language, load
 from rankdebug.command.state import Scalar, State, Var, text_of, unknown
 from rankdebug.command.syntax import Positions, first_error, parse, syntax_error, text
 from rankdebug.command.words import Part, Span, Word
-from rankdebug.launcher_table import LAUNCH_PROGRAM
+from rankdebug.launcher_table import LAUNCH_PROGRAM, OTHER
 
 # Command names worth evaluating when listing every launch command of a document: launcher
 # programs, pythons and scripts, wrappers, sbatch and shells (which may be followed), and
@@ -128,7 +128,7 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
         if key in plans:
             return
         plans[key] = plan_report(rep, sbatch, opts)
-        if plans[key].launcher != "other" or len(plans) == len(wanted):
+        if plans[key].launcher != OTHER or len(plans) == len(wanted):
             raise Stop
 
     walker = Walker(on_command)
@@ -140,7 +140,7 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
     if not ordered:  # not reached by the walk (should not happen): plan with the end state
         rep = Report(candidates[0], pos, state, False, seg_index)
         ordered = [plan_report(rep, sbatch, opts)]
-    chosen = next((p for p in ordered if p.launcher != "other"), ordered[0])
+    chosen = next((p for p in ordered if p.launcher != OTHER), ordered[0])
     chosen.diagnostics[:0] = source.diagnostics
     return chosen
 
@@ -214,7 +214,7 @@ def plan_launch(rep: Report, sbatch: Sequence[Word], opts: Options) -> LaunchPla
         plan = plan_report(rep, sbatch, opts)
     except CommandError:
         return None
-    return plan if plan.launcher != "other" else None
+    return plan if plan.launcher != OTHER else None
 
 
 def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
@@ -255,7 +255,7 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
     env.update(inline)
     shell_vars = _VarWords(state.vars)
     span = pos.span(_statement(node))
-    plan = LaunchPlan(launcher="other", argv=argv, span=span, env=inline,
+    plan = LaunchPlan(launcher=OTHER, argv=argv, span=span, env=inline,
                       script_env=script_env, cwd=state.cwd, background=rep.background)
     cwd = Path(state.cwd) if state.cwd is not None else None
     ctx = Context(plan, env, shell_vars, cwd, sbatch)

@@ -18,6 +18,7 @@ from rankdebug.command.launchers.inner import RANK_MODULES
 from rankdebug.command.launchers.wrappers import Unwrapped, unwrap, unwrap_full
 from rankdebug.command.options import Spec
 from rankdebug.command.words import Word
+from rankdebug.launcher_table import OTHER
 
 __all__ = [
     "MODULES",
@@ -75,7 +76,7 @@ def plan_argv(ctx: Context) -> None:
     plan.visible_devices = visible_devices(ctx)
     found = find_launcher(argv, wrapped.index)
     if found is None:
-        plan.launcher = "other"
+        plan.launcher = OTHER
         if wrapped.index < len(argv):
             prog = argv[wrapped.index]
             set_entry(plan, "cli", prog, wrapped.index, wrapped.index + 1)

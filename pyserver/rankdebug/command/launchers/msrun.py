@@ -13,11 +13,7 @@ from collections.abc import Sequence
 
 from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
-from rankdebug.command.launchers.common import (
-    launcher_entry,
-    option_int,
-    program_or_module,
-)
+from rankdebug.command.launchers.common import launcher_entry, option_int, program_or_module
 from rankdebug.command.options import Opt, Spec, parse_options, value
 from rankdebug.command.words import Word
 
