@@ -14,6 +14,10 @@ export default tseslint.config(
             'no-console': 'error',
             '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
             '@typescript-eslint/consistent-type-imports': 'error',
+            // Small functions: split one that grows past these rather than raise them.
+            complexity: ['error', 15],
+            'max-depth': ['error', 4],
+            'max-params': ['error', 5],
         },
     },
     {

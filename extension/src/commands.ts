@@ -4,12 +4,13 @@
  * the ranks (quick-pick) → one parent debug session, or configurations in launch.json.
  */
 import * as vscode from 'vscode';
-import { choiceName, parseChoice } from './core/rankChoice';
-import { isPlanError, planTitle, type LaunchPlan, type PlanError } from './core/ranks';
-import { TYPE, type RankdebugConfiguration } from './debugAdapter';
+import { RankChecker, type CheckedChoice } from './core/rankCheck';
+import { choiceName } from './core/rankChoice';
+import { isPlanError, titleOf, type LaunchPlan, type PlanError } from './core/ranks';
+import { planErrorText, TYPE, type RankdebugConfiguration } from './debugAdapter';
 import { writeLaunchJson } from './launchJson';
 import { log } from './log';
-import { pickRanks, type RankMemory } from './rankPick';
+import { pickRanks, recall, resolvePresets, type RankMemory } from './rankPick';
 import type { Server } from './server';
 
 /** Where a command is: a line of a document, a text (terminal) or an argv. */
@@ -72,8 +73,7 @@ export async function planFor(ctx: Context, src: CommandSource): Promise<LaunchP
     const arg = src.uri ? { uri: src.uri.toString(), line: src.line ?? 0 } : { text: src.text, language: 'shellscript', settings: src.cwd ? { cwd: src.cwd } : undefined };
     const result = await ctx.server.execute<LaunchPlan | PlanError>('rankdebug.plan', arg);
     if (isPlanError(result)) {
-        const where = result.error.line ? ` (${vscode.l10n.t('line {0}', result.error.line)})` : '';
-        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', result.error.message + where));
+        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result)));
         return undefined;
     }
     if (result.launcher === 'other' || !result.entry) {
@@ -81,6 +81,17 @@ export async function planFor(ctx: Context, src: CommandSource): Promise<LaunchP
         return undefined;
     }
     return result;
+}
+
+/** Reads rank choices for `plan` through the language server (`rankdebug.checkRanks`). */
+function rankChecker(ctx: Context, plan: LaunchPlan, allowArm: boolean): RankChecker {
+    return new RankChecker(ctx.server.execute.bind(ctx.server), { ranks: plan.ranks ?? [], worldSize: plan.world_size ?? null }, allowArm);
+}
+
+/** The choice remembered for the command, when it still fits the plan. */
+async function remembered(checker: RankChecker, plan: LaunchPlan, text: string | undefined): Promise<CheckedChoice | undefined> {
+    if (!text) return undefined;
+    return recall(checker, text, await resolvePresets(checker, plan.ranks ?? []));
 }
 
 /**
@@ -94,11 +105,12 @@ export async function debugCommand(ctx: Context, args: unknown[], options: { alw
     await saveIfDirty(src);
     const plan = await planFor(ctx, src);
     if (!plan) return false;
-    const title = planTitle(plan);
+    const title = titleOf(plan);
     const key = memoryKey(src);
+    const checker = rankChecker(ctx, plan, true);
     const fromLens = typeof args[0] === 'string' && typeof args[1] === 'number';
-    const remembered = fromLens && !options.alwaysPick ? parseChoice(ctx.memory.get(key)) : undefined;
-    const choice = remembered ?? (await pickRanks(plan.ranks ?? [], ctx.memory, key, vscode.l10n.t('Debug {0}: which ranks?', title), { allowArm: true }));
+    const last = fromLens && !options.alwaysPick ? await remembered(checker, plan, ctx.memory.get(key)) : undefined;
+    const choice = last ?? (await pickRanks(checker, plan.ranks ?? [], ctx.memory, key, vscode.l10n.t('Debug {0}: which ranks?', title)));
     if (!choice) return false;
     const config: RankdebugConfiguration = {
         type: TYPE,
@@ -138,14 +150,14 @@ export async function generateLaunchJson(ctx: Context, args: unknown[]): Promise
     await saveIfDirty(src);
     const plan = await planFor(ctx, src);
     if (!plan) return;
-    const title = planTitle(plan);
-    const choice = await pickRanks(plan.ranks ?? [], ctx.memory, memoryKey(src), vscode.l10n.t('launch.json for {0}: which ranks?', title));
+    const title = titleOf(plan);
+    const choice = await pickRanks(rankChecker(ctx, plan, false), plan.ranks ?? [], ctx.memory, memoryKey(src), vscode.l10n.t('launch.json for {0}: which ranks?', title));
     const spec = choice?.spec;
     if (!spec) return;
     const arg = src.uri ? { uri: src.uri.toString(), line: src.line ?? 0, ranks: spec } : { text: src.text, ranks: spec, settings: src.cwd ? { cwd: src.cwd } : undefined };
     const result = await ctx.server.execute<{ configurations: { name: string }[]; compounds: { name: string }[]; terminalCommand?: string[]; warnings?: string[] } | PlanError>('rankdebug.launchJson', arg);
     if (isPlanError(result)) {
-        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', result.error.message));
+        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result)));
         return;
     }
     for (const w of result.warnings ?? []) log().warn(w);

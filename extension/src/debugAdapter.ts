@@ -14,10 +14,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { rankConfiguration, registryRanks, specText, whereOf, type AttachConfiguration, type DebugPlanReply } from './core/debugPlan';
 import { LineSplitter, parseEvent, type LaunchEvent, type ListeningEvent } from './core/events';
-import { findJob, listJobs } from './core/jobs';
-import { debugPlanRanks } from './core/rankChoice';
-import { formatSpec, parseSpec, planTitle, type LaunchPlan } from './core/ranks';
+import { findJob, listJobs, type JobEntry } from './core/jobs';
+import { CHECK_RANKS, type CheckRanksReply } from './core/rankCheck';
+import { isPlanError, plainRankList, titleOf, type PlanError } from './core/ranks';
 import { join } from './core/shell';
 import type { JobState, TrackedJob } from './jobState';
 import { log } from './log';
@@ -35,9 +36,12 @@ export interface JobSpec {
     ranks: number[] | null;
     rankSpec: string;
     worldSize: number | null;
+    /** The server's title of the job (`rankdebug.debugPlan` → `title`). */
     title: string;
     /** Every rank serves a control socket (`--arm`): attach, evaluate or read stacks later. */
     armed: boolean;
+    /** The server's child attach configuration per chosen rank (`configurations`). */
+    configurations?: AttachConfiguration[];
 }
 
 /** Where a parent session for a running job finds its ranks. */
@@ -72,17 +76,6 @@ export interface RankdebugConfiguration extends vscode.DebugConfiguration {
     __rank?: { rank: number; job?: string; parentKey?: string };
 }
 
-interface DebugPlanResult {
-    plan: LaunchPlan;
-    argv: string[];
-    env: Record<string, string>;
-    cwd: string;
-    rankSpec: string;
-    ranks: number[] | null;
-    armed?: boolean;
-    warnings: string[];
-}
-
 /** Enabled line breakpoints in Python files as `FILE:LINE` (1-based), for `--break`. */
 export function pythonBreakpoints(): string[] {
     return vscode.debug.breakpoints
@@ -91,11 +84,34 @@ export function pythonBreakpoints(): string[] {
         .map((b) => `${b.location.uri.fsPath}:${b.location.range.start.line + 1}`);
 }
 
-function rankSpecOf(value: RankdebugConfiguration['ranks']): string | undefined {
-    if (value === undefined || value === null) return undefined;
-    if (typeof value === 'number') return String(value);
-    if (Array.isArray(value)) return formatSpec(value);
-    return String(value);
+/** The job's process from the server's debug plan. */
+function jobSpecOf(result: DebugPlanReply): JobSpec {
+    return {
+        argv: result.argv,
+        env: { ...(result.env ?? {}) },
+        cwd: result.cwd,
+        ranks: result.ranks,
+        rankSpec: result.rankSpec,
+        worldSize: result.plan.world_size ?? null,
+        title: result.title ?? titleOf(result.plan),
+        armed: result.armed === true,
+        configurations: result.configurations,
+    };
+}
+
+/** A launch configuration's overrides of the server's settings for this request. */
+function overridesOf(config: RankdebugConfiguration): Record<string, unknown> {
+    const overrides: Record<string, unknown> = {};
+    const cwd = config.cwd ?? config.source?.cwd;
+    if (cwd) overrides.cwd = cwd;
+    if (config.env && Object.keys(config.env).length) overrides.env = config.env;
+    if (config.python) overrides.interpreter = cliPrefix(config.python);
+    return overrides;
+}
+
+/** The server's error as shown to the user, with its line (1-based) when it has one. */
+export function planErrorText(result: PlanError): string {
+    return result.error.line ? `${result.error.message} (${vscode.l10n.t('line {0}', result.error.line)})` : result.error.message;
 }
 
 export class ConfigurationProvider implements vscode.DebugConfigurationProvider {
@@ -114,7 +130,7 @@ export class ConfigurationProvider implements vscode.DebugConfigurationProvider 
         try {
             if (config.__rank || config.__job || config.__attach) return config;
             if (config.request === 'launch') return await this.resolveLaunch(folder, config);
-            if (config.request === 'attach') return this.resolveAttach(config);
+            if (config.request === 'attach') return await this.resolveAttach(config);
             throw new Error(vscode.l10n.t('"request" must be "launch" or "attach"'));
         } catch (e) {
             void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', e instanceof Error ? e.message : String(e)));
@@ -122,49 +138,50 @@ export class ConfigurationProvider implements vscode.DebugConfigurationProvider 
         }
     }
 
-    /** launch: asks the language server what to run (`rankdebug.debugPlan`) for the command and ranks. */
+    /**
+     * launch: asks the language server what to run (`rankdebug.debugPlan`) for the command and
+     * ranks; the server reads `ranks` (default rank 0, none when only armed) and names the job.
+     */
     private async resolveLaunch(folder: vscode.WorkspaceFolder | undefined, config: RankdebugConfiguration): Promise<RankdebugConfiguration> {
-        const overrides: Record<string, unknown> = {};
-        const cwd = config.cwd ?? config.source?.cwd;
-        if (cwd) overrides.cwd = cwd;
-        if (config.env && Object.keys(config.env).length) overrides.env = config.env;
-        const settings = getSettings(folder?.uri);
-        let where: Record<string, unknown>;
-        if (config.source?.uri !== undefined) where = { uri: config.source.uri, line: config.source.line ?? 0 };
-        else if (config.source?.argv) where = { argv: config.source.argv };
-        else if (config.source?.text !== undefined) where = { text: config.source.text, language: 'shellscript' };
-        else if (Array.isArray(config.command)) where = { argv: config.command };
-        else if (typeof config.command === 'string' && config.command.trim()) where = { text: config.command, language: 'shellscript' };
-        else throw new Error(vscode.l10n.t('a launch configuration needs "command": the training command to run'));
-        if (config.python) overrides.interpreter = cliPrefix(config.python);
-        const result = await this.server.execute<DebugPlanResult | { error: { message: string; line?: number } }>('rankdebug.debugPlan', {
+        const where = whereOf(config);
+        if (!where) throw new Error(vscode.l10n.t('a launch configuration needs "command": the training command to run'));
+        const result = await this.server.execute<DebugPlanReply | PlanError>('rankdebug.debugPlan', {
             ...where,
-            ...debugPlanRanks(rankSpecOf(config.ranks), config.arm === true),
+            ...(config.ranks !== undefined && config.ranks !== null ? { ranks: config.ranks } : {}),
+            ...(config.arm === true ? { arm: true } : {}),
             breakpoints: pythonBreakpoints(),
-            settings: overrides,
+            settings: overridesOf(config),
         });
-        if ('error' in result) {
-            const line = result.error.line ? ` (${vscode.l10n.t('line {0}', result.error.line)})` : '';
-            throw new Error(result.error.message + line);
-        }
+        if (isPlanError(result)) throw new Error(planErrorText(result));
         for (const w of result.warnings ?? []) log().warn(w);
-        const env: Record<string, string> = { ...(result.env ?? {}) };
-        config.__job = {
-            argv: result.argv,
-            env,
-            cwd: result.cwd,
-            ranks: result.ranks,
-            rankSpec: result.rankSpec,
-            worldSize: result.plan.world_size ?? null,
-            title: planTitle(result.plan),
-            armed: result.armed === true,
-        };
-        config.justMyCode ??= settings.justMyCode;
+        config.__job = jobSpecOf(result);
+        config.justMyCode ??= getSettings(folder?.uri).justMyCode;
         return config;
     }
 
+    /**
+     * The ranks of a running job an attach configuration names (default: every listening rank),
+     * read by the server (`rankdebug.checkRanks`). Only when the server cannot run, a plain list
+     * of rank numbers is read here (core/ranks.ts `plainRankList`).
+     */
+    private async attachRanks(config: RankdebugConfiguration, job: JobEntry, listening: readonly number[]): Promise<readonly number[]> {
+        const spec = specText(config.ranks);
+        if (spec === undefined) return listening;
+        let reply: CheckRanksReply;
+        try {
+            reply = await this.server.execute<CheckRanksReply>(CHECK_RANKS, { spec, ranks: registryRanks(job), worldSize: job.world_size ?? null });
+        } catch (e) {
+            const plain = plainRankList(spec);
+            if (!plain) throw e;
+            return plain;
+        }
+        if (isPlanError(reply)) throw new Error(reply.error.message);
+        if (reply.ranks === null) throw new Error(vscode.l10n.t('which ranks "{0}" names in job {1} is not known here; give rank numbers', spec, job.job));
+        return reply.ranks;
+    }
+
     /** attach: `connect` goes straight to the rank; `job` + `ranks` becomes a parent over the job's ranks. */
-    private resolveAttach(config: RankdebugConfiguration): RankdebugConfiguration {
+    private async resolveAttach(config: RankdebugConfiguration): Promise<RankdebugConfiguration> {
         config.justMyCode ??= getSettings().justMyCode;
         if (config.connect) {
             if (!config.connect.port) throw new Error(vscode.l10n.t('"connect" needs a "port"'));
@@ -173,9 +190,8 @@ export class ConfigurationProvider implements vscode.DebugConfigurationProvider 
         const jobs = listJobs();
         const job = findJob(config.job ?? 'latest', jobs);
         if (!job) throw new Error(config.job ? vscode.l10n.t('no running job {0}', config.job) : vscode.l10n.t('no running training job was found'));
-        const spec = rankSpecOf(config.ranks) ?? 'all';
         const entries = job.rankEntries.filter((r) => typeof r.port === 'number' && r.port > 0 && r.state !== 'exited');
-        const wanted = spec === 'all' ? entries.map((r) => r.rank) : (parseSpec(spec, entries.map((r) => ({ rank: r.rank, local_rank: r.local_rank ?? null }))) ?? []);
+        const wanted = await this.attachRanks(config, job, entries.map((r) => r.rank));
         const ranks = entries.filter((r) => wanted.includes(r.rank)).map((r) => ({ rank: r.rank, host: r.host ?? '127.0.0.1', port: r.port as number }));
         if (!ranks.length) throw new Error(vscode.l10n.t('no rank of job {0} is listening for a debugger', job.job));
         if (ranks.length === 1 && config.name.startsWith('rank ')) {
@@ -490,10 +506,10 @@ export class JobAdapter implements vscode.DebugAdapter {
         if (this.terminatedSent) return false;
         if (this.started.has(ev.rank)) return true;
         this.started.add(ev.rank);
+        const base = rankConfiguration(this.config.__job?.configurations, ev.rank);
         const config: RankdebugConfiguration = {
-            type: TYPE,
-            request: 'attach',
-            name: `rank ${ev.rank}`,
+            ...base,
+            job: ev.job ?? base.job ?? null,
             connect: { host: ev.host, port: ev.port },
             justMyCode: this.config.justMyCode ?? getSettings().justMyCode,
             __rank: { rank: ev.rank, job: ev.job, parentKey: this.tracked?.key },

@@ -15,7 +15,7 @@ import { RankAttach } from './rankAttach';
 import { RankEval } from './rankEval';
 import { RankMemory } from './rankPick';
 import { LANGUAGES, Server } from './server';
-import { affectsServer } from './settings';
+import { affectsInterpreter, affectsServer, affectsShim } from './settings';
 import { StacksPanels } from './stacksPanel';
 import { TerminalSupport } from './terminal';
 
@@ -101,15 +101,27 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     );
     updateHint(vscode.window.activeTextEditor);
 
-    // Restart the server (and refresh the shim) when the interpreter or settings change.
+    // Another interpreter: restart the server and refresh the shim. Other settings: tell the
+    // running server (didChangeConfiguration); the shim follows its own setting.
     const refresh = async (): Promise<void> => {
         server.scheduleRestart();
         await terminals.updateShim((await resolveInterpreter()).python);
     };
     context.subscriptions.push(
         vscode.workspace.onDidChangeConfiguration((e) => {
-            if (affectsServer(e)) void refresh();
+            if (affectsInterpreter(e)) {
+                void refresh();
+                return;
+            }
+            if (affectsServer(e)) void server.sendSettings();
+            if (affectsShim(e)) {
+                void server
+                    .python()
+                    .then(({ python }) => terminals.updateShim(python))
+                    .catch((err: unknown) => log().warn(`terminal shim: ${String(err)}`));
+            }
         }),
+        vscode.workspace.onDidChangeWorkspaceFolders(() => void server.sendSettings()),
     );
     // Not awaited: the Python extension may still be activating.
     void onInterpreterChange(() => void refresh()).then((d) => d && context.subscriptions.push(d));

@@ -268,20 +268,25 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     }
 
     getTreeItem(node: JobNode): vscode.TreeItem {
-        if (node.kind === 'job') {
-            const j = node.job;
-            const item = new vscode.TreeItem(jobLabel(j), vscode.TreeItemCollapsibleState.Expanded);
-            const source = j.source === 'registry' ? vscode.l10n.t('rankdebug') : vscode.l10n.t('found running');
-            item.description = [vscode.l10n.t('{0} ranks', rankCount(j)), source, j.armed ? vscode.l10n.t('armed') : '', time(j.startTime)].filter(Boolean).join(' · ');
-            const tip = new vscode.MarkdownString();
-            if (j.command.length) tip.appendCodeblock(join(j.command), 'shell');
-            tip.appendText(`\ncwd: ${j.cwd ?? ''}\n${vscode.l10n.t('launcher pid')}: ${j.launcherPid ?? ''}\n`);
-            item.tooltip = tip;
-            item.contextValue = jobContext(j, Boolean(node.tracked?.terminal));
-            item.iconPath = new vscode.ThemeIcon(j.armed ? 'zap' : 'server-process');
-            item.id = nodeId(node);
-            return item;
-        }
+        return node.kind === 'job' ? this.jobItem(node) : this.rankItem(node);
+    }
+
+    private jobItem(node: Extract<JobNode, { kind: 'job' }>): vscode.TreeItem {
+        const j = node.job;
+        const item = new vscode.TreeItem(jobLabel(j), vscode.TreeItemCollapsibleState.Expanded);
+        const source = j.source === 'registry' ? vscode.l10n.t('rankdebug') : vscode.l10n.t('found running');
+        item.description = [vscode.l10n.t('{0} ranks', rankCount(j)), source, j.armed ? vscode.l10n.t('armed') : '', time(j.startTime)].filter(Boolean).join(' · ');
+        const tip = new vscode.MarkdownString();
+        if (j.command.length) tip.appendCodeblock(join(j.command), 'shell');
+        tip.appendText(`\ncwd: ${j.cwd ?? ''}\n${vscode.l10n.t('launcher pid')}: ${j.launcherPid ?? ''}\n`);
+        item.tooltip = tip;
+        item.contextValue = jobContext(j, Boolean(node.tracked?.terminal));
+        item.iconPath = new vscode.ThemeIcon(j.armed ? 'zap' : 'server-process');
+        item.id = nodeId(node);
+        return item;
+    }
+
+    private rankItem(node: Extract<JobNode, { kind: 'rank' }>): vscode.TreeItem {
         const r = node.rank;
         const { session } = this.sessionState(node.job, r);
         const st = shownState(r, node.job, session);

@@ -50,57 +50,68 @@ export class RankAttach implements vscode.Disposable {
     async attach(node?: JobNode): Promise<void> {
         const job = node?.job ?? (await this.jobs.pickJob(vscode.l10n.t('Attach to which job?')));
         if (!job) return;
-        log().info(`attach: ${node?.kind ?? 'palette'} ${job.id}${node?.kind === 'rank' ? ` rank ${node.rank.rank}` : ''}`);
-        let ranks: RankInfo[];
-        if (node?.kind === 'rank') {
-            ranks = [node.rank];
-        } else {
-            const live = offerable(job.ranks, this.facts(job), (r) => canAttach(r, undefined));
-            if (!live.length) {
-                void vscode.window.showInformationMessage(vscode.l10n.t('Every rank of {0} has a debugger already, or none runs.', jobLabel(job)));
-                return;
-            }
-            const waiting = live.filter(listensNow);
-            const choices = waiting.length ? waiting : live;
-            ranks = choices;
-            if (choices.length > 1) {
-                const picked = await vscode.window.showQuickPick(
-                    choices.map((r) => ({
-                        label: `rank ${r.rank}`,
-                        description: [r.pid !== null ? `pid ${r.pid}` : '', r.port ? `${r.address ?? '127.0.0.1'}:${r.port}` : ''].filter(Boolean).join(' · '),
-                        picked: waiting.length > 0,
-                        rank: r,
-                    })),
-                    { canPickMany: true, title: vscode.l10n.t('Attach to which ranks?') },
-                );
-                if (!picked?.length) return;
-                ranks = picked.map((p) => p.rank);
-            }
-        }
-        // Checked again after the pick: a session or an earlier click may have taken a rank meanwhile.
-        const steps = attachSteps(ranks, this.facts(job));
-        for (const s of steps) {
-            if (s.action === 'attached') {
-                log().info(`attach: rank ${s.rank.rank} of ${job.id} has a session already`);
-                if (node?.kind === 'rank') void vscode.window.showInformationMessage(vscode.l10n.t('Rank {0} of {1} is attached already: see the Call Stack.', s.rank.rank, job.id));
-            } else if (s.action === 'pending') {
-                log().info(`attach: rank ${s.rank.rank} of ${job.id} is being attached already`);
-            }
-        }
-        const todo = steps.filter((s) => (s.action === 'connect' || s.action === 'ask') && this.inFlight.take(job.id, s.rank.rank)).map((s) => s.rank);
+        const row = node?.kind === 'rank' ? node.rank : undefined;
+        log().info(`attach: ${node?.kind ?? 'palette'} ${job.id}${row ? ` rank ${row.rank}` : ''}`);
+        const ranks = row ? [row] : await this.pickRanks(job);
+        if (!ranks?.length) return;
+        const todo = this.claim(job, ranks, row !== undefined);
         if (!todo.length) return;
         try {
-            const follower = this.state.follower(job.id);
-            if (follower?.startRank) {
-                await this.viaParent(job, todo, follower);
-            } else {
-                const endpoints = await this.endpoints(job, todo);
-                if (endpoints.length) await this.start(job, endpoints);
-            }
+            await this.connect(job, todo);
         } finally {
             for (const r of todo) this.inFlight.release(job.id, r.rank);
         }
         void this.jobs.refresh();
+    }
+
+    /** Sessions for the ranks: through the job's own parent session when this window follows it, else a new parent. */
+    private async connect(job: JobInfo, todo: RankInfo[]): Promise<void> {
+        const follower = this.state.follower(job.id);
+        if (follower?.startRank) {
+            await this.viaParent(job, todo, follower);
+            return;
+        }
+        const endpoints = await this.endpoints(job, todo);
+        if (endpoints.length) await this.start(job, endpoints);
+    }
+
+    /** A job row: its ranks waiting for a debugger, else a pick among its live ranks; undefined when none or cancelled. */
+    private async pickRanks(job: JobInfo): Promise<RankInfo[] | undefined> {
+        const live = offerable(job.ranks, this.facts(job), (r) => canAttach(r, undefined));
+        if (!live.length) {
+            void vscode.window.showInformationMessage(vscode.l10n.t('Every rank of {0} has a debugger already, or none runs.', jobLabel(job)));
+            return undefined;
+        }
+        const waiting = live.filter(listensNow);
+        const choices = waiting.length ? waiting : live;
+        if (choices.length === 1) return choices;
+        const picked = await vscode.window.showQuickPick(
+            choices.map((r) => ({
+                label: `rank ${r.rank}`,
+                description: [r.pid !== null ? `pid ${r.pid}` : '', r.port ? `${r.address ?? '127.0.0.1'}:${r.port}` : ''].filter(Boolean).join(' · '),
+                picked: waiting.length > 0,
+                rank: r,
+            })),
+            { canPickMany: true, title: vscode.l10n.t('Attach to which ranks?') },
+        );
+        return picked?.map((p) => p.rank);
+    }
+
+    /**
+     * The ranks still to attach, each taken in `inFlight`: checked again after the pick, as a
+     * session or an earlier click may have taken a rank meanwhile. `fromRow`: a rank row was clicked.
+     */
+    private claim(job: JobInfo, ranks: RankInfo[], fromRow: boolean): RankInfo[] {
+        const steps = attachSteps(ranks, this.facts(job));
+        for (const s of steps) {
+            if (s.action === 'attached') {
+                log().info(`attach: rank ${s.rank.rank} of ${job.id} has a session already`);
+                if (fromRow) void vscode.window.showInformationMessage(vscode.l10n.t('Rank {0} of {1} is attached already: see the Call Stack.', s.rank.rank, job.id));
+            } else if (s.action === 'pending') {
+                log().info(`attach: rank ${s.rank.rank} of ${job.id} is being attached already`);
+            }
+        }
+        return steps.filter((s) => (s.action === 'connect' || s.action === 'ask') && this.inFlight.take(job.id, s.rank.rank)).map((s) => s.rank);
     }
 
     /**

@@ -1,14 +1,24 @@
 /**
  * The language client: starts `rankdebug server` (stdio) with the chosen interpreter, sends
- * settings as `initializationOptions = {settings, globalSettings}` (the python-tools template
- * flow) and restarts, debounced, on interpreter or setting changes and on request.
+ * settings as `{settings, globalSettings}` (the python-tools template flow) in
+ * `initializationOptions`, in `workspace/didChangeConfiguration` when they change, and as the
+ * answer to the server's `workspace/configuration` (all three through `settingsPayload`, that is
+ * core/settings.ts `toServerSettings`); restarts, debounced, on interpreter changes and on request.
  */
 import * as vscode from 'vscode';
-import { LanguageClient, RevealOutputChannelOn, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import {
+    DidChangeConfigurationNotification,
+    LanguageClient,
+    RevealOutputChannelOn,
+    type ConfigurationParams,
+    type ConfigurationRequest,
+    type LanguageClientOptions,
+    type ServerOptions,
+} from 'vscode-languageclient/node';
 import { toServerSettings } from './core/settings';
 import { log } from './log';
 import { checkInterpreter, cliPrefix, resolveInterpreter, type Interpreter } from './python';
-import { getSettings } from './settings';
+import { SECTION, getSettings } from './settings';
 
 export const LANGUAGES = ['shellscript', 'markdown'];
 
@@ -35,6 +45,28 @@ export class Server implements vscode.Disposable {
             globalSettings: toServerSettings(getSettings(), prefix),
         };
     }
+
+    /** Tells a running server the settings changed (`workspace/didChangeConfiguration`). */
+    async sendSettings(): Promise<void> {
+        const client = this.client;
+        if (!client?.isRunning()) return;
+        try {
+            const settings = await this.settingsPayload();
+            await client.sendNotification(DidChangeConfigurationNotification.type, { settings });
+        } catch (e) {
+            log().warn(`sending settings to the server: ${String(e)}`);
+        }
+    }
+
+    /**
+     * The answer to `workspace/configuration` for the `rankdebug` section: the same objects as
+     * the payload (the server's keys, not the raw section); other sections as VS Code has them.
+     */
+    private readonly configuration: ConfigurationRequest.MiddlewareSignature = async (params: ConfigurationParams, token, next) => {
+        if (!params.items.every((i) => i.section === SECTION)) return next(params, token);
+        const prefix = cliPrefix((await this.python()).python);
+        return params.items.map((i) => toServerSettings(getSettings(i.scopeUri ? vscode.Uri.parse(i.scopeUri) : undefined), prefix));
+    };
 
     /** The running client, started on first use. */
     async ready(): Promise<LanguageClient | undefined> {
@@ -68,6 +100,7 @@ export class Server implements vscode.Disposable {
             outputChannel: log(),
             revealOutputChannelOn: RevealOutputChannelOn.Never,
             initializationOptions: await this.settingsPayload(),
+            middleware: { workspace: { configuration: this.configuration } },
         };
         const client = new LanguageClient('rankdebug', 'Rank Debugger', serverOptions, clientOptions);
         await client.start();

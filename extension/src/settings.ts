@@ -15,8 +15,17 @@ export function getSettings(scope?: vscode.ConfigurationScope): ExtensionSetting
     });
 }
 
-/** Whether a configuration change touches settings the language server or interpreter depend on. */
+/** Whether a configuration change picks another interpreter: the server (and the shim) must restart. */
+export function affectsInterpreter(e: vscode.ConfigurationChangeEvent): boolean {
+    return e.affectsConfiguration(`${SECTION}.python`) || e.affectsConfiguration('python.defaultInterpreterPath');
+}
+
+/** Whether a configuration change touches settings the language server reads (core/settings.ts `toServerSettings`). */
 export function affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
-    const keys = ['python', 'host', 'basePort', 'waitForClient', 'collectiveTimeout', 'attachOn', 'codeLens', 'terminalShim'];
-    return keys.some((k) => e.affectsConfiguration(`${SECTION}.${k}`)) || e.affectsConfiguration('python.defaultInterpreterPath');
+    return e.affectsConfiguration(SECTION);
+}
+
+/** Whether a configuration change touches the terminal shim. */
+export function affectsShim(e: vscode.ConfigurationChangeEvent): boolean {
+    return e.affectsConfiguration(`${SECTION}.terminalShim`);
 }

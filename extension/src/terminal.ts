@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { LineSplitter, parseEvent } from './core/events';
-import { isPlanError, planTitle, type LaunchPlan, type PlanError } from './core/ranks';
+import { isPlanError, titleOf, type LaunchPlan, type PlanError } from './core/ranks';
 import { shimScript } from './core/shell';
 import type { Context } from './commands';
 import { debugCommand } from './commands';
@@ -108,28 +108,32 @@ export class TerminalSupport implements vscode.Disposable {
         }
     }
 
-    /** Remembers training commands run in terminals; offers to debug one that failed. */
-    private async onCommandEnd(e: vscode.TerminalShellExecutionEndEvent): Promise<void> {
-        const text = e.execution.commandLine.value.trim();
-        if (!text || /^(rankdebug|cd|ls|git|cat|echo|pip|conda|source|\.)\b/.test(text)) return;
-        const cwd = e.execution.cwd?.fsPath ?? e.terminal.shellIntegration?.cwd?.fsPath;
+    /** The plan of a command run in a terminal, when it starts a Python training job. */
+    private async trainingPlan(text: string, cwd: string | undefined): Promise<LaunchPlan | undefined> {
+        if (!text || /^(rankdebug|cd|ls|git|cat|echo|pip|conda|source|\.)\b/.test(text)) return undefined;
         let plan: LaunchPlan | PlanError;
         try {
             plan = await this.ctx.server.execute<LaunchPlan | PlanError>('rankdebug.plan', { text, language: 'shellscript', settings: cwd ? { cwd } : undefined });
         } catch {
-            return;
+            return undefined;
         }
-        if (isPlanError(plan) || plan.launcher === 'other' || !plan.entry || (plan.launcher === 'python' && plan.entry.kind === 'cli')) return;
+        if (isPlanError(plan) || plan.launcher === 'other' || !plan.entry || (plan.launcher === 'python' && plan.entry.kind === 'cli')) return undefined;
+        return plan;
+    }
+
+    /** Remembers training commands run in terminals; offers to debug one that failed. */
+    private async onCommandEnd(e: vscode.TerminalShellExecutionEndEvent): Promise<void> {
+        const text = e.execution.commandLine.value.trim();
+        const cwd = e.execution.cwd?.fsPath ?? e.terminal.shellIntegration?.cwd?.fsPath;
+        const plan = await this.trainingPlan(text, cwd);
+        if (!plan) return;
         this.last = { text, cwd, exitCode: e.exitCode };
         void vscode.commands.executeCommand('setContext', 'rankdebug.hasLastCommand', true);
-        if (e.exitCode !== undefined && e.exitCode !== 0 && e.exitCode !== 130 && getSettings().offerDebugOnFailure) {
-            const debug = vscode.l10n.t('Debug It');
-            const choice = await vscode.window.showInformationMessage(
-                vscode.l10n.t('{0} exited with code {1}. Debug it with Rank Debugger?', planTitle(plan), e.exitCode),
-                debug,
-            );
-            if (choice === debug) await this.debugLast();
-        }
+        const failed = e.exitCode !== undefined && e.exitCode !== 0 && e.exitCode !== 130;
+        if (!failed || !getSettings().offerDebugOnFailure) return;
+        const debug = vscode.l10n.t('Debug It');
+        const choice = await vscode.window.showInformationMessage(vscode.l10n.t('{0} exited with code {1}. Debug it with Rank Debugger?', titleOf(plan), e.exitCode), debug);
+        if (choice === debug) await this.debugLast();
     }
 
     /** Debug Last Training Command. */

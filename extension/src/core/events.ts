@@ -35,6 +35,23 @@ export interface ErrorEvent {
 }
 export type LaunchEvent = JobEvent | ListeningEvent | AttachedEvent | ExitedEvent | ErrorEvent;
 
+type Fields = Record<string, unknown>;
+
+/** Each event's reader: the event when its fields are well-typed, else undefined. */
+const READERS: Record<string, (v: Fields) => LaunchEvent | undefined> = {
+    job: (v) => (typeof v.job === 'string' ? (v as unknown as JobEvent) : undefined),
+    listening: (v) =>
+        typeof v.rank === 'number' && typeof v.port === 'number' ? ({ ...v, host: typeof v.host === 'string' ? v.host : '127.0.0.1' } as ListeningEvent) : undefined,
+    attached: (v) => (typeof v.rank === 'number' ? (v as unknown as AttachedEvent) : undefined),
+    exited: (v) => ({ event: 'exited', code: typeof v.code === 'number' ? v.code : 1 }),
+};
+
+/** `{"error": {...}}` (the CLI's error envelope) as an `error` event. */
+function errorEvent(error: object): ErrorEvent {
+    const message = (error as Fields).message;
+    return { event: 'error', message: typeof message === 'string' ? message : JSON.stringify(error) };
+}
+
 /** Turns one stdout line into an event; undefined for anything else. */
 export function parseEvent(line: string): LaunchEvent | undefined {
     const text = line.trim();
@@ -46,25 +63,10 @@ export function parseEvent(line: string): LaunchEvent | undefined {
         return undefined;
     }
     if (typeof value !== 'object' || value === null) return undefined;
-    const v = value as Record<string, unknown>;
-    if ('error' in v && typeof v.error === 'object' && v.error !== null) {
-        const message = (v.error as Record<string, unknown>).message;
-        return { event: 'error', message: typeof message === 'string' ? message : JSON.stringify(v.error) };
-    }
-    switch (v.event) {
-        case 'job':
-            return typeof v.job === 'string' ? (v as unknown as JobEvent) : undefined;
-        case 'listening':
-            return typeof v.rank === 'number' && typeof v.port === 'number'
-                ? ({ ...v, host: typeof v.host === 'string' ? v.host : '127.0.0.1' } as ListeningEvent)
-                : undefined;
-        case 'attached':
-            return typeof v.rank === 'number' ? (v as unknown as AttachedEvent) : undefined;
-        case 'exited':
-            return { event: 'exited', code: typeof v.code === 'number' ? v.code : 1 };
-        default:
-            return undefined;
-    }
+    const v = value as Fields;
+    if (typeof v.error === 'object' && v.error !== null) return errorEvent(v.error);
+    const read = typeof v.event === 'string' && Object.hasOwn(READERS, v.event) ? READERS[v.event] : undefined;
+    return read?.(v);
 }
 
 /** Splits a byte stream into lines; `push` returns the complete lines so far. */

@@ -1,6 +1,9 @@
 /**
- * Rank lists and rank specs ("0-3,8", "all", "local0"), shared by the quick-pick, the
- * jobs view and the debug adapter. No `vscode` import: unit-tested as is.
+ * Rank lists as the extension shows them: labels, compact specs of a selection, presets and
+ * nodes, for the quick-pick, the jobs view and the debug adapter. What a rank spec *means*
+ * (`0-3,8`, `all`, `local0`, `arm`) is the language server's (`rankdebug.ranks`, asked through
+ * `rankdebug.checkRanks`: core/rankCheck.ts); nothing here reads one.
+ * No `vscode` import: unit-tested as is.
  */
 
 /** One rank of a launch plan (`rankdebug plan --json` → `ranks[]`). */
@@ -13,6 +16,8 @@ export interface PlanRank {
 /** The part of a launch plan the extension reads; the Python side owns the rest. */
 export interface LaunchPlan {
     launcher: string;
+    /** A short name of the job (`rankdebug.plan` adds it; older servers do not). */
+    title?: string;
     nnodes?: number | null;
     node_rank?: number | null;
     nproc_per_node?: number | string | null;
@@ -35,6 +40,17 @@ export function isPlanError(value: unknown): value is PlanError {
     return typeof value === 'object' && value !== null && 'error' in value;
 }
 
+/**
+ * The job's short name: the server's `title` (`rankdebug.debugplan.title_of`). Only for an
+ * older server without it, the same rule here: the entry's file or module name, else the launcher.
+ */
+export function titleOf(plan: Pick<LaunchPlan, 'launcher' | 'entry' | 'title'>): string {
+    if (plan.title) return plan.title;
+    const target = plan.entry?.target;
+    if (!target) return plan.launcher;
+    return target.replace(/\/+$/, '').split('/').pop() || target;
+}
+
 /** The label a rank has everywhere: `rank 2 · node 0 · local 2`. */
 export function rankLabel(r: PlanRank): string {
     const parts = [`rank ${r.rank}`];
@@ -43,7 +59,7 @@ export function rankLabel(r: PlanRank): string {
     return parts.join(' · ');
 }
 
-/** Rank numbers as a compact spec: [0,1,2,3,8] → "0-3,8". */
+/** Rank numbers as a compact spec for display and memory: [0,1,2,3,8] → "0-3,8". */
 export function formatSpec(ranks: Iterable<number>): string {
     const sorted = [...new Set(ranks)].filter((r) => Number.isInteger(r) && r >= 0).sort((a, b) => a - b);
     const parts: string[] = [];
@@ -58,63 +74,36 @@ export function formatSpec(ranks: Iterable<number>): string {
     return parts.join(',');
 }
 
-/**
- * The ranks a spec names among `ranks`, or undefined when the spec is malformed.
- * Steps: split on commas; each part is `all`, `localN` (local rank N of each node), `N` or `A-B`.
- * Numbers outside the job are dropped only when the job's ranks are known.
- */
-export function parseSpec(spec: string, ranks: readonly PlanRank[] = []): number[] | undefined {
-    const out = new Set<number>();
-    const known = new Set(ranks.map((r) => r.rank));
-    const text = spec.trim().toLowerCase();
-    if (!text) return undefined;
-    for (const raw of text.split(',')) {
-        const part = raw.trim();
-        let m: RegExpMatchArray | null;
-        if (part === 'all' || part === '*') {
-            if (!ranks.length) return undefined;
-            ranks.forEach((r) => out.add(r.rank));
-        } else if ((m = /^local\s*(\d+)$/.exec(part))) {
-            const local = Number(m[1]);
-            const hit = ranks.filter((r) => r.local_rank === local);
-            if (!hit.length) return undefined;
-            hit.forEach((r) => out.add(r.rank));
-        } else if ((m = /^(\d+)$/.exec(part))) {
-            out.add(Number(m[1]));
-        } else if ((m = /^(\d+)\s*-\s*(\d+)$/.exec(part))) {
-            const [a, b] = [Number(m[1]), Number(m[2])];
-            if (b < a || b - a > 100000) return undefined;
-            for (let r = a; r <= b; r++) out.add(r);
-        } else {
-            return undefined;
-        }
-    }
-    const result = [...out].filter((r) => !known.size || known.has(r)).sort((a, b) => a - b);
-    return result.length ? result : undefined;
-}
+export type PresetId = 'all' | 'rank0' | 'local0';
 
 /** A preset of the quick-pick: all ranks, rank 0, local rank 0 of each node. */
 export interface Preset {
-    id: 'all' | 'rank0' | 'local0';
+    id: PresetId;
     spec: string;
     ranks: number[];
 }
 
-/** The presets that make sense for a plan (local0 only with more than one node). */
-export function presets(ranks: readonly PlanRank[]): Preset[] {
-    const all = ranks.map((r) => r.rank);
-    const out: Preset[] = [{ id: 'all', spec: 'all', ranks: all }];
-    if (all.includes(0)) out.push({ id: 'rank0', spec: '0', ranks: [0] });
-    const local0 = ranks.filter((r) => r.local_rank === 0).map((r) => r.rank);
-    const nodes = new Set(ranks.map((r) => r.node_rank ?? 0));
-    if (nodes.size > 1 && local0.length) out.push({ id: 'local0', spec: 'local0', ranks: local0 });
+/** The spec of each preset; the server says which ranks each names in a job. */
+export const PRESET_SPECS: Readonly<Record<PresetId, string>> = { all: 'all', rank0: '0', local0: 'local0' };
+
+/**
+ * The presets that make sense, from the ranks the server resolved for each preset's spec
+ * (missing or null: the spec does not fit the job). local0 only with more than one node.
+ */
+export function presets(resolved: Partial<Record<PresetId, readonly number[] | null>>, nodes: number): Preset[] {
+    const out: Preset[] = [];
+    for (const id of ['all', 'rank0', 'local0'] as const) {
+        const ranks = resolved[id];
+        if (!ranks?.length || (id === 'local0' && nodes < 2)) continue;
+        out.push({ id, spec: PRESET_SPECS[id], ranks: [...ranks] });
+    }
     return out;
 }
 
 /** The spec to send for a selection: a preset's own spec when the selection is exactly it. */
-export function specForSelection(selected: readonly number[], ranks: readonly PlanRank[]): string {
+export function specForSelection(selected: readonly number[], choices: readonly Preset[]): string {
     const key = formatSpec(selected);
-    for (const p of presets(ranks)) {
+    for (const p of choices) {
         if (p.id !== 'rank0' && p.ranks.length > 1 && formatSpec(p.ranks) === key) return p.spec;
     }
     return key;
@@ -132,10 +121,13 @@ export function byNode(ranks: readonly PlanRank[]): Map<number, PlanRank[]> {
     return out;
 }
 
-/** A short title for a job: `torchrun train.py`. */
-export function planTitle(plan: Pick<LaunchPlan, 'launcher' | 'entry'>): string {
-    const target = plan.entry?.target;
-    if (!target) return plan.launcher;
-    const base = target.split('/').pop() ?? target;
-    return `${plan.launcher} ${base}`;
+/**
+ * Fallback only for attaching to a running job while the language server cannot run (its
+ * interpreter is unusable): a list of rank numbers (`1,3`) is read here; any other spec
+ * (ranges, `all`, `localN`) needs the server, and this answers undefined.
+ */
+export function plainRankList(spec: string): number[] | undefined {
+    const parts = spec.split(',').map((p) => p.trim());
+    if (!parts.every((p) => /^\d+$/.test(p))) return undefined;
+    return [...new Set(parts.map(Number))].sort((a, b) => a - b);
 }

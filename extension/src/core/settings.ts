@@ -1,9 +1,17 @@
 /**
  * The extension's settings as typed values, and the camelCase object the language server
- * reads (`rankdebug.lsp.settings` on the Python side). No `vscode` import.
+ * reads (`rankdebug.lsp.settings` on the Python side: its `_FIELDS` table and `Settings`
+ * defaults). No `vscode` import.
+ *
+ * One home per setting: its type and default in package.json `contributes.configuration`,
+ * the same default in `DEFAULTS` here and in the server's `Settings`; `toServerSettings` is
+ * the one way settings reach the server (initializationOptions, didChangeConfiguration and
+ * the answer to `workspace/configuration`).
  */
 
 export type AttachOn = 'start' | 'hit';
+export type UnknownValues = 'off' | 'hint' | 'info' | 'warning';
+export type ShowNotifications = 'off' | 'onError' | 'onWarning' | 'always';
 
 export interface ExtensionSettings {
     /** Interpreter path; "" means: the Python extension's, else python3. */
@@ -19,6 +27,18 @@ export interface ExtensionSettings {
     codeLens: boolean;
     terminalShim: boolean;
     offerDebugOnFailure: boolean;
+    /** The server analyses documents at all. */
+    enable: boolean;
+    diagnostics: boolean;
+    /** Where relative paths of commands resolve (`${workspaceFolder}`, `${fileDirname}`). */
+    cwd: string;
+    env: Record<string, string>;
+    inheritEnv: boolean;
+    /** First port of the per-rank debugpy attach configurations in launch.json. */
+    debugpyBasePort: number;
+    unknownValues: UnknownValues;
+    showNotifications: ShowNotifications;
+    maxDocumentBytes: number;
 }
 
 export const DEFAULTS: ExtensionSettings = {
@@ -33,6 +53,52 @@ export const DEFAULTS: ExtensionSettings = {
     codeLens: true,
     terminalShim: true,
     offerDebugOnFailure: true,
+    enable: true,
+    diagnostics: true,
+    cwd: '${workspaceFolder}',
+    env: {},
+    inheritEnv: false,
+    debugpyBasePort: 5678,
+    unknownValues: 'hint',
+    showNotifications: 'off',
+    maxDocumentBytes: 16 * 1024 * 1024,
+};
+
+type Valid = (value: unknown) => boolean;
+
+const isBool: Valid = (v) => typeof v === 'boolean';
+const isString: Valid = (v) => typeof v === 'string';
+const isPort: Valid = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 65535;
+const isPositiveInt: Valid = (v) => typeof v === 'number' && Number.isInteger(v) && v > 0;
+const isSeconds: Valid = (v) => v === null || (typeof v === 'number' && v >= 0);
+const oneOf =
+    (...allowed: string[]): Valid =>
+    (v) =>
+        typeof v === 'string' && allowed.includes(v);
+const isStringMap: Valid = (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+
+/** What each setting accepts; anything else falls back to the default. */
+const VALID: { [K in keyof ExtensionSettings]: Valid } = {
+    python: isString,
+    host: isString,
+    basePort: isPort,
+    waitForClient: isBool,
+    collectiveTimeout: isSeconds,
+    justMyCode: isBool,
+    rememberRanks: isBool,
+    attachOn: oneOf('start', 'hit'),
+    codeLens: isBool,
+    terminalShim: isBool,
+    offerDebugOnFailure: isBool,
+    enable: isBool,
+    diagnostics: isBool,
+    cwd: isString,
+    env: isStringMap,
+    inheritEnv: isBool,
+    debugpyBasePort: isPort,
+    unknownValues: oneOf('off', 'hint', 'info', 'warning'),
+    showNotifications: oneOf('off', 'onError', 'onWarning', 'always'),
+    maxDocumentBytes: isPositiveInt,
 };
 
 /** Reads settings through `get(key)`, falling back to the default for missing or ill-typed values. */
@@ -40,34 +106,34 @@ export function readSettings(get: (key: keyof ExtensionSettings) => unknown): Ex
     const out: Record<string, unknown> = { ...DEFAULTS };
     for (const key of Object.keys(DEFAULTS) as (keyof ExtensionSettings)[]) {
         const value = get(key);
-        const def = DEFAULTS[key];
-        if (value === undefined) continue;
-        if (key === 'collectiveTimeout') {
-            if (value === null || (typeof value === 'number' && value >= 0)) out[key] = value;
-        } else if (key === 'attachOn') {
-            if (value === 'start' || value === 'hit') out[key] = value;
-        } else if (key === 'basePort') {
-            if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 65535) out[key] = value;
-        } else if (typeof value === typeof def) {
-            out[key] = value;
-        }
+        if (value !== undefined && VALID[key](value)) out[key] = value;
     }
     return out as unknown as ExtensionSettings;
 }
 
 /**
- * The settings object the server understands.
- * `interpreter` is the argv prefix that runs the rankdebug CLI (python + the bundled entry script).
+ * The settings object the server understands (camelCase keys of the server's `_FIELDS`).
+ * `interpreter` is the argv prefix that runs the rankdebug CLI (python + the bundled entry
+ * script); `workspace` (a folder's URI) marks per-folder settings.
  */
 export function toServerSettings(s: ExtensionSettings, interpreter: string[], workspace?: string): Record<string, unknown> {
     const out: Record<string, unknown> = {
-        interpreter,
-        host: s.host || '127.0.0.1',
-        basePort: s.basePort,
-        wait: s.waitForClient,
-        collectiveTimeout: s.collectiveTimeout,
-        attachOn: s.attachOn,
+        enable: s.enable,
         codeLens: s.codeLens,
+        diagnostics: s.diagnostics,
+        cwd: s.cwd,
+        env: { ...s.env },
+        inheritEnv: s.inheritEnv,
+        interpreter,
+        host: s.host || DEFAULTS.host,
+        basePort: s.basePort,
+        debugpyBasePort: s.debugpyBasePort,
+        collectiveTimeout: s.collectiveTimeout,
+        wait: s.waitForClient,
+        attachOn: s.attachOn,
+        unknownValues: s.unknownValues,
+        showNotifications: s.showNotifications,
+        maxDocumentBytes: s.maxDocumentBytes,
     };
     if (workspace) out.workspace = workspace;
     return out;

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { byNode, formatSpec, isPlanError, parseSpec, planTitle, presets, rankLabel, specForSelection, type PlanRank } from '../../../extension/src/core/ranks';
+import { byNode, formatSpec, isPlanError, plainRankList, presets, rankLabel, specForSelection, titleOf, type PlanRank } from '../../../extension/src/core/ranks';
 
 function job(nodes: number, perNode: number): PlanRank[] {
     const out: PlanRank[] = [];
@@ -22,49 +22,42 @@ describe('core/ranks', () => {
         assert.equal(formatSpec([1, 1, 2, 3]), '1-3');
     });
 
-    it('parses specs against the job', () => {
-        const ranks = job(2, 4);
-        assert.deepEqual(parseSpec('1,3', ranks), [1, 3]);
-        assert.deepEqual(parseSpec('0-3,8', []), [0, 1, 2, 3, 8]);
-        assert.deepEqual(parseSpec('0-3,100', ranks), [0, 1, 2, 3]);
-        assert.deepEqual(parseSpec('all', ranks), [0, 1, 2, 3, 4, 5, 6, 7]);
-        assert.deepEqual(parseSpec('local0', ranks), [0, 4]);
-        assert.deepEqual(parseSpec(' 2 , 2 ', ranks), [2]);
-        assert.equal(parseSpec('3-1', ranks), undefined);
-        assert.equal(parseSpec('rank 1', ranks), undefined);
-        assert.equal(parseSpec('', ranks), undefined);
-        assert.equal(parseSpec('all', []), undefined);
-        assert.equal(parseSpec('100', ranks), undefined);
-    });
-
-    it('round-trips format and parse for many ranks', () => {
-        const ranks = job(64, 8);
-        const pick = ranks.filter((r) => r.rank % 3 === 0 || (r.rank > 100 && r.rank < 200)).map((r) => r.rank);
-        assert.deepEqual(parseSpec(formatSpec(pick), ranks), pick);
-    });
-
-    it('offers presets: all, rank 0, and local 0 of each node when there are several nodes', () => {
-        assert.deepEqual(presets(job(1, 2)).map((p) => p.id), ['all', 'rank0']);
-        const multi = presets(job(3, 2));
+    it('offers the presets the server resolved: all, rank 0, and local 0 only with several nodes', () => {
+        assert.deepEqual(presets({ all: [0, 1], rank0: [0], local0: [0] }, 1).map((p) => p.id), ['all', 'rank0']);
+        const multi = presets({ all: [0, 1, 2, 3, 4, 5], rank0: [0], local0: [0, 2, 4] }, 3);
         assert.deepEqual(multi.map((p) => p.id), ['all', 'rank0', 'local0']);
-        assert.deepEqual(multi[2].ranks, [0, 2, 4]);
+        assert.deepEqual(multi[2], { id: 'local0', spec: 'local0', ranks: [0, 2, 4] });
+        // A spec the server refused (missing) or could not resolve (null) is no preset.
+        assert.deepEqual(presets({ all: [0, 1], local0: null }, 2).map((p) => p.id), ['all']);
     });
 
     it('sends a preset spec when the selection is exactly that preset', () => {
-        const ranks = job(2, 2);
-        assert.equal(specForSelection([0, 1, 2, 3], ranks), 'all');
-        assert.equal(specForSelection([0, 2], ranks), 'local0');
-        assert.equal(specForSelection([0], ranks), '0');
-        assert.equal(specForSelection([1, 3], ranks), '1,3');
+        const choices = presets({ all: [0, 1, 2, 3], rank0: [0], local0: [0, 2] }, 2);
+        assert.equal(specForSelection([0, 1, 2, 3], choices), 'all');
+        assert.equal(specForSelection([0, 2], choices), 'local0');
+        assert.equal(specForSelection([0], choices), '0');
+        assert.equal(specForSelection([1, 3], choices), '1,3');
+        assert.equal(specForSelection([0, 1, 2, 3], []), '0-3');
     });
 
-    it('groups by node and titles plans', () => {
+    it('groups by node', () => {
         const groups = byNode(job(2, 3));
         assert.deepEqual([...groups.keys()], [0, 1]);
         assert.equal(groups.get(1)?.length, 3);
-        assert.equal(planTitle({ launcher: 'torchrun', entry: { kind: 'script', target: 'src/train.py' } }), 'torchrun train.py');
-        assert.equal(planTitle({ launcher: 'deepspeed', entry: null }), 'deepspeed');
         assert.ok(isPlanError({ error: { message: 'x' } }));
         assert.ok(!isPlanError({ launcher: 'torchrun' }));
+    });
+
+    it("titles a plan with the server's title, else as the server would", () => {
+        assert.equal(titleOf({ launcher: 'torchrun', title: 'train.py', entry: { kind: 'script', target: 'src/other.py' } }), 'train.py');
+        assert.equal(titleOf({ launcher: 'torchrun', entry: { kind: 'script', target: 'src/train.py' } }), 'train.py');
+        assert.equal(titleOf({ launcher: 'torchrun', entry: { kind: 'module', target: 'pkg.train' } }), 'pkg.train');
+        assert.equal(titleOf({ launcher: 'deepspeed', entry: null }), 'deepspeed');
+    });
+
+    it('reads only plain rank lists without a server', () => {
+        assert.deepEqual(plainRankList('3, 1,3'), [1, 3]);
+        assert.deepEqual(plainRankList('0'), [0]);
+        for (const spec of ['0-3', 'all', 'local0', '', '1,,2', 'x']) assert.equal(plainRankList(spec), undefined, spec);
     });
 });

@@ -5,9 +5,15 @@ import * as path from 'node:path';
 import { findJob, listJobs, registryRoot, statusText } from '../../../extension/src/core/jobs';
 import { DEFAULTS, readSettings, toServerSettings } from '../../../extension/src/core/settings';
 
+const ROOT = path.resolve(__dirname, '../..');
+const read = (p: string): string => fs.readFileSync(path.join(ROOT, p), 'utf8');
+
 describe('core/settings', () => {
     it('falls back to defaults for missing or ill-typed values', () => {
-        const values: Record<string, unknown> = { host: 5, basePort: 70000, collectiveTimeout: null, attachOn: 'later', justMyCode: false, python: '/x/python' };
+        const values: Record<string, unknown> = {
+            host: 5, basePort: 70000, collectiveTimeout: null, attachOn: 'later', justMyCode: false, python: '/x/python',
+            env: { A: '1', B: 2 }, debugpyBasePort: -1, maxDocumentBytes: 0, unknownValues: 'loud', showNotifications: 'onError', inheritEnv: 'yes',
+        };
         const s = readSettings((k) => values[k]);
         assert.equal(s.host, DEFAULTS.host);
         assert.equal(s.basePort, 0);
@@ -15,13 +21,63 @@ describe('core/settings', () => {
         assert.equal(s.attachOn, 'start');
         assert.equal(s.justMyCode, false);
         assert.equal(s.python, '/x/python');
+        assert.deepEqual(s.env, {});
+        assert.equal(s.debugpyBasePort, 5678);
+        assert.equal(s.maxDocumentBytes, 16 * 1024 * 1024);
+        assert.equal(s.unknownValues, 'hint');
+        assert.equal(s.showNotifications, 'onError');
+        assert.equal(s.inheritEnv, false);
     });
 
     it('maps to the server keys', () => {
-        const s = readSettings((k) => ({ waitForClient: false, collectiveTimeout: 600, basePort: 29500 })[k as string]);
+        const values: Record<string, unknown> = { waitForClient: false, collectiveTimeout: 600, basePort: 29500, env: { NCCL_DEBUG: 'INFO' }, cwd: '${fileDirname}', enable: false };
+        const s = readSettings((k) => values[k]);
         assert.deepEqual(toServerSettings(s, ['/py', '/main.py'], 'file:///w'), {
-            interpreter: ['/py', '/main.py'], host: '127.0.0.1', basePort: 29500, wait: false, collectiveTimeout: 600, attachOn: 'start', codeLens: true, workspace: 'file:///w',
+            enable: false,
+            codeLens: true,
+            diagnostics: true,
+            cwd: '${fileDirname}',
+            env: { NCCL_DEBUG: 'INFO' },
+            inheritEnv: false,
+            interpreter: ['/py', '/main.py'],
+            host: '127.0.0.1',
+            basePort: 29500,
+            debugpyBasePort: 5678,
+            collectiveTimeout: 600,
+            wait: false,
+            attachOn: 'start',
+            unknownValues: 'hint',
+            showNotifications: 'off',
+            maxDocumentBytes: 16777216,
+            workspace: 'file:///w',
         });
+        assert.equal('workspace' in toServerSettings(s, ['/py']), false);
+    });
+
+    it('contributes every setting in package.json with the same default, described in English and Chinese', () => {
+        const manifest = JSON.parse(read('package.json')) as { contributes: { configuration: { properties: Record<string, { default?: unknown; description?: string; markdownDescription?: string }> } } };
+        const props = manifest.contributes.configuration.properties;
+        const en = JSON.parse(read('package.nls.json')) as Record<string, string>;
+        const zh = JSON.parse(read('package.nls.zh-cn.json')) as Record<string, string>;
+        for (const [key, value] of Object.entries(DEFAULTS)) {
+            const prop = props[`rankdebug.${key}`];
+            assert.ok(prop, `rankdebug.${key} is contributed`);
+            assert.deepEqual(prop.default, value, `default of rankdebug.${key}`);
+            const nls = /^%(.+)%$/.exec(prop.description ?? prop.markdownDescription ?? '')?.[1];
+            assert.ok(nls && en[nls] && zh[nls], `rankdebug.${key} is described`);
+        }
+    });
+
+    it("sends every setting the server reads (rankdebug.lsp.settings _FIELDS)", function () {
+        const source = path.join(ROOT, 'pyserver/rankdebug/lsp/settings.py');
+        if (!fs.existsSync(source)) this.skip();
+        const text = fs.readFileSync(source, 'utf8');
+        const table = /_FIELDS[^=]*=\s*\{([\s\S]*?)\n\}/.exec(text)?.[1] ?? '';
+        const keys = [...table.matchAll(/^\s*"(\w+)":/gm)].map((m) => m[1]);
+        assert.ok(keys.length > 10, 'the table was found');
+        const sent = Object.keys(toServerSettings(DEFAULTS, ['/py']));
+        assert.deepEqual(keys.filter((k) => !sent.includes(k)), []);
+        assert.deepEqual(sent.filter((k) => !keys.includes(k)), []);
     });
 });
 

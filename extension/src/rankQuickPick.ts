@@ -1,0 +1,221 @@
+/**
+ * The rank quick-pick: multi-select `rank 2 · node 0 · local 2`, presets (all ranks, rank 0,
+ * local rank 0 of each node, and *No rank now — arm every rank*), the option *Arm every
+ * rank* (checked with ranks: those are debugged from the start and every rank can be
+ * attached later), a typed choice (`0-3,8`, `arm`, `1 arm`) read by the language server, the
+ * remembered choice preselected. Usable with hundreds of ranks: one separator per node, and
+ * filtering by `node 3` or `local 0` matches the item's description.
+ *
+ * Typed text is checked as you type (debounced): the first separator then says what Enter
+ * takes, or the server's message when the text is neither a choice nor a filter of the items.
+ */
+import * as vscode from 'vscode';
+import { debounce } from './core/debounce';
+import { CHECK_DELAY_MS, type CheckedChoice, type RankChecker } from './core/rankCheck';
+import type { RankChoice } from './core/rankChoice';
+import { byNode, formatSpec, isPlanError, rankLabel, specForSelection, type PlanRank, type Preset } from './core/ranks';
+
+interface RankItem extends vscode.QuickPickItem {
+    rank?: number;
+    preset?: Preset;
+    /** The preset *No rank now — arm every rank*. */
+    armOnly?: boolean;
+    /** The option *Arm every rank*. */
+    arm?: boolean;
+}
+
+export interface QuickPickRequest {
+    checker: RankChecker;
+    ranks: readonly PlanRank[];
+    presets: readonly Preset[];
+    last: CheckedChoice | undefined;
+    title: string;
+}
+
+function presetLabel(p: Preset): string {
+    switch (p.id) {
+        case 'all':
+            return vscode.l10n.t('All ranks');
+        case 'rank0':
+            return vscode.l10n.t('Rank 0');
+        case 'local0':
+            return vscode.l10n.t('Local rank 0 of each node');
+    }
+}
+
+/** What Enter takes for a typed choice, as the first separator says it. */
+function typedHint(choice: RankChoice): string {
+    if (!choice.spec) return vscode.l10n.t('Enter: no rank now, arm every rank');
+    return choice.arm ? vscode.l10n.t('Enter: ranks {0}, every rank armed', choice.spec) : vscode.l10n.t('Enter: ranks {0}', choice.spec);
+}
+
+class RankQuickPick {
+    private readonly qp = vscode.window.createQuickPick<RankItem>();
+    private readonly header: RankItem = { label: vscode.l10n.t('Presets'), kind: vscode.QuickPickItemKind.Separator };
+    private readonly armItem: RankItem = {
+        label: vscode.l10n.t('Arm every rank'),
+        description: vscode.l10n.t('any rank can be attached, evaluated or read later'),
+        arm: true,
+        alwaysShow: true,
+    };
+    private readonly items: RankItem[];
+    private readonly rankItems: RankItem[];
+    private readonly allowArm: boolean;
+    /** Selections made here, not by the user (presets toggled). */
+    private updating = false;
+    private accepting = false;
+    /** Hidden: late checks change nothing. */
+    private closed = false;
+
+    constructor(private readonly req: QuickPickRequest) {
+        this.allowArm = req.checker.allowArm;
+        this.items = this.buildItems();
+        this.rankItems = this.items.filter((i) => i.rank !== undefined);
+    }
+
+    private buildItems(): RankItem[] {
+        const items: RankItem[] = [this.header];
+        for (const p of this.req.presets) items.push({ label: presetLabel(p), description: p.id === 'all' ? formatSpec(p.ranks) : p.spec, preset: p, alwaysShow: true });
+        if (this.allowArm) {
+            items.push({
+                label: vscode.l10n.t('No rank now — arm every rank'),
+                description: vscode.l10n.t('attach, evaluate or read stacks later from Training Jobs'),
+                armOnly: true,
+                alwaysShow: true,
+            });
+        }
+        const nodes = byNode(this.req.ranks);
+        for (const [node, list] of nodes) {
+            items.push({ label: nodes.size > 1 ? vscode.l10n.t('node {0}', node) : vscode.l10n.t('Ranks'), kind: vscode.QuickPickItemKind.Separator });
+            for (const r of list) items.push({ label: rankLabel(r), rank: r.rank });
+        }
+        if (this.allowArm) items.push({ label: vscode.l10n.t('Later'), kind: vscode.QuickPickItemKind.Separator }, this.armItem);
+        return items;
+    }
+
+    /** The remembered choice's ranks (and arming), else rank 0 (none when only armed was remembered). */
+    private initialSelection(): RankItem[] {
+        const last = this.req.last;
+        const armedOnly = this.allowArm && last?.arm === true && !last.spec;
+        const wanted = last?.ranks ?? (armedOnly ? [] : [0]);
+        const out = this.rankItems.filter((i) => wanted.includes(i.rank as number));
+        return this.allowArm && last?.arm ? [...out, this.armItem] : out;
+    }
+
+    private select(items: RankItem[]): void {
+        this.updating = true;
+        this.qp.selectedItems = items;
+        this.updating = false;
+    }
+
+    /** A preset toggled on replaces the rank selection; *No rank now* checks *Arm every rank* alone. */
+    private onSelection(sel: readonly RankItem[]): void {
+        if (this.updating) return;
+        const preset = sel.find((i) => i.preset || i.armOnly);
+        if (preset?.armOnly) this.select([this.armItem]);
+        else if (preset?.preset) {
+            const wanted = new Set(preset.preset.ranks);
+            this.select([...this.rankItems.filter((i) => wanted.has(i.rank as number)), ...(sel.includes(this.armItem) ? [this.armItem] : [])]);
+        }
+    }
+
+    /** Whether `text` filters the items (`node 3`, `local 0`) rather than naming ranks. */
+    private filters(text: string): boolean {
+        const t = text.toLowerCase();
+        return this.items.some((i) => i.kind !== vscode.QuickPickItemKind.Separator && `${i.label} ${i.description ?? ''}`.toLowerCase().includes(t));
+    }
+
+    /** The first separator's label: what Enter takes for the typed text, or why it takes nothing. */
+    private async showHint(text: string): Promise<void> {
+        let hint = vscode.l10n.t('Presets');
+        if (text.trim()) {
+            const choice = await this.req.checker.choice(text, this.req.presets).catch(() => undefined);
+            if (choice && !isPlanError(choice)) hint = typedHint(choice);
+            else if (choice && !this.filters(text.trim())) hint = choice.error.message;
+        }
+        if (this.qp.value === text) this.setHeader(hint);
+    }
+
+    /** Shows `label` on the first separator; the items are sent again, the selection kept. */
+    private setHeader(label: string): void {
+        if (this.closed || this.header.label === label) return;
+        this.header.label = label;
+        const selected = [...this.qp.selectedItems];
+        this.qp.items = [...this.items];
+        this.select(selected);
+    }
+
+    /** The typed choice, or the checked items; undefined when Enter takes nothing yet. */
+    private async answer(): Promise<RankChoice | undefined> {
+        const typed = this.qp.value.trim();
+        const armChecked = this.qp.selectedItems.includes(this.armItem);
+        if (typed) {
+            const choice = await this.req.checker.choice(typed, this.req.presets);
+            if (!isPlanError(choice)) return { spec: choice.spec, arm: this.allowArm && (choice.arm || armChecked) };
+            if (!this.filters(typed)) {
+                await this.showHint(this.qp.value);
+                return undefined;
+            }
+        }
+        const chosen = this.qp.selectedItems.filter((i) => i.rank !== undefined).map((i) => i.rank as number);
+        if (!chosen.length && !armChecked) return undefined;
+        return { spec: chosen.length ? specForSelection(chosen, this.req.presets) : '', arm: armChecked };
+    }
+
+    show(): Promise<RankChoice | undefined> {
+        const qp = this.qp;
+        qp.title = this.req.title;
+        qp.placeholder = this.allowArm
+            ? vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 and press Enter), or arm every rank to debug later')
+            : vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 and press Enter)');
+        qp.canSelectMany = true;
+        qp.matchOnDescription = true;
+        qp.items = this.items;
+        this.select(this.initialSelection());
+        const hint = debounce((text: string) => this.showHint(text), CHECK_DELAY_MS, undefined);
+        return new Promise<RankChoice | undefined>((resolve) => {
+            let done = false;
+            const finish = (choice: RankChoice | undefined): void => {
+                if (done) return;
+                done = true;
+                qp.hide();
+                resolve(choice);
+            };
+            qp.onDidChangeSelection((sel) => this.onSelection(sel));
+            qp.onDidChangeValue((text) => void hint(text));
+            qp.onDidAccept(() => void this.accept(finish));
+            qp.onDidHide(() => {
+                this.closed = true;
+                finish(undefined);
+                qp.dispose();
+            });
+            qp.show();
+        });
+    }
+
+    private async accept(finish: (choice: RankChoice | undefined) => void): Promise<void> {
+        if (this.accepting) return;
+        this.accepting = true;
+        this.qp.busy = true;
+        try {
+            const choice = await this.answer();
+            if (choice) finish(choice);
+        } catch (e) {
+            this.setHeader(e instanceof Error ? e.message : String(e));
+        } finally {
+            this.accepting = false;
+            this.qp.busy = false;
+        }
+    }
+}
+
+/**
+ * Asks which ranks to debug among the plan's; the choice (spec `1,3`, `all`, `local0` or ''
+ * and whether every rank is armed), or undefined when cancelled.
+ * Steps: preset, rank and arm items; the remembered choice preselected (else rank 0); a preset
+ * toggled on replaces the rank selection; Enter with a typed choice takes it (the server reads
+ * it), else the checked items; nothing chosen and nothing armed is not accepted.
+ */
+export function showRankQuickPick(req: QuickPickRequest): Promise<RankChoice | undefined> {
+    return new RankQuickPick(req).show();
+}
