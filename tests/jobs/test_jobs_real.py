@@ -4,7 +4,8 @@
 - ``stacks`` singles out rank 3, which blocks somewhere else while 0-2 wait in all_reduce;
 - ``attach --pid`` makes rank 2 listen; a DAP client stops it at a breakpoint while ranks
   0, 1 and 3 keep counting steps; the job then ends cleanly;
-- the same injection into a process running another Python than rankdebug's;
+- the same injection into a process running another Python than rankdebug's, and through
+  gdb when asked (where gdb can call into a process at all);
 - another user's rank process is never listed.
 """
 
@@ -119,7 +120,7 @@ def test_eval_needs_an_armed_job(hang_job: TorchrunJob) -> None:
 
 def test_attach_to_a_rank_waiting_in_all_reduce(hang_job: TorchrunJob) -> None:
     """The case this is for: a hung job. Rank 0 waits in all_reduce (in C++, the GIL
-    released); gdb injects debugpy all the same, the collective is not disturbed, and once
+    released); debugpy is injected all the same, the collective is not disturbed, and once
     rank 3 is released rank 0 stops at the next line with the reduced value."""
     if hang_job.proc.poll() is not None:
         pytest.skip("the hang job already ended")
@@ -160,7 +161,7 @@ def test_attach_by_pid_stops_rank2_while_the_others_run(tmp_path: Path) -> None:
         assert event["event"] == "listening" and event["rank"] == 2
         assert event["pid"] == pids[2] and event["host"] == "127.0.0.1"
         assert event["job"] == f"{job.proc.pid}@{os.uname().nodename}"
-        # The others were never stopped while gdb held rank 2.
+        # The others were never stopped while rank 2 was injected.
         assert all(_proc_state(pids[r]) not in ("t", "T") for r in (0, 1, 3))
 
         client = DAPClient(event["host"], event["port"])
@@ -253,6 +254,70 @@ def test_attach_injects_into_another_python(tmp_path: Path) -> None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, 9)
         proc.wait()
+
+
+def _gdb_cannot_call() -> str | None:
+    """Why gdb cannot run code in a process here (a sacrificial one), or None when it can.
+    gdb 13's inferior calls fail on some CPUs (AMX state) and kill the process."""
+    if shutil.which("gdb") is None:
+        return "gdb is not installed"
+    probe = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.01)"],
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.3)
+        out = subprocess.run(["gdb", "--batch", "--nx", "-p", str(probe.pid), "-ex",
+                              "call (int)Py_IsInitialized()"], capture_output=True,
+                             text=True, timeout=60, check=False)
+        time.sleep(0.3)
+        if "= 1" not in out.stdout or probe.poll() is not None:
+            return "gdb cannot call into a process here: " + (out.stdout + out.stderr)[-300:]
+        return None
+    finally:
+        probe.kill()
+        probe.communicate()
+
+
+def test_attach_with_gdb_when_asked(tmp_path: Path) -> None:
+    """RANKDEBUG_INJECT=gdb takes the other way (the default off x86-64): debugpy's own
+    ``--pid``, through gdb."""
+    why = _gdb_cannot_call()
+    if why is not None:
+        pytest.skip(why)
+    script = tmp_path / "spin.py"
+    script.write_text("import time\nn = 0\nwhile True:\n    n += 1  # BREAK\n"
+                      "    time.sleep(0.02)\n")
+    env = dict(os.environ, RANK="0", WORLD_SIZE="1", MARKER_DIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, str(script)], env=env)
+    try:
+        time.sleep(0.5)
+        out = subprocess.run([sys.executable, "-m", "rankdebug", "attach", "--pid",
+                              str(proc.pid), "--json"], capture_output=True, text=True,
+                             timeout=120, check=False,
+                             env=dict(os.environ, RANKDEBUG_INJECT="gdb"))
+        event = json.loads(out.stdout.strip().splitlines()[-1])
+        assert event.get("event") == "listening", out.stdout + out.stderr
+        client = DAPClient(event["host"], event["port"])
+        try:
+            client.attach({str(script): [4]})
+            stopped = client.stopped(timeout=60)
+            assert client.top_frame(stopped["threadId"])["line"] == 4
+        finally:
+            client.disconnect(terminate=True)
+    finally:
+        from jobs_helpers import with_marker
+
+        for pid in [proc.pid, *with_marker(tmp_path)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
+        proc.wait()
+
+
+def test_an_unknown_injector_is_refused() -> None:
+    out = subprocess.run([sys.executable, "-m", "rankdebug", "attach", "--pid",
+                          str(os.getpid()), "--json"], capture_output=True, text=True,
+                         timeout=60, check=False, env=dict(os.environ, RANKDEBUG_INJECT="lldb"))
+    assert out.returncode != 0
+    assert "RANKDEBUG_INJECT='lldb'" in json.loads(out.stdout)["error"]["message"]
 
 
 def _make_user() -> str:

@@ -1,20 +1,28 @@
 """Make a running Python process listen for a debugger, although nothing of ours started it.
 
-debugpy's own ``--pid`` support does the work: ``python -m debugpy --listen HOST:PORT --pid
-P`` runs gdb, which attaches to P, loads debugpy's small attach library into it and runs
-``debugpy.listen`` there (debugpy's pure-Python package, the very version this ``rankdebug``
-uses, is put on the process's ``sys.path`` by that code). debugpy's adapter then runs as a
-child of the process, with the process's own interpreter. Only P is touched: the rank stops
-for the second or two gdb needs, the other ranks never.
+debugpy's own attach script (``debugpy/server/attach_pid_injected.py``, what ``python -m
+debugpy --listen HOST:PORT --pid P`` runs in P) is run inside P; it puts debugpy's
+pure-Python package, the very version this ``rankdebug`` uses, on P's ``sys.path`` and calls
+``debugpy.listen``. debugpy's adapter then runs as a child of P, with P's own interpreter.
 
-To keep that short, gdb reads the symbols of the C library only (``dlopen`` lives there),
-not of every library a training process maps (libtorch's alone take seconds); when that
-is not enough (an unusual libc), the attach is tried once more with every library.
+Two ways to run it there (``RANKDEBUG_INJECT=ptrace|gdb`` overrides the choice):
+
+- ``rankdebug.jobs.inject`` (x86-64 Linux, the default there): plain ptrace stops P's main
+  thread where it waits in a system call and calls the interpreter's C API on it, in
+  milliseconds. No gdb: gdb 13's inferior calls fail on some CPUs and kill the rank they
+  were meant to debug (its interrupted system call fails with errno 514).
+- gdb, through ``python -m debugpy --pid`` (other machines):
+  gdb reads the symbols of the C library only (``dlopen`` lives there), not of every
+  library a training process maps (libtorch's alone take seconds); when that is not
+  enough (an unusual libc), the attach is tried once more with every library.
+
+Only P is touched: it stops for milliseconds (seconds under gdb), the other ranks never.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -25,8 +33,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-from rankdebug.jobs import procfs
-from rankdebug.jobs.ptrace import diagnose, explain_failure
+from rankdebug.jobs import inject, procfs
+from rankdebug.jobs.ptrace import CONTAINER_FIX, diagnose, explain_failure
 
 MIN_PYTHON = (3, 8)  # what debugpy 1.8 supports
 QUICK_LIBS = "libc.so,libc-,libdl.so,libpthread.so"
@@ -56,7 +64,7 @@ def free_port(host: str) -> int:
 
 def check_target(pid: int) -> None:
     """Refuse early, with a reason: gone, someone else's, not Python, too old a Python,
-    gdb missing, ptrace forbidden."""
+    already traced, ptrace forbidden."""
     st = procfs.status(pid)
     if st is None:
         raise AttachError(f"no process {pid}")
@@ -79,10 +87,6 @@ def check_target(pid: int) -> None:
         raise AttachError(f"process {pid} is already traced by process {tracer} "
                           f"({name.strip()}), and a process can have only one tracer: "
                           "detach that debugger (or wait for py-spy to finish) and try again")
-    if shutil.which("gdb") is None:
-        raise AttachError("gdb is needed to attach to a process that rankdebug did not "
-                          "start: install it (`sudo apt-get install gdb`, "
-                          "`sudo dnf install gdb`)")
     problem = diagnose(pid)
     if problem is not None:
         raise AttachError(problem)
@@ -92,6 +96,48 @@ def _debugpy_root() -> str:
     import debugpy
 
     return os.path.dirname(os.path.dirname(os.path.abspath(debugpy.__file__)))
+
+
+def attach_code(host: str, port: int) -> str:
+    """The Python that makes a process listen on ``host:port``: debugpy's attach script, run
+    as ``python -m debugpy --pid`` runs it."""
+    import debugpy.server
+
+    setup = {"mode": "listen", "address": [host, port], "wait_for_client": False,
+             "log_to": None, "adapter_access_token": None}
+    server_dir = os.path.dirname(os.path.abspath(debugpy.server.__file__))
+    return (f"import sys\nsys.path.insert(0, {server_dir!r})\n"
+            "import attach_pid_injected\ndel sys.path[0]\n"
+            f"attach_pid_injected.attach({setup!r})\n")
+
+
+def injector() -> str:
+    """``ptrace`` (our own injector, x86-64 Linux) or ``gdb``; ``RANKDEBUG_INJECT`` picks."""
+    how = os.environ.get("RANKDEBUG_INJECT") or ("ptrace" if inject.supported() else "gdb")
+    if how not in ("ptrace", "gdb") or (how == "ptrace" and not inject.supported()):
+        raise AttachError(f"RANKDEBUG_INJECT={how!r}: use 'gdb'"
+                          + (" or 'ptrace'" if inject.supported() else " on this machine"))
+    return how
+
+
+def _inject_direct(pid: int, host: str, port: int, timeout: float) -> None:
+    """Run debugpy's attach script in ``pid`` with ptrace alone; returns once it ran or is
+    queued to run."""
+    try:
+        result = inject.run_python(pid, attach_code(host, port), timeout)
+    except inject.InjectError as exc:
+        raise AttachError(str(exc)) from None
+    except OSError as exc:
+        if procfs.status(pid) is None:
+            raise AttachError(f"process {pid} ended while attaching") from None
+        if exc.errno in (errno.EPERM, errno.EACCES):
+            raise AttachError(diagnose(pid) or (
+                "ptrace is not permitted here (Operation not permitted) although "
+                "kernel.yama.ptrace_scope allows it: " + CONTAINER_FIX)) from None
+        raise AttachError(f"could not make process {pid} listen: {exc.strerror}") from None
+    if result not in (0, None):
+        raise AttachError(f"debugpy's attach script raised in process {pid}; the "
+                          "traceback is on that process's stderr")
 
 
 def _inject(pid: int, host: str, port: int, quick: bool, timeout: float) -> tuple[int, str]:
@@ -144,6 +190,28 @@ def attach(pid: int, host: str = "127.0.0.1", port: int = 0,
     if port and port in procfs.listening_ports():
         raise AttachError(f"port {port} is already in use; leave --port out to take a free one")
     port = port or free_port(host)
+    if injector() == "gdb":
+        return _attach_with_gdb(pid, host, port, timeout, t0)
+    _inject_direct(pid, host, port, timeout)
+    if wait_listening(port, pid, LISTEN_TIMEOUT_S):
+        return Attached(pid, host, port, round(time.monotonic() - t0, 3), True)
+    raise _not_listening(pid, port)
+
+
+def _not_listening(pid: int, port: int) -> AttachError:
+    if procfs.status(pid) is None:
+        return AttachError(f"process {pid} ended while attaching")
+    # debugpy is in the process: injecting it twice would not help.
+    return AttachError(f"debugpy was loaded into process {pid} but port {port} did not open "
+                       f"within {LISTEN_TIMEOUT_S:.0f} s; the process's own stderr says why")
+
+
+def _attach_with_gdb(pid: int, host: str, port: int, timeout: float, t0: float) -> Attached:
+    if shutil.which("gdb") is None:
+        raise AttachError("gdb is needed to attach to a process that rankdebug did not "
+                          "start on this machine: install it (`sudo apt-get install gdb`, "
+                          "`sudo dnf install gdb`)")
+    out = ""
     for quick in (True, False):
         code, out = _inject(pid, host, port, quick=quick, timeout=timeout)
         if code == 0 and wait_listening(port, pid, LISTEN_TIMEOUT_S):
@@ -151,13 +219,8 @@ def attach(pid: int, host: str = "127.0.0.1", port: int = 0,
         refused = explain_failure(pid, out)
         if refused is not None:
             raise AttachError(refused)
-        if procfs.status(pid) is None:
-            raise AttachError(f"process {pid} ended while attaching")
-        if _reached(out):
-            # debugpy is in the process: injecting it twice would not help.
-            raise AttachError(
-                f"debugpy was loaded into process {pid} but port {port} did not open within "
-                f"{LISTEN_TIMEOUT_S:.0f} s; the process's own stderr says why")
+        if procfs.status(pid) is None or _reached(out):
+            raise _not_listening(pid, port)
     raise AttachError(_tail(out, pid))
 
 

@@ -237,7 +237,7 @@ def arm(folder: str) -> None:
     """Serve the rank's control socket (``rankdebug launch --arm``; see ``handler``)."""
     from rankdebug.runtime import handler
 
-    path = handler.start(folder, state.rank)
+    path = handler.start(folder, state.rank, attach=_attach_reply)
     if path is not None:
         send("handler", socket=path)
 
@@ -256,6 +256,12 @@ def attach_now() -> tuple[str, int]:
         return state.listening
 
 
+
+
+def _attach_reply() -> dict[str, Any]:
+    """The handler's answer to ``attach``."""
+    host, port = attach_now()
+    return {"event": "listening", "host": host, "port": port, "job": state.job}
 
 
 def _report_attached() -> None:

@@ -29,7 +29,7 @@ import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
 MAX_TEXT = 100_000  # characters of an eval result sent back (repr of a big tensor)
 MAX_REQUEST = 1 << 20
@@ -41,6 +41,9 @@ class _Handler:
     pid = 0
     rank = 0
     ident: int | None = None
+    # Starts the debugger and says where it listens: ``runtime.debug`` passes it in, so
+    # the handler never imports the module that starts it.
+    attach: Callable[[], dict[str, Any]] | None = None
 
 
 handler = _Handler()
@@ -50,9 +53,11 @@ def socket_path(folder: str, rank: int) -> str:
     return os.path.join(folder, f"rank-{rank}.sock")
 
 
-def start(folder: str, rank: int) -> str | None:
+def start(folder: str, rank: int,
+          attach: Callable[[], dict[str, Any]] | None = None) -> str | None:
     """Listen on the rank's socket in ``folder`` (the job's registry folder) and serve it
-    from a daemon thread; returns the socket's path, or None when it cannot be made."""
+    from a daemon thread; returns the socket's path, or None when it cannot be made.
+    ``attach`` answers the ``attach`` command (without it, the command is refused)."""
     path = socket_path(folder, rank)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -69,6 +74,7 @@ def start(folder: str, rank: int) -> str | None:
         sys.stderr.write(f"rankdebug: rank {rank}: cannot arm the handler at {path}: {exc}\n")
         return None
     handler.sock, handler.path, handler.pid, handler.rank = sock, path, os.getpid(), rank
+    handler.attach = attach
     thread = threading.Thread(target=_accept, name="rankdebug-handler", daemon=True)
     thread.pydev_do_not_trace = True  # type: ignore[attr-defined]  # hidden from debugpy
     thread.start()
@@ -174,10 +180,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             timeout = 10.0
         return evaluate(expr, float(timeout))
     if command == "attach":
-        from rankdebug.runtime import debug
-
-        host, port = debug.attach_now()
-        return {"event": "listening", "host": host, "port": port, "job": debug.state.job}
+        if handler.attach is None:
+            return {"event": "error", "message": "this rank cannot start a debugger"}
+        return handler.attach()
     return {"event": "error", "message": f"unknown command {command!r}"}
 
 

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from rankdebug.rewrite import package_dir
+from rankdebug.debugplan.job_env import package_dir
 
 
 @dataclass(frozen=True)

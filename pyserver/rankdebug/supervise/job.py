@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from rankdebug.rewrite import DebugPlan
+from rankdebug.debugplan.job_env import JobRun
 from rankdebug.runtime import registry
 from rankdebug.supervise import procs
 from rankdebug.supervise.adapters import Adapter, start_adapter
@@ -50,7 +50,7 @@ class _Conn:
 
 @dataclass
 class Supervisor:
-    plan: DebugPlan
+    plan: JobRun
     job: str
     job_dir: str
     json_mode: bool
