@@ -13,6 +13,7 @@ if ! command -v mpirun >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/
 fi
 echo "== ruff"; ruff check pyserver tests benchmarks scripts
 echo "== mypy"; mypy
+echo "== mypy (rank side, on the oldest Python mypy checks: 3.10)"; mypy --python-version 3.10 pyserver/rankdebug/runtime
 echo "== pytest"; python -m pytest "$@"
 if [ -f scripts/test-extension.sh ]; then
     echo "== extension"; bash scripts/test-extension.sh

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rankdebug.jobs.armed import ArmedError, ask, ask_all
 from rankdebug.runtime import frames, handler
+from rankdebug.runtime.wire import WireError, ask, ask_all
 
 
 @pytest.fixture
@@ -29,9 +29,9 @@ def sock(tmp_path: Path) -> Iterator[str]:
 
 def test_ping_and_errors_on_one_connection(sock: str) -> None:
     assert ask(sock, {"command": "ping"}) == {"event": "armed", "rank": 3, "pid": os.getpid()}
-    with pytest.raises(ArmedError, match="unknown command 'nope'"):
+    with pytest.raises(WireError, match="unknown command 'nope'"):
         ask(sock, {"command": "nope"})
-    with pytest.raises(ArmedError, match="eval needs an expression"):
+    with pytest.raises(WireError, match="eval needs an expression"):
         ask(sock, {"command": "eval", "expr": "  "})
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(10)
@@ -64,7 +64,7 @@ def test_eval_sees_the_main_threads_user_frames(sock: str) -> None:
     got = ask(sock, {"command": "eval", "expr": "'x' * 200_000"})
     assert len(got["text"]) < 100_100 and got["text"].endswith("more characters)")
     assert got["type"] == "str"
-    with pytest.raises(ArmedError, match=r"no result after 0\.5 s"):
+    with pytest.raises(WireError, match=r"no result after 0\.5 s"):
         ask(sock, {"command": "eval", "expr": "__import__('time').sleep(3)", "timeout": 0.5})
 
 
@@ -82,7 +82,7 @@ def test_many_ranks_asked_at_once(tmp_path: Path, sock: str) -> None:
     missing = str(tmp_path / "rank-9.sock")
     got = ask_all([sock, missing, sock], {"command": "ping"})
     assert isinstance(got[0], dict) and isinstance(got[2], dict)
-    assert isinstance(got[1], ArmedError) and "no control socket" in str(got[1])
+    assert isinstance(got[1], WireError) and "no control socket" in str(got[1])
 
 
 def test_a_forked_child_does_not_serve(sock: str) -> None:
@@ -100,7 +100,7 @@ def test_a_forked_child_does_not_serve(sock: str) -> None:
 def test_not_a_socket_is_refused(tmp_path: Path) -> None:
     plain = tmp_path / "rank-0.sock"
     plain.write_text("")
-    with pytest.raises(ArmedError, match="not a control socket"):
+    with pytest.raises(WireError, match="not a control socket"):
         ask(str(plain), {"command": "ping"})
 
 

@@ -22,8 +22,8 @@ import json
 import sys
 
 from rankdebug.jobs import attach as att
-from rankdebug.jobs.armed import ArmedError, ask
 from rankdebug.jobs.discover import Job, Rank, discover, find_job, rank_of_pid
+from rankdebug.runtime.wire import WireError, ask
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,44 +46,60 @@ def _fail(args: argparse.Namespace, message: str, code: int = 1) -> int:
     return code
 
 
-def run(args: argparse.Namespace) -> int:
+class _Refused(Exception):
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _target(args: argparse.Namespace) -> tuple[Job | None, Rank | None]:
+    """The job and rank that ``--pid`` or ``JOB RANK`` names (sets ``args.pid``)."""
     found = discover(gpus=False)
-    job: Job | None = None
-    rank: Rank | None = None
     if args.pid is not None:
         if args.job is not None:
-            return _fail(args, "give --pid or JOB RANK, not both", 2)
+            raise _Refused("give --pid or JOB RANK, not both", 2)
         hit = rank_of_pid(found.jobs, args.pid)
-        if hit is not None:
-            job, rank = hit
-    else:
-        if args.job is None or args.rank is None:
-            return _fail(args, "give --pid PID, or JOB RANK", 2)
-        job = find_job(found.jobs, args.job)
-        if job is None:
-            return _fail(args, f"no job {args.job!r} (see `rankdebug jobs`)", 2)
-        rank = job.rank(args.rank)
-        if rank is None or rank.pid is None:
-            return _fail(args, f"job {job.id} has no running rank {args.rank}", 2)
-        args.pid = rank.pid
-    pid: int = args.pid
+        return hit if hit is not None else (None, None)
+    if args.job is None or args.rank is None:
+        raise _Refused("give --pid PID, or JOB RANK", 2)
+    job = find_job(found.jobs, args.job)
+    if job is None:
+        raise _Refused(f"no job {args.job!r} (see `rankdebug jobs`)", 2)
+    rank = job.rank(args.rank)
+    if rank is None or rank.pid is None:
+        raise _Refused(f"job {job.id} has no running rank {args.rank}", 2)
+    args.pid = rank.pid
+    return job, rank
+
+
+def _listen(args: argparse.Namespace, pid: int, rank: Rank | None) -> tuple[str, int]:
+    """Where the rank listens: already, once its handler started it (armed), or once
+    debugpy was injected."""
     if rank is not None and rank.port is not None and rank.state in ("listening", "attached"):
-        host, port = rank.address or args.host, rank.port
-    elif rank is not None and rank.armed and rank.socket is not None:
+        return rank.address or args.host, rank.port
+    if rank is not None and rank.armed and rank.socket is not None:
         try:
             reply = ask(rank.socket, {"command": "attach"}, timeout=max(args.timeout, 60.0))
-        except ArmedError as exc:
-            return _fail(args, f"rank {rank.rank}: {exc}")
-        host, port = str(reply.get("host")), int(reply.get("port") or 0)
-    else:
-        try:
-            done = att.attach(pid, args.host, args.port, args.timeout)
-        except att.AttachError as exc:
-            return _fail(args, str(exc))
-        host, port = done.host, done.port
-        if not args.json:
-            print(f"rankdebug: debugpy injected into {pid} in {done.seconds:.1f} s",
-                  file=sys.stderr)
+        except WireError as exc:
+            raise _Refused(f"rank {rank.rank}: {exc}") from None
+        return str(reply.get("host")), int(reply.get("port") or 0)
+    try:
+        done = att.attach(pid, args.host, args.port, args.timeout)
+    except att.AttachError as exc:
+        raise _Refused(str(exc)) from None
+    if not args.json:
+        print(f"rankdebug: debugpy injected into {pid} in {done.seconds:.1f} s",
+              file=sys.stderr)
+    return done.host, done.port
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        job, rank = _target(args)
+        pid: int = args.pid
+        host, port = _listen(args, pid, rank)
+    except _Refused as exc:
+        return _fail(args, str(exc), exc.code)
     event = {"event": "listening", "rank": rank.rank if rank else None, "host": host,
              "port": port, "pid": pid, "job": job.id if job else None}
     if args.json:

@@ -18,8 +18,8 @@ import argparse
 import json
 import sys
 
-from rankdebug.jobs.armed import ArmedError, ask
 from rankdebug.jobs.discover import discover, find_job
+from rankdebug.runtime.wire import WireError, ask
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         # The rank's own timeout answers first; ours covers a rank that cannot answer at all.
         reply = ask(rank.socket, {"command": "eval", "expr": args.expr,
                                   "timeout": args.timeout}, timeout=args.timeout + 5.0)
-    except ArmedError as exc:
+    except WireError as exc:
         return _fail(args, f"rank {args.rank}: {exc}", 1)
     text = str(reply.get("text", ""))
     if args.json:

@@ -427,20 +427,19 @@ def discover(*, registry: bool = True, gpus: bool = True,
         if found is not None and ad.vars is not None:
             adapter_ports[(signature(ad.env), ad.vars.source, ad.vars.rank)] = found
 
+    moment = _Moment(host, now_up, prev, adapter_ports)
     groups: dict[tuple[Any, ...], list[Proc]] = {}
     for proc in scan.ranks:
         job_id = proc.env.get("RANKDEBUG_JOB")
         if job_id and job_id in by_id:
-            seen = _rank_from(proc, host, now_up, prev)
-            _set_port(seen, proc, adapter_ports)
-            _merge(by_id[job_id], seen)
+            _merge(by_id[job_id], moment.rank(proc))
             continue
         groups.setdefault((proc.status.ppid, signature(proc.env)), []).append(proc)
 
     scan_jobs: list[Job] = []
     used: set[str] = set()
     for (ppid, _sig), procs in groups.items():
-        scan_jobs.append(_scan_job(ppid, procs, host, now_up, prev, adapter_ports, used))
+        scan_jobs.append(_scan_job(ppid, procs, moment, used))
 
     jobs = registry_jobs + sorted(scan_jobs, key=lambda j: (j.start_time or 0.0, j.id))
     if gpus:
@@ -461,18 +460,27 @@ def _set_port(rank: Rank, proc: Proc,
         rank.address, rank.port = found
 
 
-def _scan_job(ppid: int, procs: list[Proc], host: str, now_up: float,
-              prev: Mapping[int, tuple[float, float]] | None,
-              adapter_ports: Mapping[tuple[Any, ...], tuple[str, int]],
-              used: set[str]) -> Job:
+@dataclass(frozen=True)
+class _Moment:
+    """What one scan knows beside a process: the host, the uptime now, the previous CPU
+    sample and the ports of the debug adapters found."""
+
+    host: str
+    now_up: float
+    prev: Mapping[int, tuple[float, float]] | None
+    adapter_ports: Mapping[tuple[Any, ...], tuple[str, int]]
+
+    def rank(self, proc: Proc) -> Rank:
+        rank = _rank_from(proc, self.host, self.now_up, self.prev)
+        _set_port(rank, proc, self.adapter_ports)
+        return rank
+
+
+def _scan_job(ppid: int, procs: list[Proc], moment: _Moment, used: set[str]) -> Job:
     first = procs[0]
     env = first.env
-    ranks = []
-    for proc in procs:
-        rank = _rank_from(proc, host, now_up, prev)
-        _set_port(rank, proc, adapter_ports)
-        ranks.append(rank)
-    ranks.sort(key=_sort_key)
+    host = moment.host
+    ranks = sorted((moment.rank(proc) for proc in procs), key=_sort_key)
 
     launcher_argv: list[str] = []
     launcher = None

@@ -13,6 +13,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from rankdebug.runtime import procstat
+
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -149,8 +151,8 @@ class Status:
 
 def status(pid: int) -> Status | None:
     text = read(f"/proc/{pid}/status")
-    stat = read(f"/proc/{pid}/stat")
-    if text is None or stat is None:
+    rest = procstat.of(pid)
+    if text is None or rest is None:
         return None
     fields: dict[bytes, bytes] = {}
     for line in text.split(b"\n"):
@@ -159,17 +161,16 @@ def status(pid: int) -> Status | None:
             fields[name] = value.strip()
     try:
         uids = fields[b"Uid"].split()
-        rest = stat[stat.rfind(b")") + 2 :].split()
         rss_kb = fields.get(b"VmRSS", b"0 kB").split()[0]
         return Status(
             uid=int(uids[0]),
             euid=int(uids[1]),
-            ppid=int(rest[1]),
-            state=rest[0].decode(),
+            ppid=int(rest[procstat.PPID]),
+            state=rest[procstat.STATE].decode(),
             threads=int(fields.get(b"Threads", b"1")),
             rss=int(rss_kb) * 1024,
-            cpu_time=(int(rest[11]) + int(rest[12])) / CLK_TCK,
-            start_ticks=int(rest[19]),
+            cpu_time=(int(rest[procstat.UTIME]) + int(rest[procstat.STIME])) / CLK_TCK,
+            start_ticks=int(rest[procstat.START_TIME]),
         )
     except (KeyError, IndexError, ValueError):
         return None
@@ -182,14 +183,7 @@ def tracer(pid: int) -> int:
 
 
 def ppid(pid: int) -> int | None:
-    stat = read_head(f"/proc/{pid}/stat", 1024)
-    if not stat:
-        return None
-    rest = stat[stat.rfind(b")") + 2 :].split()
-    try:
-        return int(rest[1])
-    except (IndexError, ValueError):
-        return None
+    return procstat.ppid(pid)
 
 
 def cwd(pid: int) -> str | None:

@@ -340,12 +340,12 @@ def take(targets: list[tuple[int, int | None, str | None]], *, nonblocking: bool
 def _from_handler(rs: RankStack) -> list[Thread]:
     """An armed rank's own account of its threads; [] with ``via`` unset when it cannot give
     one (py-spy reads it then)."""
-    from rankdebug.jobs.armed import ArmedError, ask
+    from rankdebug.runtime.wire import WireError, ask
 
     assert rs.socket is not None
     try:
         reply = ask(rs.socket, {"command": "stacks"}, timeout=HANDLER_TIMEOUT_S)
-    except ArmedError:
+    except WireError:
         return []
     rs.via = "handler"
     return parse_dump(reply.get("threads"), rs.pid)

@@ -83,12 +83,12 @@ def breakpoint(
     caller = frame or sys._getframe(1)
     _generation[0] += 1
     generation = _generation[0]
-    rank, local_rank, world_size = _my_rank()
+    me = _my_rank()
+    rank, local_rank, world_size = me
     dist = _dist()
     store = dist.distributed_c10d._get_default_store() if dist is not None else None
     if _chosen(ranks, rank, local_rank):
-        _stop(caller, rank, local_rank, world_size,
-              _key(generation, rank) if store is not None else None, store)
+        _stop(caller, me, _key(generation, rank) if store is not None else None, store)
         return
     if others == "run" or store is None or world_size is None:
         return
@@ -102,12 +102,14 @@ def breakpoint(
         time.sleep(POLL_S)
 
 
-def _stop(frame: FrameType, rank: int, local_rank: int | None, world_size: int | None,
-          key: str | None, store: Any) -> None:
+def _stop(frame: FrameType, me: tuple[int, int | None, int | None], key: str | None,
+          store: Any) -> None:
+    """Stop here in the debugger; ``me`` is (rank, local rank, world size)."""
     from rankdebug.runtime import debug
 
+    rank = me[0]
     if debug.state.pid != os.getpid():
-        debug.prepare(rank, local_rank, world_size)
+        debug.prepare(*me)
     debugpy = debug.import_debugpy()
     if not debugpy.is_client_connected():
         host, port = debug.listen()

@@ -28,6 +28,8 @@ import socket
 import sys
 import threading
 
+from rankdebug.runtime import wire
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -69,7 +71,7 @@ def send(event: str, **fields: Any) -> None:
     """Report to the supervisor (a JSON line on its control socket) and the registry."""
     fields.update(event=event, rank=state.rank, pid=os.getpid())
     if state.ctl is not None:
-        data = (json.dumps(fields) + "\n").encode()
+        data = wire.encode(fields)
         with state.lock:
             try:
                 state.ctl.sendall(data)
@@ -296,11 +298,11 @@ def _connect_adapter() -> bool:
         send("adapter")
         state.ctl.settimeout(60.0)
         with state.ctl.makefile("rb") as f:
-            reply = json.loads(f.readline())
+            reply = wire.read(f)
         state.ctl.settimeout(None)
     except (OSError, ValueError):
         return False
-    if not isinstance(reply, dict) or "server_port" not in reply:
+    if reply is None or "server_port" not in reply:
         return False
     debugpy = import_debugpy()
     debugpy.configure(subProcess=False)

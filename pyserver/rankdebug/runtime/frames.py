@@ -39,13 +39,10 @@ def _proc_state(native_id: int | None) -> str | None:
     """The kernel's state letter of one of our threads (R running, S sleeping, D disk wait)."""
     if native_id is None:
         return None
-    try:
-        with open(f"/proc/self/task/{native_id}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    end = data.rfind(b")")
-    return data[end + 2:end + 3].decode() if end > 0 else None
+    from rankdebug.runtime import procstat
+
+    got = procstat.fields(f"/proc/self/task/{native_id}/stat")
+    return got[procstat.STATE].decode() if got else None
 
 
 def thread_stacks(skip: set[int] | None = None) -> list[dict[str, Any]]:

@@ -20,12 +20,13 @@ Pure Python, 3.9 and later; debugpy is imported only by ``attach``.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import struct
 import sys
 import threading
+
+from rankdebug.runtime import wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,13 +143,10 @@ def _same_user(conn: socket.socket) -> bool:
 def _serve(conn: socket.socket) -> None:
     with conn, conn.makefile("rb") as reader:
         while True:
-            line = reader.readline(MAX_REQUEST)
-            if not line:
-                return
             try:
-                request = json.loads(line)
-                if not isinstance(request, dict):
-                    raise ValueError("a request is a JSON object")
+                request = wire.read(reader, MAX_REQUEST)
+                if request is None:
+                    return
                 reply = handle(request)
             except ValueError as exc:
                 reply = {"event": "error", "message": f"bad request: {exc}"}
@@ -157,7 +155,7 @@ def _serve(conn: socket.socket) -> None:
             reply.setdefault("rank", handler.rank)
             reply.setdefault("pid", os.getpid())
             try:
-                conn.sendall((json.dumps(reply) + "\n").encode())
+                wire.send(conn, reply)
             except OSError:
                 return
 

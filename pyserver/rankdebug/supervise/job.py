@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from rankdebug.debugplan.job_env import JobRun
-from rankdebug.runtime import registry
+from rankdebug.runtime import registry, wire
 from rankdebug.supervise import procs
 from rankdebug.supervise.adapters import Adapter, start_adapter
 
@@ -115,13 +115,8 @@ class Supervisor:
     def _read(self, cid: int, conn: socket.socket) -> None:
         self._socks[cid] = conn
         with conn, conn.makefile("rb") as f:
-            for line in f:
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(msg, dict):
-                    self.events.put(("msg", cid, msg))
+            for msg in wire.messages(f):
+                self.events.put(("msg", cid, msg))
         self._socks.pop(cid, None)
         self.events.put(("eof", cid, None))
 
@@ -129,7 +124,7 @@ class Supervisor:
         sock = self._socks.get(cid)
         if sock is not None:
             with contextlib.suppress(OSError):
-                sock.sendall((json.dumps(body) + "\n").encode())
+                wire.send(sock, body)
 
     def _spawn_adapter(self, rank: int) -> None:
         """Start rank's adapter in the background, once."""
@@ -176,12 +171,8 @@ class Supervisor:
         """``{"command": "attach", "rank": N}``: attach rank N's debugger now (--attach hit);
         ``{"command": "stop"}``: end the job."""
         for line in sys.stdin:
-            try:
-                cmd = json.loads(line)
-            except ValueError:
-                cmd = None
-            if isinstance(cmd, dict):
-                self.events.put(("command", 0, cmd))
+            with contextlib.suppress(ValueError):
+                self.events.put(("command", 0, wire.decode(line)))
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self.events.put(("signal", signum, None))
@@ -334,11 +325,9 @@ class Supervisor:
     def _attach_armed(self, rank: int, path: str) -> None:
         """Tell an armed rank to attach; its ``listening`` comes back through the control
         socket like any rank's."""
-        from rankdebug.jobs.armed import ArmedError, ask
-
         try:
-            ask(path, {"command": "attach"}, timeout=60.0)
-        except ArmedError as exc:
+            wire.ask(path, {"command": "attach"}, timeout=60.0)
+        except wire.WireError as exc:
             self.emit({"event": "error", "command": "attach", "rank": rank,
                        "message": str(exc)})
 

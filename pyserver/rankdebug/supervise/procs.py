@@ -17,6 +17,8 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 
+from rankdebug.runtime import procstat
+
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -57,14 +59,9 @@ def _parents() -> dict[int, int]:
     for name in names:
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        rest = data[data.rfind(b")") + 2 :].split()
-        if len(rest) >= 2:
-            out[int(name)] = int(rest[1])
+        parent = procstat.ppid(int(name))
+        if parent is not None:
+            out[int(name)] = parent
     return out
 
 
@@ -106,13 +103,8 @@ def with_env(name: str, value: str) -> list[int]:
 
 
 def is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return True
-    rest = data[data.rfind(b")") + 2 :].split()
-    return bool(rest) and rest[0] in (b"Z", b"X")
+    rest = procstat.of(pid)
+    return rest is None or (bool(rest) and rest[procstat.STATE] in (b"Z", b"X"))
 
 
 def alive(pids: Iterable[int]) -> list[int]:
