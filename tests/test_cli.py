@@ -49,3 +49,18 @@ def test_help_is_for_users() -> None:
     assert out.returncode == 0
     assert "Debug chosen ranks" in out.stdout and "rankdebug launch --ranks 1" in out.stdout
     assert "one sub-command per verb" not in out.stdout
+
+
+def test_the_terminal_shim_knows_every_verb() -> None:
+    """The VS Code terminal's `rankdebug` shim passes verbs through and runs anything else as
+    a training command; its list (TypeScript) must be the CLI's, or `rankdebug jobs` typed
+    in a terminal would become a launch."""
+    import re
+    from pathlib import Path
+
+    from rankdebug.cli import _VERBS
+
+    shell_ts = Path(__file__).resolve().parent.parent / "extension/src/core/shell.ts"
+    found = re.search(r"export const CLI_VERBS = \[([^\]]*)\]", shell_ts.read_text())
+    assert found is not None, "CLI_VERBS not found in shell.ts"
+    assert re.findall(r"'([a-z]+)'", found.group(1)) == list(_VERBS)

@@ -7,7 +7,8 @@ import * as vscode from 'vscode';
 import { RankChecker, type CheckedChoice } from './core/rankCheck';
 import { choiceName } from './core/rankChoice';
 import { isPlanError, titleOf, type LaunchPlan, type PlanError } from './core/ranks';
-import { planErrorText, TYPE, type RankdebugConfiguration } from './debugAdapter';
+import { TYPE, type RankdebugConfiguration } from './debug/configuration';
+import { planErrorText } from './debug/launchResolver';
 import { writeLaunchJson } from './launchJson';
 import { log } from './log';
 import { pickRanks, recall, resolvePresets, type RankMemory } from './rankPick';
@@ -73,7 +74,7 @@ export async function planFor(ctx: Context, src: CommandSource): Promise<LaunchP
     const arg = src.uri ? { uri: src.uri.toString(), line: src.line ?? 0 } : { text: src.text, language: 'shellscript', settings: src.cwd ? { cwd: src.cwd } : undefined };
     const result = await ctx.server.execute<LaunchPlan | PlanError>('rankdebug.plan', arg);
     if (isPlanError(result)) {
-        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result)));
+        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result, vscode.l10n)));
         return undefined;
     }
     if (result.launcher === 'other' || !result.entry) {
@@ -157,7 +158,7 @@ export async function generateLaunchJson(ctx: Context, args: unknown[]): Promise
     const arg = src.uri ? { uri: src.uri.toString(), line: src.line ?? 0, ranks: spec } : { text: src.text, ranks: spec, settings: src.cwd ? { cwd: src.cwd } : undefined };
     const result = await ctx.server.execute<{ configurations: { name: string }[]; compounds: { name: string }[]; terminalCommand?: string[]; warnings?: string[] } | PlanError>('rankdebug.launchJson', arg);
     if (isPlanError(result)) {
-        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result)));
+        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result, vscode.l10n)));
         return;
     }
     for (const w of result.warnings ?? []) log().warn(w);

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { debugCommand, debugTerminalSelection, generateLaunchJson, type Context } from './commands';
 import { looksLikeLaunch } from './core/lineHint';
-import { ConfigurationProvider, DescriptorFactory, RankTrackerFactory, TYPE, trackSessions } from './debugAdapter';
+import { registerDebugType } from './debug';
 import { JobState } from './jobState';
 import { JobsView, type JobNode } from './jobsView';
 import { createLog, log } from './log';
@@ -32,7 +32,7 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const attach = new RankAttach(python, jobs, state);
     const stacks = new StacksPanels(python, jobs);
     const evaluate = new RankEval(context.globalState, python);
-    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, trackSessions());
+    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate);
 
     const reg = (id: string, fn: (...args: unknown[]) => unknown): void => {
         context.subscriptions.push(
@@ -62,11 +62,7 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     reg('rankdebug.jobs.openTerminal', (node) => jobs.openTerminal(node as JobNode | undefined));
     reg('rankdebug.jobs.copyCommand', (node) => jobs.copyCommand(node as JobNode | undefined));
 
-    context.subscriptions.push(
-        vscode.debug.registerDebugConfigurationProvider(TYPE, new ConfigurationProvider(server)),
-        vscode.debug.registerDebugAdapterDescriptorFactory(TYPE, new DescriptorFactory(state)),
-        vscode.debug.registerDebugAdapterTrackerFactory(TYPE, new RankTrackerFactory(state)),
-    );
+    context.subscriptions.push(...registerDebugType(server, state));
 
     // The editor context menu shows "Debug Training Command" in documents that hold a launch
     // command. A per-line key would lag behind the right-click that moves the cursor, so the

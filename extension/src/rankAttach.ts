@@ -10,7 +10,7 @@
  *   parent starts the child `rank N`, once, from the supervisor's `listening` event or from
  *   the endpoint, whichever comes first (jobState.ts `startRank`);
  * - any other job: a parent session over the job with one child session `rank N` per rank,
- *   straight to its debugpy (debugAdapter.ts `__attach`).
+ *   straight to its debugpy (debug/configuration.ts `__attach`).
  * Errors (ptrace refused, with the fix) are shown as the CLI words them.
  */
 import * as vscode from 'vscode';
@@ -20,7 +20,7 @@ import { CliError } from './core/cliOutput';
 import { parseEvent } from './core/events';
 import { canAttach, jobLabel, listensNow, type JobInfo, type RankInfo } from './core/jobList';
 import { formatSpec } from './core/ranks';
-import { TYPE, type RankdebugConfiguration } from './debugAdapter';
+import { TYPE, type RankdebugConfiguration } from './debug/configuration';
 import type { JobState, TrackedJob } from './jobState';
 import type { JobNode } from './jobsView';
 import { log } from './log';
@@ -173,7 +173,7 @@ export class RankAttach implements vscode.Disposable {
     }
 
     /**
-     * A parent session over the ranks (debugAdapter.ts `__attach`) with one child session
+     * A parent session over the ranks (debug/configuration.ts `__attach`) with one child session
      * `rank N` per rank straight to its debugpy: the Call Stack groups them under the job,
      * and this window's state (paused/attached) follows them. Ending it detaches; the job runs on.
      */

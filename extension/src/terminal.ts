@@ -15,7 +15,7 @@ import { isPlanError, titleOf, type LaunchPlan, type PlanError } from './core/ra
 import { shimScript } from './core/shell';
 import type { Context } from './commands';
 import { debugCommand } from './commands';
-import { TYPE, type RankdebugConfiguration } from './debugAdapter';
+import { TYPE, type RankdebugConfiguration } from './debug/configuration';
 import { log } from './log';
 import { mainScript } from './python';
 import { getSettings } from './settings';

@@ -14,21 +14,24 @@ export function join(argv: readonly string[]): string {
 
 /**
  * The `rankdebug` shim put on integrated terminals' PATH.
- * Steps: known verbs (plan, launch, server, --help) go straight to the CLI; anything else is a
+ * Steps: the CLI's verbs (`CLI_VERBS`) and its top-level options go straight to it; anything else is a
  * training command: it runs under `rankdebug launch --json`, whose events go to a file in
  * $RANKDEBUG_ENDPOINTS that the extension watches (it then attaches), while the job's own
  * output stays in the terminal.
  */
+/** The `rankdebug` verbs, as `rankdebug --help` lists them (tests/test_cli.py keeps the two alike). */
+export const CLI_VERBS = ['plan', 'launch', 'server', 'jobs', 'stacks', 'attach', 'eval'] as const;
+
 export function shimScript(): string {
     return `#!/bin/sh
 # rankdebug: put on this terminal's PATH by the Rank Debugger extension.
 #   rankdebug torchrun --nproc_per_node 4 train.py      debug rank 0 (RANKDEBUG_RANKS, default 0)
 #   rankdebug --ranks 1,3 torchrun ...                   debug ranks 1 and 3
-#   rankdebug plan|launch|server ...                     the rankdebug command itself
+#   rankdebug ${CLI_VERBS.join('|')} ...   the rankdebug command itself
 py="\${RANKDEBUG_PYTHON:-python3}"
 main="\${RANKDEBUG_MAIN:?the Rank Debugger extension did not set RANKDEBUG_MAIN}"
 case "\${1:-}" in
-    plan|launch|server|-h|--help|"") exec "$py" "$main" "$@" ;;
+    ${CLI_VERBS.join('|')}|-h|--help|--version|"") exec "$py" "$main" "$@" ;;
 esac
 ranks="\${RANKDEBUG_RANKS:-0}"
 if [ "\${1:-}" = "--ranks" ] && [ $# -ge 2 ]; then ranks="$2"; shift 2; fi

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { join, quote, shimScript } from '../../../extension/src/core/shell';
+import { CLI_VERBS, join, quote, shimScript } from '../../../extension/src/core/shell';
 import { logicalLine, looksLikeLaunch } from '../../../extension/src/core/lineHint';
 
 describe('core/shell', () => {
@@ -41,6 +41,12 @@ describe('core/shell', () => {
 
         it('passes the CLI verbs through', () => {
             assert.equal(run(['plan', '--json', '--', 'torchrun', 'x.py']), 'plan\n--json\n--\ntorchrun\nx.py\n');
+        });
+
+        it('passes every verb and --version through, never as a training command', () => {
+            for (const verb of [...CLI_VERBS, '--version']) {
+                assert.equal(run([verb, 'x']), `${verb}\nx\n`, verb);
+            }
         });
 
         it('runs a training command under launch --json, events into the endpoints folder', () => {

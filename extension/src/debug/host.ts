@@ -1,0 +1,55 @@
+/**
+ * The few VS Code calls the debug parts make, as interfaces each part takes from its caller:
+ * vscodeHost.ts gives the real ones, the unit tests give fakes. The parts themselves import no
+ * `vscode` value, so they run under mocha outside VS Code.
+ */
+import type * as vscode from 'vscode';
+import type { JobEntry } from '../core/jobs';
+
+/** `vscode.l10n`: `t` fills `{0}`, `{1}`… from its arguments. */
+export interface Localize {
+    t(message: string, ...args: Array<string | number | boolean>): string;
+}
+
+/** What every part uses. */
+export interface HostBase {
+    readonly l10n: Localize;
+    /** Shows an error notification; not awaited (it stays until the user closes it). */
+    showError(message: string): void;
+    /** The "Rank Debugger" output channel. */
+    readonly log: { info(message: string): void; warn(message: string): void };
+    /** The `rankdebug.justMyCode` setting for a resource (none: the window's). */
+    justMyCode(scope?: vscode.Uri): boolean;
+}
+
+/** What the configuration resolvers use. */
+export interface ResolverHost extends HostBase {
+    executeCommand(command: string): Thenable<unknown>;
+    /** Enabled line breakpoints in Python files as `FILE:LINE` (1-based), for `--break`. */
+    pythonBreakpoints(): string[];
+    /** The argv prefix that runs the rankdebug CLI with this interpreter (python.ts `cliPrefix`). */
+    cliPrefix(python: string): string[];
+    /** The running jobs in the registry, oldest first (core/jobs.ts `listJobs`). */
+    listJobs(): JobEntry[];
+}
+
+/** The debug sessions' start and end (`vscode.debug`). */
+export interface SessionEvents {
+    readonly onDidStartDebugSession: vscode.Event<vscode.DebugSession>;
+    readonly onDidTerminateDebugSession: vscode.Event<vscode.DebugSession>;
+}
+
+/** What the job adapter uses. */
+export interface AdapterHost extends HostBase {
+    readonly onDidTerminateDebugSession: vscode.Event<vscode.DebugSession>;
+    emitter<T>(): vscode.EventEmitter<T>;
+    /** A terminal driven by `pty`, shown with the debug icon. */
+    createTerminal(name: string, pty: vscode.Pseudoterminal): vscode.Terminal;
+    /**
+     * Starts `config` as a child of `parent`: the parent manages its lifecycle and the child's
+     * output goes to the parent's debug console. True when it started.
+     */
+    startChildSession(parent: vscode.DebugSession, config: vscode.DebugConfiguration): Thenable<boolean>;
+}
+
+export type DebugHost = ResolverHost & AdapterHost & SessionEvents;

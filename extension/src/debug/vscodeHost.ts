@@ -1,0 +1,42 @@
+/**
+ * The edge: the debug parts' host (host.ts) made of the real VS Code API, the extension's
+ * settings, log and interpreter, and the job registry.
+ */
+import * as vscode from 'vscode';
+import { listJobs } from '../core/jobs';
+import { log } from '../log';
+import { cliPrefix } from '../python';
+import { getSettings } from '../settings';
+import type { DebugHost } from './host';
+
+function pythonBreakpoints(): string[] {
+    return vscode.debug.breakpoints
+        .filter((b): b is vscode.SourceBreakpoint => b instanceof vscode.SourceBreakpoint && b.enabled)
+        .filter((b) => b.location.uri.scheme === 'file' && b.location.uri.fsPath.endsWith('.py'))
+        .map((b) => `${b.location.uri.fsPath}:${b.location.range.start.line + 1}`);
+}
+
+export function vscodeHost(): DebugHost {
+    return {
+        l10n: vscode.l10n,
+        showError: (message) => void vscode.window.showErrorMessage(message),
+        log: { info: (message) => log().info(message), warn: (message) => log().warn(message) },
+        justMyCode: (scope) => getSettings(scope).justMyCode,
+        executeCommand: (command) => vscode.commands.executeCommand(command),
+        pythonBreakpoints,
+        cliPrefix,
+        listJobs: () => listJobs(),
+        onDidStartDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidStartDebugSession(listener, thisArgs, disposables),
+        onDidTerminateDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidTerminateDebugSession(listener, thisArgs, disposables),
+        emitter: <T>() => new vscode.EventEmitter<T>(),
+        createTerminal: (name, pty) => vscode.window.createTerminal({ name, iconPath: new vscode.ThemeIcon('debug-alt'), pty }),
+        startChildSession: (parent, config) =>
+            vscode.debug.startDebugging(parent.workspaceFolder, config, {
+                parentSession: parent,
+                lifecycleManagedByParent: true,
+                consoleMode: vscode.DebugConsoleMode.MergeWithParent,
+                compact: false,
+                suppressSaveBeforeStart: true,
+            } as vscode.DebugSessionOptions),
+    };
+}
