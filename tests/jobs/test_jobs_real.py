@@ -216,11 +216,12 @@ def _other_python() -> str | None:
     return None
 
 
-def test_attach_injects_into_another_python(tmp_path: Path) -> None:
-    """debugpy (rankdebug's copy) goes onto the target's path and runs on its interpreter."""
-    python = _other_python()
-    if python is None:
-        pytest.skip("no Python of another version on this machine")
+@contextlib.contextmanager
+def _spinning(tmp_path: Path, python: str) -> Iterator[tuple[Path, int]]:
+    """A one-rank Python process on ``python`` stepping at line 4 of spin.py; yields (the
+    script, its pid); ends it and whatever it started (debugpy's adapter) after."""
+    from jobs_helpers import with_marker
+
     script = tmp_path / "spin.py"
     script.write_text(
         "import os, sys, time\n"
@@ -234,7 +235,21 @@ def test_attach_injects_into_another_python(tmp_path: Path) -> None:
     proc = subprocess.Popen([python, str(script)], env=env)
     try:
         time.sleep(0.5)
-        out = rankdebug_json("attach", "--pid", str(proc.pid))
+        yield script, proc.pid
+    finally:
+        for pid in [proc.pid, *with_marker(tmp_path)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
+        proc.wait()
+
+
+def test_attach_injects_into_another_python(tmp_path: Path) -> None:
+    """debugpy (rankdebug's copy) goes onto the target's path and runs on its interpreter."""
+    python = _other_python()
+    if python is None:
+        pytest.skip("no Python of another version on this machine")
+    with _spinning(tmp_path, python) as (script, pid):
+        out = rankdebug_json("attach", "--pid", str(pid))
         assert out.get("event") == "listening", out
         assert out["rank"] == 0
         client = DAPClient(out["host"], out["port"])
@@ -247,13 +262,6 @@ def test_attach_injects_into_another_python(tmp_path: Path) -> None:
             assert version != str(tuple(sys.version_info[:2])), version
         finally:
             client.disconnect(terminate=True)
-    finally:
-        from jobs_helpers import with_marker
-
-        for pid in [proc.pid, *with_marker(tmp_path)]:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, 9)
-        proc.wait()
 
 
 def _gdb_cannot_call() -> str | None:
@@ -283,15 +291,9 @@ def test_attach_with_gdb_when_asked(tmp_path: Path) -> None:
     why = _gdb_cannot_call()
     if why is not None:
         pytest.skip(why)
-    script = tmp_path / "spin.py"
-    script.write_text("import time\nn = 0\nwhile True:\n    n += 1  # BREAK\n"
-                      "    time.sleep(0.02)\n")
-    env = dict(os.environ, RANK="0", WORLD_SIZE="1", MARKER_DIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, str(script)], env=env)
-    try:
-        time.sleep(0.5)
+    with _spinning(tmp_path, sys.executable) as (script, pid):
         out = subprocess.run([sys.executable, "-m", "rankdebug", "attach", "--pid",
-                              str(proc.pid), "--json"], capture_output=True, text=True,
+                              str(pid), "--json"], capture_output=True, text=True,
                              timeout=120, check=False,
                              env=dict(os.environ, RANKDEBUG_INJECT="gdb"))
         event = json.loads(out.stdout.strip().splitlines()[-1])
@@ -303,13 +305,6 @@ def test_attach_with_gdb_when_asked(tmp_path: Path) -> None:
             assert client.top_frame(stopped["threadId"])["line"] == 4
         finally:
             client.disconnect(terminate=True)
-    finally:
-        from jobs_helpers import with_marker
-
-        for pid in [proc.pid, *with_marker(tmp_path)]:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, 9)
-        proc.wait()
 
 
 def test_an_unknown_injector_is_refused() -> None:

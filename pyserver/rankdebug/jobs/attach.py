@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 
 from rankdebug.jobs import inject, procfs
-from rankdebug.jobs.ptrace import CONTAINER_FIX, diagnose, explain_failure
+from rankdebug.jobs.ptrace import diagnose, explain_failure, refused
 
 MIN_PYTHON = (3, 8)  # what debugpy 1.8 supports
 QUICK_LIBS = "libc.so,libc-,libdl.so,libpthread.so"
@@ -131,9 +131,7 @@ def _inject_direct(pid: int, host: str, port: int, timeout: float) -> None:
         if procfs.status(pid) is None:
             raise AttachError(f"process {pid} ended while attaching") from None
         if exc.errno in (errno.EPERM, errno.EACCES):
-            raise AttachError(diagnose(pid) or (
-                "ptrace is not permitted here (Operation not permitted) although "
-                "kernel.yama.ptrace_scope allows it: " + CONTAINER_FIX)) from None
+            raise AttachError(refused(pid)) from None
         raise AttachError(f"could not make process {pid} listen: {exc.strerror}") from None
     if result not in (0, None):
         raise AttachError(f"debugpy's attach script raised in process {pid}; the "

@@ -77,8 +77,10 @@ def explain_failure(pid: int, output: str) -> str | None:
     low = output.lower()
     if "operation not permitted" not in low and "permission denied" not in low:
         return None
-    found = diagnose(pid)
-    if found is not None:
-        return found
-    return ("ptrace is not permitted here (Operation not permitted) although "
-            "kernel.yama.ptrace_scope allows it: " + CONTAINER_FIX)
+    return refused(pid)
+
+
+def refused(pid: int) -> str:
+    """Why ptrace of ``pid`` was refused (it was), with the fix."""
+    return diagnose(pid) or ("ptrace is not permitted here (Operation not permitted) "
+                             "although kernel.yama.ptrace_scope allows it: " + CONTAINER_FIX)
