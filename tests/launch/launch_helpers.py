@@ -103,6 +103,9 @@ class Launch:
         """The code of the ``exited`` event (the launch process then ends with it too)."""
         code = int(self.event("exited", timeout)["code"])
         assert self.wait(10) == code
+        if code:
+            # Shown by pytest with the failure: why the job did not end cleanly.
+            print(f"launch exited {code}; events {self.events}\n{self.stderr()}")
         return code
 
     def command(self, body: dict[str, Any]) -> None:

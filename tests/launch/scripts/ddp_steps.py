@@ -1,5 +1,6 @@
 """A tiny DDP job on gloo: a few steps; writes what it imported to $MARKER_DIR/rank-N.json."""
 
+import gc
 import json
 import os
 import sys
@@ -26,4 +27,8 @@ if marker:
             "rankdebug": sorted(m for m in sys.modules if m.startswith("rankdebug")),
             "pydevd": "pydevd" in sys.modules,
         }, f)
+# Free DDP (it holds the process group) before the interpreter ends: torch 2.13's gloo worker
+# otherwise may drop its last work during finalization and abort the rank (std::terminate).
+del model, opt, loss
+gc.collect()  # DDP's hooks form cycles
 dist.destroy_process_group()
