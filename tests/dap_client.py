@@ -112,8 +112,10 @@ class DAPClient:
 
     # --- a debugging session ----------------------------------------------------------
 
-    def attach(self, breakpoints: dict[str, list[int]], timeout: float = 60.0) -> None:
-        """initialize, attach, setBreakpoints per file, configurationDone (VS Code's order)."""
+    def attach(self, breakpoints: dict[str, list[int]], timeout: float = 60.0,
+               exceptions: list[str] | None = None) -> None:
+        """initialize, attach, setBreakpoints per file, setExceptionBreakpoints (with
+        ``exceptions``), configurationDone (VS Code's order)."""
         self.request("initialize", {
             "clientID": "rankdebug-tests", "adapterID": "debugpy", "pathFormat": "path",
             "linesStartAt1": True, "columnsStartAt1": True, "supportsRunInTerminalRequest": False,
@@ -124,6 +126,8 @@ class DAPClient:
             self.request("setBreakpoints", {
                 "source": {"path": path}, "breakpoints": [{"line": n} for n in lines],
             })
+        if exceptions is not None:
+            self.request("setExceptionBreakpoints", {"filters": exceptions})
         self.request("configurationDone", {}, timeout)
         self.response(attach_seq, timeout)
 

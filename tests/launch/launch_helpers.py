@@ -127,7 +127,8 @@ class Launch:
                     os.kill(pid, signal.SIGKILL)
 
     def stderr(self) -> str:
-        self._err.flush()
+        if not self._err.closed:
+            self._err.flush()
         return self.stderr_path.read_text(errors="replace")[-6000:]
 
     def close(self) -> None:

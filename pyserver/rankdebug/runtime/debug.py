@@ -33,7 +33,7 @@ from rankdebug.runtime import wire
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from types import FrameType
+    from types import FrameType, TracebackType
     from typing import Any
 
 
@@ -47,6 +47,9 @@ class _State:
     job = ""
     lock = threading.Lock()
     pid = 0
+    pause = False  # the client asked for a pause before the rank was traced
+    waiting = False  # reading the supervisor's first reply (the client's breakpoints)
+    attach_asked = False  # the attach signal came while waiting
 
 
 state = _State()
@@ -218,21 +221,62 @@ def prepare(rank: int, local_rank: int | None, world_size: int | None,
 def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     """Called by the bootstrap in a chosen rank before the user's script runs."""
     prepare(rank, local_rank, world_size, chosen=True)
-    breaks = _breaks()
     if _env("RANKDEBUG_ATTACH", "start") == "hit":
-        from rankdebug.runtime import hithook
-
-        # No --break at all: armed only, the debugger attaches when asked (--control).
-        if not breaks or hithook.install(breaks, on_hit):
-            # The supervisor may start this rank's adapter now, and send the signal to
-            # attach before any hit (a pause, a breakpoint that was not planted).
-            signal_number = _arm_attach_signal()
-            if breaks or signal_number is not None:
-                send("armed", signal=signal_number)
-                return
+        if _start_untraced():
+            return
+        # Traced from the start after all (function breakpoints, "raised" exceptions, Pause
+        # before the script): through the gate when there is one.
+        if connect_adapter():
+            wait_for_client()
+            _suspend_if_paused()
+            return
     listen()
     if _env("RANKDEBUG_WAIT", "1") == "1":
         wait_for_client()
+
+
+def _start_untraced() -> bool:
+    """--attach hit: run without a tracer until a hit-hook fires, Pause, a breakpoint the
+    hooks cannot serve, or an uncaught exception. With a supervisor the rank first waits for
+    its client's breakpoints (the supervisor's gate answers the client meanwhile). False:
+    attach now instead (hooks cannot be planted here)."""
+    from rankdebug.runtime import hithook
+
+    # The supervisor's gate asks for an attach with this signal (Pause, new breakpoints).
+    signal_number = _arm_attach_signal()
+    wait = state.ctl is not None and _env("RANKDEBUG_WAIT", "1") == "1"
+    send("armed", signal=signal_number, wait=wait)
+    plan: dict[str, Any] = {"breaks": _breaks(), "uncaught": False}
+    if wait:
+        state.waiting = True  # an attach signal now is kept for after the reply
+        try:
+            got = _read_ctl()
+        finally:
+            state.waiting = False
+        if got is not None:
+            plan = got
+    trace("go")
+    breaks = [(str(f), int(n)) for f, n in plan.get("breaks") or []]
+    state.pause = plan.get("pause") is True
+    if plan.get("trace") or state.pause or state.attach_asked:
+        return False
+    if plan.get("uncaught"):
+        _catch_uncaught()
+    if not breaks:
+        return True
+    return hithook.install(breaks, on_hit)
+
+
+def _read_ctl() -> dict[str, Any] | None:
+    """The supervisor's reply on the control socket (None if it is gone)."""
+    if state.ctl is None:
+        return None
+    try:
+        with state.ctl.makefile("rb") as f:
+            reply = wire.read(f)
+    except (OSError, ValueError):
+        return None
+    return reply
 
 
 def arm(folder: str) -> None:
@@ -297,13 +341,13 @@ def _connect_adapter() -> bool:
     try:
         send("adapter")
         state.ctl.settimeout(60.0)
-        with state.ctl.makefile("rb") as f:
-            reply = wire.read(f)
+        reply = _read_ctl()
         state.ctl.settimeout(None)
-    except (OSError, ValueError):
+    except OSError:
         return False
     if reply is None or "server_port" not in reply:
         return False
+    state.pause = state.pause or reply.get("pause") is True
     debugpy = import_debugpy()
     debugpy.configure(subProcess=False)
     from debugpy.common.util import hide_debugpy_internals
@@ -312,9 +356,12 @@ def _connect_adapter() -> bool:
     api.ensure_logging()  # type: ignore[no-untyped-call]
     kwargs: dict[str, Any] = {"suspend": False, "patch_multiprocessing": False,
                               "notify_stdin": False}
+    # rankdebug's own frames (the hook that runs the main script) are never shown.
+    hidden = [os.path.dirname(os.path.abspath(__file__))]
     if hide_debugpy_internals():  # type: ignore[no-untyped-call]
-        kwargs["dont_trace_start_patterns"] = (os.path.dirname(debugpy.__file__),)
+        hidden.append(os.path.dirname(debugpy.__file__))
         kwargs["dont_trace_end_patterns"] = ("debugpy_launcher.py",)
+    kwargs["dont_trace_start_patterns"] = tuple(hidden)
     import pydevd
 
     pydevd.settrace(
@@ -342,8 +389,67 @@ def on_hit(frame: FrameType) -> None:
     import pydevd
 
     debugger = pydevd.get_global_debugger()
+    if debugger is None:
+        return
+    _suspend_if_paused()
+    debugger.set_trace_for_frame_and_parents(threading.get_ident(), frame)
+
+
+def _suspend_if_paused() -> None:
+    """Pause asked before the rank was traced: stop at the next traced line."""
+    if not state.pause:
+        return
+    state.pause = False
+    import pydevd
+    from _pydevd_bundle.pydevd_comm_constants import CMD_THREAD_SUSPEND
+
+    debugger = pydevd.get_global_debugger()
     if debugger is not None:
-        debugger.set_trace_for_frame_and_parents(threading.get_ident(), frame)
+        debugger.set_suspend(threading.current_thread(), CMD_THREAD_SUSPEND,
+                             suspend_other_threads=True, is_pause=True)
+
+
+def _catch_uncaught() -> None:
+    """Stop at an uncaught exception with its frames (the client's "Uncaught Exceptions"
+    filter, on by default) although no tracer ran; the traceback printed after it starts
+    at the user's code, as under plain Python."""
+    previous = sys.excepthook
+
+    def excepthook(kind: type[BaseException], value: BaseException,
+                   tb: TracebackType | None) -> None:
+        tb = _without_our_frames(tb)
+        value.__traceback__ = tb
+        if not issubclass(kind, (KeyboardInterrupt, SystemExit)) and _attach_for_exception():
+            import debugpy
+
+            debugpy.trigger_exception_handler((kind, value, tb))
+        previous(kind, value, tb)
+
+    sys.excepthook = excepthook
+
+
+def _attach_for_exception() -> bool:
+    """Attach the debugger at an uncaught exception, unless it is on already (it stopped
+    there itself then)."""
+    from rankdebug.runtime import hithook
+
+    with hithook.hooks.lock:
+        if hithook.hooks.fired:
+            return False
+        hithook.hooks.fired = True
+    if not connect_adapter():
+        return False
+    wait_for_client()
+    return True
+
+
+def _without_our_frames(tb: TracebackType | None) -> TracebackType | None:
+    """``tb`` without the outer frames of rankdebug's runtime (the hook that ran the main
+    script)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    while tb is not None and os.path.dirname(tb.tb_frame.f_code.co_filename) == here:
+        tb = tb.tb_next
+    return tb
 
 
 def _arm_attach_signal() -> int | None:
@@ -365,6 +471,9 @@ def _on_attach_signal(_signum: int, frame: FrameType | None) -> None:
     """Attach the full debugger now, in the main thread, where it was interrupted."""
     from rankdebug.runtime import hithook
 
+    if state.waiting:  # the control socket is mid-read: attach once the reply is in
+        state.attach_asked = True
+        return
     with hithook.hooks.lock:
         if hithook.hooks.fired or frame is None:
             return

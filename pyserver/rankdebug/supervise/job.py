@@ -33,6 +33,7 @@ from rankdebug.debugplan.job_env import JobRun
 from rankdebug.runtime import registry, wire
 from rankdebug.supervise import procs
 from rankdebug.supervise.adapters import Adapter, start_adapter
+from rankdebug.supervise.gate import Gate
 
 STOP_GRACE_S = 2.5  # SIGTERM -> SIGKILL; the whole stop stays under 5 s
 ABNORMAL_GRACE_S = 1.0  # a rank ended badly: give the launcher this long to notice first
@@ -46,6 +47,7 @@ class _Conn:
     finished: bool = False  # the rank's script ended (its atexit ran)
     chosen: bool = True  # debugged from the start; an armed rank's end is the launcher's affair
     socket: str | None = None  # an armed rank's control socket
+    waiting: bool = False  # an untraced rank waits for its client's breakpoints
 
 
 @dataclass
@@ -67,6 +69,7 @@ class Supervisor:
         self._adapters: dict[int, Adapter | str] = {}
         self._asking: dict[int, int] = {}  # rank -> connection waiting for its adapter
         self._spawned: set[int] = set()  # ranks whose adapter was started
+        self._gates: dict[int, Gate] = {}  # --attach hit: each chosen rank's endpoint
         self._next_conn = 0
         self._listener: socket.socket | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -135,14 +138,16 @@ class Supervisor:
 
     def _start_adapter(self, rank: int) -> None:
         env = dict(os.environ, RANKDEBUG_JOB=self.job)  # tagged for the final sweep
-        port = self.plan.ports.get(rank, 0)
+        # Behind a gate the adapter is the gate's alone: any free loopback port.
+        port = 0 if rank in self._gates else self.plan.ports.get(rank, 0)
+        host = "127.0.0.1" if rank in self._gates else self.plan.host
         try:
             try:
-                adapter: Adapter | str = start_adapter(self.plan.host, port, env)
+                adapter: Adapter | str = start_adapter(host, port, env)
             except OSError:
                 if port == 0:
                     raise
-                adapter = start_adapter(self.plan.host, 0, env)  # the port was taken
+                adapter = start_adapter(host, 0, env)  # the port was taken
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             adapter = f"cannot start the debug adapter: {exc}"
         self.events.put(("adapter", rank, {"adapter": adapter}))
@@ -207,22 +212,7 @@ class Supervisor:
                 kind, ident, msg = self.events.get(timeout=0.1)
             except queue.Empty:
                 kind, ident, msg = "tick", 0, None
-            if kind == "signal":
-                self.stop_signal = ident
-                self.stop_reason = f"received {signal.Signals(ident).name}"
-            elif kind == "msg" and msg is not None:
-                self._on_msg(ident, msg)
-            elif kind == "adapter" and msg is not None:
-                self._on_adapter(ident, msg["adapter"])
-            elif kind == "command" and msg is not None:
-                self._on_command(msg)
-            elif kind == "eof":
-                conn = self._conns.pop(ident, None)
-                if (conn is not None and conn.rank is not None and conn.chosen
-                        and not conn.finished):
-                    self.say(f"rank {conn.rank} ended before its script finished")
-                    if self.abnormal_at is None:
-                        self.abnormal_at = time.monotonic()
+            self._dispatch(kind, ident, msg)
             if (
                 self.abnormal_at is not None
                 and self.stop_reason is None
@@ -238,6 +228,30 @@ class Supervisor:
                 code = self.proc.wait()
                 return self._status(code)
             procs.reap(self.proc.pid)
+
+    def _dispatch(self, kind: str, ident: int, msg: dict[str, Any] | None) -> None:
+        if kind == "signal":
+            self.stop_signal = ident
+            self.stop_reason = f"received {signal.Signals(ident).name}"
+        elif kind == "eof":
+            self._on_eof(ident)
+        elif msg is None:
+            return
+        elif kind == "msg":
+            self._on_msg(ident, msg)
+        elif kind == "adapter":
+            self._on_adapter(ident, msg["adapter"])
+        elif kind == "gate":
+            self._on_gate(ident, str(msg["what"]))
+        elif kind == "command":
+            self._on_command(msg)
+
+    def _on_eof(self, cid: int) -> None:
+        conn = self._conns.pop(cid, None)
+        if conn is not None and conn.rank is not None and conn.chosen and not conn.finished:
+            self.say(f"rank {conn.rank} ended before its script finished")
+            if self.abnormal_at is None:
+                self.abnormal_at = time.monotonic()
 
     def _status(self, code: int) -> int:
         if self.stop_signal is not None:
@@ -266,10 +280,7 @@ class Supervisor:
             conn.socket = path if isinstance(path, str) else None
             fields.update(socket=conn.socket, armed=conn.socket is not None)
         elif event == "armed":
-            conn.pid = msg.get("pid")
-            sig = msg.get("signal")
-            conn.attach_signal = sig if isinstance(sig, int) else None
-            self._spawn_adapter(rank)
+            self._on_armed(rank, conn, msg)
             return
         elif event == "adapter":
             found = self._adapters.get(rank)
@@ -277,8 +288,7 @@ class Supervisor:
                 self._spawn_adapter(rank)  # an armed rank told to attach: started now
                 self._asking[rank] = cid
             else:
-                self._reply(cid, found.for_rank() if isinstance(found, Adapter)
-                            else {"error": found})
+                self._give_adapter(rank, cid, found)
             return
         elif event == "listening":
             fields.update(state="listening", host=msg.get("host"), port=msg.get("port"))
@@ -294,7 +304,9 @@ class Supervisor:
             )
         elif event == "attached":
             fields.update(state="attached")
-            self.emit({"event": "attached", "rank": rank, "pid": msg.get("pid"), "job": self.job})
+            if rank not in self._gates:  # a gate reports its client's configuration itself
+                self.emit({"event": "attached", "rank": rank, "pid": msg.get("pid"),
+                           "job": self.job})
         elif event == "exit":
             conn.finished = True
             fields.update(state="exited")
@@ -340,13 +352,101 @@ class Supervisor:
                 self._reply(asking, {"error": adapter})
             return
         if asking is not None:
-            self._reply(asking, adapter.for_rank())
+            self._give_adapter(rank, asking, adapter)
+        if rank in self._gates:
+            return  # the gate's port is the one reported
         pid = next((c.pid for c in self._conns.values() if c.rank == rank), None)
         with contextlib.suppress(OSError, registry.RegistryError):
             registry.update_rank(self.job, rank, state="listening", host=adapter.client_host,
                                  port=adapter.client_port, pid=pid)
         self.emit({"event": "listening", "rank": rank, "host": adapter.client_host,
                    "port": adapter.client_port, "pid": pid, "job": self.job})
+
+    # --- gates (--attach hit) ------------------------------------------------------------
+
+    def _on_armed(self, rank: int, conn: _Conn, msg: dict[str, Any]) -> None:
+        """A chosen rank runs untraced: open its gate, start its adapter; it may wait for
+        its client's breakpoints."""
+        conn.pid = msg.get("pid")
+        sig = msg.get("signal")
+        conn.attach_signal = sig if isinstance(sig, int) else None
+        conn.waiting = msg.get("wait") is True
+        gate = self._open_gate(rank, conn.pid)
+        self._spawn_adapter(rank)
+        if gate is not None and conn.waiting and gate.plan()["configured"]:
+            self._go(rank)
+
+    def _open_gate(self, rank: int, pid: int | None) -> Gate | None:
+        """The rank's debug endpoint, opened (and reported ``listening``) once."""
+        gate = self._gates.get(rank)
+        if gate is not None:
+            return gate
+        breaks: dict[str, set[int]] = {}
+        for path, line in _env_breaks(self.plan.env):
+            breaks.setdefault(path, set()).add(line)
+        try:
+            gate = Gate(rank, self.plan.host, self.plan.ports.get(rank, 0), breaks,
+                        lambda what: self.events.put(("gate", rank, {"what": what})))
+        except OSError as exc:
+            self.say(f"rank {rank}: cannot listen for a debugger: {exc}")
+            return None
+        self._gates[rank] = gate
+        gate.start()
+        with contextlib.suppress(OSError, registry.RegistryError):
+            registry.update_rank(self.job, rank, state="listening", host=gate.host,
+                                 port=gate.port, pid=pid)
+        self.emit({"event": "listening", "rank": rank, "host": gate.host, "port": gate.port,
+                   "pid": pid, "job": self.job})
+        return gate
+
+    def _rank_conn(self, rank: int) -> tuple[int, _Conn] | None:
+        return next(((cid, c) for cid, c in self._conns.items() if c.rank == rank), None)
+
+    def _go(self, rank: int) -> None:
+        """Tell a waiting rank its client's breakpoints: it runs on untraced."""
+        found = self._rank_conn(rank)
+        gate = self._gates.get(rank)
+        if found is None or gate is None or not found[1].waiting:
+            return
+        cid, conn = found
+        conn.waiting = False
+        self._reply(cid, dict(gate.plan(), event="go"))
+
+    def _on_gate(self, rank: int, what: str) -> None:
+        found = self._rank_conn(rank)
+        conn = found[1] if found is not None else None
+        if what == "configured":
+            pid = conn.pid if conn is not None else None
+            with contextlib.suppress(OSError, registry.RegistryError):
+                registry.update_rank(self.job, rank, state="attached", pid=pid)
+            self.emit({"event": "attached", "rank": rank, "pid": pid, "job": self.job})
+            self._go(rank)
+        elif what in ("changed", "pause"):
+            if conn is not None and conn.waiting:
+                if what == "pause":
+                    self._go(rank)
+                return
+            # New lines may have no hit-hook: the rank attaches now, where it is.
+            if conn is not None and conn.pid is not None and conn.attach_signal is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(conn.pid, conn.attach_signal)
+        elif what == "terminate" and conn is not None and conn.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(conn.pid, signal.SIGTERM)
+
+    def _give_adapter(self, rank: int, cid: int, adapter: Adapter | str) -> None:
+        """Answer a rank that connects to its adapter; its gate relays from now on."""
+        if not isinstance(adapter, Adapter):
+            self._reply(cid, {"error": adapter})
+            return
+        reply = adapter.for_rank()
+        gate = self._gates.get(rank)
+        if gate is not None:
+            reply["pause"] = gate.plan()["pause"]
+            threading.Thread(target=gate.go_live,
+                             args=(adapter.client_host, adapter.client_port),
+                             daemon=True).start()
+        self._reply(cid, reply)
 
     def _job_processes(self) -> list[int]:
         me = os.getpid()
@@ -372,7 +472,18 @@ class Supervisor:
         procs.reap(None)
         if self._listener is not None:
             self._listener.close()
+        for gate in self._gates.values():
+            gate.close()
         registry.remove_job(self.job)
+
+
+def _env_breaks(env: dict[str, str]) -> list[tuple[str, int]]:
+    """The ``--break`` lines the ranks are given (``RANKDEBUG_BREAKS``)."""
+    try:
+        data = json.loads(env.get("RANKDEBUG_BREAKS") or "[]")
+        return [(os.path.realpath(str(f)), int(n)) for f, n in data]
+    except (ValueError, TypeError):
+        return []
 
 
 def _executable(name: str, env: dict[str, str]) -> str:
