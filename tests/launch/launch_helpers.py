@@ -155,29 +155,27 @@ def job_processes(job: str) -> list[int]:
     return out
 
 
-def adapter_processes(port: int) -> list[int]:
-    """debugpy adapters serving ``port`` (their command line names it)."""
+def job_adapters(job: str) -> list[int]:
+    """debugpy adapters started for ``job`` (the supervisor tags them with its id)."""
     out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+    for pid in job_processes(job):
         try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if any(a.endswith(b"debugpy/adapter") for a in argv) and str(port).encode() in argv:
-            out.append(int(name))
+        if any(a.endswith(b"debugpy/adapter") for a in argv):
+            out.append(pid)
     return out
 
 
-def port_free(host: str, port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind((host, port))
-        except OSError:
+def nobody_listens(host: str, port: int) -> bool:
+    """Nothing accepts connections on ``host:port`` (a port in TIME_WAIT counts as closed)."""
+    try:
+        with socket.create_connection((host, port), timeout=2.0):
             return False
-    return True
+    except OSError:
+        return True
 
 
 def read_json(path: Path) -> dict[str, Any]:

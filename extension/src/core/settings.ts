@@ -49,7 +49,7 @@ export const DEFAULTS: ExtensionSettings = {
     collectiveTimeout: null,
     justMyCode: true,
     rememberRanks: true,
-    attachOn: 'start',
+    attachOn: 'hit',
     codeLens: true,
     terminalShim: true,
     offerDebugOnFailure: true,

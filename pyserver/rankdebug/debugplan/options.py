@@ -23,8 +23,9 @@ class LaunchOptions:
     wait: bool = True
     # Seconds process-group timeouts are raised to (0: off); None: the default, one day.
     collective_timeout: float | None = None
-    # start: listen before the script runs; hit: untraced until the first --break line;
-    # auto: hit when breakpoints are given, else start.
+    # start: debugpy listens before the script runs (traced from the first import); hit:
+    # untraced until a breakpoint, Pause or an uncaught exception needs the debugger.
+    # auto: hit (start stays as an escape hatch).
     attach: AttachMode = "auto"
     # Every rank serves a control socket (attach, eval, stacks later).
     arm: bool = False
@@ -44,9 +45,7 @@ class LaunchOptions:
     @property
     def attach_mode(self) -> Literal["start", "hit"]:
         """The mode the ranks run in: ``auto`` decided."""
-        if self.attach == "auto":
-            return "hit" if self.breaks else "start"
-        return self.attach
+        return "start" if self.attach == "start" else "hit"
 
 
 def parse_break(value: str) -> tuple[str, int]:

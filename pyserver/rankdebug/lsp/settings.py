@@ -51,7 +51,7 @@ class Settings:
     debugpy_base_port: int = 5678
     collective_timeout: float | None = None
     wait: bool = True
-    attach_on: AttachOn = "start"
+    attach_on: AttachOn = "hit"
     # How "this value is not known here" findings show: they are not mistakes.
     unknown_values: UnknownValues = "hint"
     show_notifications: Notifications = "off"
@@ -105,7 +105,7 @@ class Settings:
             base_port=self.base_port if base_port is None else base_port,
             wait=self.wait,
             collective_timeout=self.collective_timeout,
-            attach="hit" if self.attach_on == "hit" else "auto",
+            attach="start" if self.attach_on == "start" else "auto",
             arm=arm,
             breaks=tuple(breaks),
         )

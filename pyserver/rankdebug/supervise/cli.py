@@ -9,14 +9,15 @@ its port accepts connections, ``{"event": "attached", ...}`` when a client has c
 it, and ``{"event": "exited", "code": N}`` last. The job's own stdout goes to stderr then.
 Errors before the job starts: exit status 2 and ``{"error": {...}}`` on stdout.
 
-Attach modes. ``start``: a chosen rank starts debugpy before its script runs and waits for a
-client there (every breakpoint works from the start, but imports and model construction run
-under the tracer). ``hit`` (the default when ``--break FILE:LINE`` is given): the rank runs
-untraced; the ``--break`` lines carry hit-hooks (``rankdebug.runtime.hithook``); its adapter
-is up (and reported ``listening``) from the start, and the rank connects to it at the first
-hit, so the client's ``attach`` completes there and the rank stops on that line. Breakpoints
-not given with ``--break`` take effect from that first hit on, or after
-``{"command": "attach", "rank": N}`` on stdin with ``--control``.
+Attach modes. ``hit`` (the default): a chosen rank runs without a tracer. The port its
+``listening`` event names is a gate in this process (``rankdebug.supervise.gate``) that
+answers the client's ``initialize``, ``attach``, breakpoints and ``configurationDone``
+itself; the rank waits for those breakpoints before its script runs and plants hit-hooks for
+them (``rankdebug.runtime.hithook``). At the first hook, Pause, a breakpoint added on a line
+without a hook, or an uncaught exception, the rank connects to its debugpy adapter and the
+gate hands the session over. ``--break FILE:LINE`` lines are breakpoints like the client's
+own. ``start``: debugpy listens before the script runs and the rank is traced from its first
+import (an escape hatch).
 
 Armed jobs (``--arm``): every rank also serves a control socket in the job's folder
 (``rankdebug.runtime.handler``) and runs without a debugger until ``rankdebug attach``,
@@ -66,10 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--break", dest="breaks", action="append", default=[],
                         metavar="FILE:LINE", help="a breakpoint known at start (repeatable)")
     parser.add_argument("--attach", choices=("auto", "start", "hit"), default="auto",
-                        help="start: chosen ranks listen before the script runs; hit: they run "
-                        "without a tracer until the first --break line (or a --control "
-                        "attach; with no --break, only then), where the debugger attaches; "
-                        "auto (default): hit when --break is given, else start")
+                        help="hit (auto, the default): chosen ranks run without a tracer until "
+                        "a breakpoint, Pause or an uncaught exception needs one; start: "
+                        "debugpy listens before the script runs (traced from the start)")
     parser.add_argument("--control", action="store_true",
                         help='read JSON commands on stdin: {"command": "attach", "rank": N} '
                         '(attach now: --attach hit, or an armed rank) and {"command": "stop"}')

@@ -18,7 +18,7 @@ describe('core/settings', () => {
         assert.equal(s.host, DEFAULTS.host);
         assert.equal(s.basePort, 0);
         assert.equal(s.collectiveTimeout, null);
-        assert.equal(s.attachOn, 'start');
+        assert.equal(s.attachOn, 'hit');
         assert.equal(s.justMyCode, false);
         assert.equal(s.python, '/x/python');
         assert.deepEqual(s.env, {});
@@ -45,7 +45,7 @@ describe('core/settings', () => {
             debugpyBasePort: 5678,
             collectiveTimeout: 600,
             wait: false,
-            attachOn: 'start',
+            attachOn: 'hit',
             unknownValues: 'hint',
             showNotifications: 'off',
             maxDocumentBytes: 16777216,
