@@ -231,3 +231,36 @@ def test_uncaught_exception_stops_untraced_rank_with_its_locals(tmp_path: Path) 
     first = trace.splitlines()[1]
     assert "raises.py" in first, trace
     assert "rankdebug" not in trace.split("ZeroDivisionError")[0]
+
+
+def _files(data: Any) -> list[str]:
+    """Every frame's file in a ``stacks --json`` report."""
+    if isinstance(data, dict):
+        out = [str(data["file"])] if "file" in data and "line" in data else []
+        return out + [f for v in data.values() for f in _files(v)]
+    if isinstance(data, list):
+        return [f for v in data for f in _files(v)]
+    return []
+
+
+@pytest.mark.timeout(120)
+def test_stacks_of_an_untraced_rank_show_only_the_users_frames(tmp_path: Path) -> None:
+    """A hook in the main script runs it from rankdebug's audit hook: that frame is hidden."""
+    import json
+    import subprocess
+
+    never = line_of("loop.py", "# NEVER")
+    launch = _loop(tmp_path, "--break", f"{LOOP}:{never}")
+    try:
+        client = _client(launch)
+        client.attach({})
+        time.sleep(1.0)
+        out = subprocess.run([sys.executable, "-m", "rankdebug", "stacks", str(launch.job),
+                              "--json"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        files = _files(json.loads(out.stdout))
+        assert LOOP in files
+        assert not [f for f in files if f"{os.sep}rankdebug{os.sep}" in f], files
+        client.close()
+    finally:
+        launch.close()

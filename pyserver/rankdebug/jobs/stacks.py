@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from rankdebug.runtime.frames import LIBRARY_FILE
+from rankdebug.runtime.frames import LIBRARY_FILE, own_file
 
 PYSPY_PIN = "py-spy==0.4.2"
 DUMP_TIMEOUT_S = 20.0
@@ -196,11 +196,14 @@ def parse_dump(data: Any, pid: int) -> list[Thread]:
     for item in data if isinstance(data, list) else []:
         if not isinstance(item, dict):
             continue
+        raw = [f for f in item.get("frames") or [] if isinstance(f, dict)]
+        # rankdebug's own frames (the hook that runs a chosen rank's script) stay hidden.
         frames = [
             Frame(str(f.get("name", "?")), str(f.get("filename", "?")), int(f.get("line") or 0))
-            for f in item.get("frames") or []
-            if isinstance(f, dict)
+            for f in raw if not own_file(str(f.get("filename", "")))
         ]
+        if raw and not frames:
+            continue  # a thread of rankdebug's own
         os_tid = item.get("os_thread_id")
         name = str(item.get("thread_name") or "")
         threads.append(Thread(

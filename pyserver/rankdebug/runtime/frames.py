@@ -23,7 +23,12 @@ _OWN_FILE = re.compile(r"[/\\]rankdebug[/\\](runtime|boot)[/\\]|[/\\]sitecustomi
 
 
 def user_file(path: str) -> bool:
-    return not (LIBRARY_FILE.search(path) or _OWN_FILE.search(path))
+    return not (LIBRARY_FILE.search(path) or own_file(path))
+
+
+def own_file(path: str) -> bool:
+    """A file of rankdebug's runtime in a rank: its frames are never shown to the user."""
+    return bool(_OWN_FILE.search(path))
 
 
 def walk(frame: FrameType | None) -> list[FrameType]:
