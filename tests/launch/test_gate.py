@@ -256,7 +256,7 @@ def test_stacks_of_an_untraced_rank_show_only_the_users_frames(tmp_path: Path) -
         client.attach({})
         time.sleep(1.0)
         out = subprocess.run([sys.executable, "-m", "rankdebug", "stacks", str(launch.job),
-                              "--json"], capture_output=True, text=True, timeout=60)
+                              "--json"], capture_output=True, text=True, timeout=60, check=False)
         assert out.returncode == 0, out.stderr
         files = _files(json.loads(out.stdout))
         assert LOOP in files
