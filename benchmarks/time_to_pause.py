@@ -31,7 +31,7 @@ NPROC = 4
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", 
+    parser.add_argument("--quick", action="store_true",
                         help="3 runs, the default (dap) and plain only")
     args = parser.parse_args()
     runs = 3 if args.quick else args.runs
