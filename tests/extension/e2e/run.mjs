@@ -266,13 +266,15 @@ async function scenarioRightClick(page, ws, bpLine) {
         say('row clicks did not toggle; typing the rank instead');
         await page.locator('.quick-input-widget input').fill('1');
     }
+    const tEnter = Date.now();
     await page.keyboard.press('Enter');
 
     say('waiting for rank 1 to pause at the breakpoint');
     await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'rank 1' }).first().waitFor({ timeout: 120000 });
     await frameRow(page, 'train.py', bpLine).first().waitFor({ timeout: 120000 });
     const pausedMs = Date.now() - tRight;
-    say(`rank 1 paused at train.py:${bpLine}, ${pausedMs} ms after the right-click`);
+    const afterPickMs = Date.now() - tEnter;
+    say(`rank 1 paused at train.py:${bpLine}, ${pausedMs} ms after the right-click, ${afterPickMs} ms after the quick-pick's answer`);
     const stackText = (await page.locator('.debug-call-stack .monaco-list-row').allInnerTexts()).join(' | ');
     if (/rank 0/.test(stackText)) throw new Error(`rank 0 has a session though only rank 1 was picked: ${stackText}`);
 
@@ -305,7 +307,38 @@ async function scenarioRightClick(page, ws, bpLine) {
     if (left !== 'none') throw new Error(`processes left after stop: ${left.join('; ')}`);
     say(`stopped; no process left (${Date.now() - tStop} ms)`);
     await shot(page, '04-stopped');
-    return { pausedMs };
+    const plainMs = await plainReach(ws, bpLine);
+    say(`plain run of the same job: rank 1 reached train.py:${bpLine} in ${plainMs} ms; paused ÷ plain = ${(afterPickMs / plainMs).toFixed(2)}`);
+    return { pausedMs, afterPickMs, plainMs };
+}
+
+/**
+ * The floor for "paused": ms until rank 1 of the same job, run plainly (train.sh's torchrun
+ * line, no rankdebug), executes the breakpoint line; a copy of train.py prints a mark there
+ * (appended to that line, so no line moves).
+ */
+async function plainReach(ws, bpLine) {
+    const lines = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
+    lines[bpLine - 1] += '; print("E2E-REACHED", rank, flush=True)';
+    const copy = path.join(ws, '.plain_train.py');
+    fs.writeFileSync(copy, lines.join('\n'));
+    const bin = path.dirname(PYTHON);
+    const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+    const t0 = Date.now();
+    const job = spawn(path.join(bin, 'torchrun'), ['--nproc_per_node', '2', copy, '--steps', '50', '--lr', '0.05'], { cwd: ws, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    return await new Promise((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => { job.kill('SIGKILL'); reject(new Error(`the plain run did not reach line ${bpLine}: ${out}`)); }, 120000);
+        job.stdout.on('data', (d) => {
+            out += d;
+            if (/E2E-REACHED 1\b/.test(out)) {
+                clearTimeout(timer);
+                const ms = Date.now() - t0;
+                job.on('exit', () => { fs.rmSync(copy, { force: true }); resolve(ms); });
+            }
+        });
+        job.on('error', (e) => { clearTimeout(timer); reject(e); });
+    });
 }
 
 async function scenarioJobsView(page, ws, bpLine, cmdLine) {
@@ -773,7 +806,7 @@ async function main() {
         const want = (name) => !only.length || only.includes(name);
         if (want('rightclick')) {
             const r1 = await scenarioRightClick(page, ws, bpLine);
-            results.push(`right-click → rank 1 paused: ${r1.pausedMs} ms`);
+            results.push(`right-click → rank 1 paused: ${r1.pausedMs} ms; from the quick-pick's answer ${r1.afterPickMs} ms, ${(r1.afterPickMs / r1.plainMs).toFixed(2)}× a plain run reaching the line (${r1.plainMs} ms)`);
         }
         if (want('jobs')) {
             await scenarioJobsView(page, ws, bpLine, cmdLine);
