@@ -264,3 +264,40 @@ def test_stacks_of_an_untraced_rank_show_only_the_users_frames(tmp_path: Path) -
         client.close()
     finally:
         launch.close()
+
+
+def _stray(ev: dict[str, Any]) -> None:
+    """What a port scan does: connect, close."""
+    import socket
+
+    with socket.create_connection((str(ev["host"]), int(ev["port"])), timeout=10):
+        pass
+
+
+@pytest.mark.timeout(120)
+def test_stray_connections_and_a_second_client(tmp_path: Path) -> None:
+    """A port scan before and after the rank is traced changes nothing; a client that
+    detaches leaves the port to the next one, which is relayed from its first message."""
+    late = line_of("loop.py", "# LATE")
+    launch = _loop(tmp_path)
+    try:
+        ev = launch.event("listening")
+        _stray(ev)
+        first = DAPClient(str(ev["host"]), int(ev["port"]))
+        first.attach({LOOP: [late]})
+        stopped = first.stopped()
+        first.request("setBreakpoints", {"source": {"path": LOOP}, "breakpoints": []})
+        first.cont(stopped["threadId"])
+        first.disconnect()
+        for _ in range(3):
+            _stray(ev)
+        second = DAPClient(str(ev["host"]), int(ev["port"]))
+        second.attach({LOOP: [late]})
+        again = second.stopped()
+        frame = second.top_frame(again["threadId"])
+        assert frame["line"] == late
+        _finish_loop(second, again["threadId"], frame["id"])
+        assert launch.exited() == 0
+        second.close()
+    finally:
+        launch.close()

@@ -170,7 +170,10 @@ class Gate:
             except OSError:
                 return
             with self.lock:
-                busy = self.session is not None and not self.session.ended
+                old = self.session
+                busy = old is not None and not old.ended and old.spoke
+                if old is not None and not busy:
+                    old.end()  # a connection that said nothing yet (a scan) gives way
                 if not busy:
                     self.session = _Session(self, conn)
             if busy:
@@ -210,6 +213,7 @@ class _Session:
         self.adapter: Endpoint | None = None
         self.said = _Said()
         self.ended = False
+        self.spoke = False  # the client has sent a message
         self.live = False
         self.replaying = False
         self._queue: list[dict[str, Any]] = []  # client messages held during a replay
@@ -226,10 +230,6 @@ class _Session:
     # --- the client's side --------------------------------------------------------------
 
     def run(self) -> None:
-        with self.lock:
-            live = self.gate.adapter
-        if live is not None:
-            self.go_live(*live)
         try:
             while True:
                 msg = self.client.read()
@@ -241,6 +241,12 @@ class _Session:
 
     def _from_client(self, msg: dict[str, Any]) -> None:
         with self.lock:
+            self.spoke = True
+            # The rank is traced already: relay from this first message on. Not on connect:
+            # a connection that says nothing (a port scan) never reaches debugpy's adapter,
+            # which one such connection can leave accepting no one else.
+            if not self.live and self.gate.adapter is not None:
+                self.go_live(*self.gate.adapter)
             if self.replaying:
                 self._queue.append(msg)
                 return
