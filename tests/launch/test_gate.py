@@ -301,3 +301,54 @@ def test_stray_connections_and_a_second_client(tmp_path: Path) -> None:
         second.close()
     finally:
         launch.close()
+
+
+_OTHER_USER = 65534  # nobody
+# An interpreter the other user may run (the venv's may live under a private home).
+_SYSTEM_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3")
+                       if os.access(p, os.X_OK)), None)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(os.geteuid() != 0 or _SYSTEM_PYTHON is None,
+                    reason="needs root (to act as a second local user) and a system python3")
+def test_another_local_user_is_turned_away(tmp_path: Path) -> None:
+    """A second user's client gets a refusal and no answer; the owner's client then works."""
+    import subprocess
+    import textwrap
+
+    probe = textwrap.dedent('''
+        import json, socket, sys
+        s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+        body = json.dumps({"seq": 1, "type": "request", "command": "initialize",
+                           "arguments": {"adapterID": "x"}}).encode()
+        try:
+            s.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+        except OSError:
+            pass
+        data = b""
+        try:
+            while chunk := s.recv(65536):
+                data += chunk
+        except OSError:
+            pass
+        print(data.decode(errors="replace"))
+    ''')
+    late = line_of("loop.py", "# LATE")
+    launch = _loop(tmp_path)
+    try:
+        ev = launch.event("listening")
+        out = subprocess.run([str(_SYSTEM_PYTHON), "-c", probe, str(ev["host"]), str(ev["port"])],
+                             capture_output=True, text=True, timeout=30, check=False,
+                             user=_OTHER_USER, cwd="/")
+        assert "belongs to another user" in out.stdout, out
+        assert '"command":"initialize"' not in out.stdout.replace(" ", "")
+        client = DAPClient(str(ev["host"]), int(ev["port"]))
+        client.attach({LOOP: [late]})
+        stopped = client.stopped()
+        frame = client.top_frame(stopped["threadId"])
+        _finish_loop(client, stopped["threadId"], frame["id"])
+        assert launch.exited() == 0
+        client.close()
+    finally:
+        launch.close()

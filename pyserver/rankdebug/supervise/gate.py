@@ -12,7 +12,8 @@ side sees one consistent conversation. A client that connects after that is rela
 its first message.
 
 One client at a time, as debugpy's adapter itself allows; a connection that closes before
-it says anything (a port scan) changes nothing.
+it says anything (a port scan) changes nothing. Only the job's owner gets in: the kernel's
+socket table names the user of the connecting socket (``peer``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rankdebug.supervise import dapwire
+from rankdebug.supervise import dapwire, peer
 from rankdebug.supervise.dapwire import Endpoint
 
 # debugpy 1.8's adapter answers ``initialize`` with these (debugpy/adapter/clients.py).
@@ -169,6 +170,9 @@ class Gate:
                 conn, _ = self.listener.accept()
             except OSError:
                 return
+            if not peer.allowed(conn):
+                _refuse(conn, "this rank belongs to another user")
+                continue
             with self.lock:
                 old = self.session
                 busy = old is not None and not old.ended and old.spoke
@@ -177,7 +181,7 @@ class Gate:
                 if not busy:
                     self.session = _Session(self, conn)
             if busy:
-                _refuse(conn)
+                _refuse(conn, "this rank already has a debugger client")
                 continue
             assert self.session is not None
             threading.Thread(target=self.session.run, name=f"rankdebug-gate-{self.rank}-client",
@@ -194,12 +198,12 @@ def _listen(host: str, port: int) -> socket.socket:
         return socket.create_server((host, 0), family=family)  # the port was taken meanwhile
 
 
-def _refuse(conn: socket.socket) -> None:
-    """A second client: tell it why (DAP clients show an ``output`` event), then close."""
+def _refuse(conn: socket.socket, why: str) -> None:
+    """Tell a client why it is turned away (DAP clients show an ``output`` event), then
+    close."""
     with contextlib.suppress(OSError):
         conn.sendall(dapwire.encode(dapwire.event("output", {
-            "category": "important",
-            "output": "rankdebug: this rank already has a debugger client\n"})))
+            "category": "important", "output": f"rankdebug: {why}\n"})))
     with contextlib.suppress(OSError):
         conn.close()
 
