@@ -13,7 +13,8 @@ def _hex_addr(host: str, port: int) -> str:
     """``host:port`` as /proc/net/tcp{,6} writes it: each 32-bit word of the address as the
     kernel holds it, printed as a native integer."""
     if ":" in host:
-        words = struct.unpack("=4I", socket.inet_pton(socket.AF_INET6, host.split("%", maxsplit=1)[0]))
+        raw = socket.inet_pton(socket.AF_INET6, host.split("%", maxsplit=1)[0])
+        words = struct.unpack("=4I", raw)
         return "".join(f"{w:08X}" for w in words) + f":{port:04X}"
     (value,) = struct.unpack("=I", socket.inet_aton(host))
     return f"{value:08X}:{port:04X}"
