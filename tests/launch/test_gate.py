@@ -4,14 +4,16 @@ real debugpy, our DAP client."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from launch_helpers import SCRIPTS, Launch, line_of, read_json, tool
+from launch_helpers import SCRIPTS, Launch, job_adapters, line_of, read_json, tool
 
 from dap_client import DAPClient
 
@@ -304,6 +306,32 @@ def test_stray_connections_and_a_second_client(tmp_path: Path) -> None:
 
 
 _OTHER_USER = 65534  # nobody
+
+
+def _listening_ports(pid: int) -> list[int]:
+    """TCP ports process ``pid`` listens on (its socket inodes in /proc/net/tcp)."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    ports = []
+    with open("/proc/net/tcp") as f:
+        for line in list(f)[1:]:
+            parts = line.split()
+            if parts[3] == "0A" and parts[9] in inodes:  # LISTEN
+                ports.append(int(parts[1].split(":")[1], 16))
+    return ports
+
+
+def _wait_for(get: Callable[[], list[int]], timeout: float = 20.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while not (got := get()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert got, "nothing appeared"
+    return got
 # An interpreter the other user may run (the venv's may live under a private home).
 _SYSTEM_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3")
                        if os.access(p, os.X_OK)), None)
@@ -343,6 +371,15 @@ def test_another_local_user_is_turned_away(tmp_path: Path) -> None:
                              user=_OTHER_USER, cwd="/")
         assert "belongs to another user" in out.stdout, out
         assert '"command":"initialize"' not in out.stdout.replace(" ", "")
+        # debugpy's adapter behind the gate: its ports take no one else either.
+        assert launch.job is not None
+        ports = _wait_for(lambda: [p for pid in job_adapters(str(launch.job))
+                                   for p in _listening_ports(pid)])
+        for port in ports:
+            out = subprocess.run([str(_SYSTEM_PYTHON), "-c", probe, "127.0.0.1", str(port)],
+                                 capture_output=True, text=True, timeout=30, check=False,
+                                 user=_OTHER_USER, cwd="/")
+            assert '"command":"initialize"' not in out.stdout.replace(" ", ""), (port, out)
         client = DAPClient(str(ev["host"]), int(ev["port"]))
         client.attach({LOOP: [late]})
         stopped = client.stopped()

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+import rankdebug
 from rankdebug.debugplan.job_env import package_dir
 
 
@@ -48,7 +49,7 @@ def start_adapter(host: str, port: int, env: dict[str, str], timeout: float = 30
     with socket.create_server(("127.0.0.1", 0)) as listener:
         listener.settimeout(timeout)
         argv = [
-            sys.executable,
+            sys.executable, "-m", "rankdebug.supervise.adapter_main",  # owner-only accepts
             os.path.join(package_dir("debugpy"), "adapter"),
             "--for-server", str(listener.getsockname()[1]),
             "--host", host,
@@ -57,6 +58,10 @@ def start_adapter(host: str, port: int, env: dict[str, str], timeout: float = 30
         ]
         # An attach may wait for its rank as long as the rank takes to reach a breakpoint.
         adapter_env = dict(env, DEBUGPY_PROCESS_SPAWN_TIMEOUT="0")
+        # rankdebug itself may come from a folder on sys.path only (the editor's bundle).
+        here = os.path.dirname(os.path.dirname(os.path.abspath(rankdebug.__file__)))
+        adapter_env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (here, env.get("PYTHONPATH", "")) if p)
         # /dev/null stdio: the daemon must not hold the supervisor's stdout (the JSON events)
         # or the job's pipes open after they are done.
         proc = subprocess.Popen(argv, env=adapter_env, close_fds=True, stdin=subprocess.DEVNULL,
