@@ -319,7 +319,8 @@ async function scenarioRightClick(page, ws, bpLine) {
  */
 async function plainReach(ws, bpLine) {
     const lines = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
-    lines[bpLine - 1] += '; print("E2E-REACHED", rank, flush=True)';
+    // One write per line: two ranks share the pipe, and print() writes its parts apart.
+    lines[bpLine - 1] += '; __import__("os").write(1, f"E2E-REACHED {rank}\\n".encode())';
     const copy = path.join(ws, '.plain_train.py');
     fs.writeFileSync(copy, lines.join('\n'));
     const bin = path.dirname(PYTHON);
@@ -328,12 +329,13 @@ async function plainReach(ws, bpLine) {
     const job = spawn(path.join(bin, 'torchrun'), ['--nproc_per_node', '2', copy, '--steps', '50', '--lr', '0.05'], { cwd: ws, env, stdio: ['ignore', 'pipe', 'pipe'] });
     return await new Promise((resolve, reject) => {
         let out = '';
+        let ms;
         const timer = setTimeout(() => { job.kill('SIGKILL'); reject(new Error(`the plain run did not reach line ${bpLine}: ${out}`)); }, 120000);
         job.stdout.on('data', (d) => {
             out += d;
-            if (/E2E-REACHED 1\b/.test(out)) {
+            if (ms === undefined && /E2E-REACHED 1\n/.test(out)) {
                 clearTimeout(timer);
-                const ms = Date.now() - t0;
+                ms = Date.now() - t0;
                 job.on('exit', () => { fs.rmSync(copy, { force: true }); resolve(ms); });
             }
         });
