@@ -58,13 +58,14 @@ def _stderr_after_kill(proc: subprocess.Popen[str]) -> str:
 
 
 SLEEPER = """
-    import time
+    import os, time
     n = 0
     open("ready", "w").close()
     while True:
         n += 1
         time.sleep(0.01)
-        open("steps", "w").write(str(n))
+        open("steps.tmp", "w").write(str(n))
+        os.replace("steps.tmp", "steps")  # whole: the test reads it meanwhile
 """
 
 
