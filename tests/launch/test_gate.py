@@ -391,3 +391,23 @@ def test_another_local_user_is_turned_away(tmp_path: Path) -> None:
         client.close()
     finally:
         launch.close()
+
+
+@pytest.mark.timeout(120)
+def test_uncaught_exception_in_another_thread_stops_untraced_rank(tmp_path: Path) -> None:
+    script = str(SCRIPTS / "thread_raises.py")
+    launch = Launch(["--ranks", "0", "--", sys.executable, script], tmp_path)
+    try:
+        client = _client(launch)
+        client.attach({}, exceptions=["uncaught"])
+        stopped = client.stopped()
+        assert stopped["reason"] == "exception"
+        frames = _frames(client, stopped["threadId"])
+        assert (frames[0]["name"], frames[0]["line"]) == ("work", line_of("thread_raises.py",
+                                                                          "# RAISES"))
+        assert client.evaluate("scale", frames[0]["id"]) == "0"
+        client.cont(stopped["threadId"])
+        assert launch.exited() == 0  # as under plain Python: a thread's exception ends it
+        client.close()
+    finally:
+        launch.close()

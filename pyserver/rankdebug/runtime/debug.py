@@ -410,9 +410,9 @@ def _suspend_if_paused() -> None:
 
 
 def _catch_uncaught() -> None:
-    """Stop at an uncaught exception with its frames (the client's "Uncaught Exceptions"
-    filter, on by default) although no tracer ran; the traceback printed after it starts
-    at the user's code, as under plain Python."""
+    """Stop at an uncaught exception, in the main thread or another one, with its frames
+    (the client's "Uncaught Exceptions" filter, on by default) although no tracer ran; the
+    traceback printed after it starts at the user's code, as under plain Python."""
     previous = sys.excepthook
 
     def excepthook(kind: type[BaseException], value: BaseException,
@@ -426,6 +426,18 @@ def _catch_uncaught() -> None:
         previous(kind, value, tb)
 
     sys.excepthook = excepthook
+    previous_thread_hook = threading.excepthook
+
+    def thread_excepthook(args: Any) -> None:
+        if (args.exc_value is not None and not issubclass(args.exc_type, SystemExit)
+                and _attach_for_exception()):
+            import debugpy
+
+            debugpy.trigger_exception_handler(
+                (args.exc_type, args.exc_value, args.exc_traceback))
+        previous_thread_hook(args)
+
+    threading.excepthook = thread_excepthook
 
 
 def _attach_for_exception() -> bool:
