@@ -50,6 +50,7 @@ class _State:
     pause = False  # the client asked for a pause before the rank was traced
     waiting = False  # reading the supervisor's first reply (the client's breakpoints)
     attach_asked = False  # the attach signal came while waiting
+    loader: threading.Thread | None = None  # imports debugpy for the attach signal
 
 
 state = _State()
@@ -226,6 +227,9 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
             return
         # Traced from the start after all (function breakpoints, "raised" exceptions, Pause
         # before the script): through the gate when there is one.
+        from rankdebug.runtime import hithook
+
+        hithook.hooks.fired = True  # an attach signal now has nothing more to do
         if connect_adapter():
             wait_for_client()
             _suspend_if_paused()
@@ -479,18 +483,64 @@ def _arm_attach_signal() -> int | None:
     return number
 
 
-def _on_attach_signal(_signum: int, frame: FrameType | None) -> None:
-    """Attach the full debugger now, in the main thread, where it was interrupted."""
+def _on_attach_signal(signum: int, frame: FrameType | None) -> None:
+    """Attach the full debugger now, in the main thread, where it was interrupted.
+
+    A signal handler runs between any two bytecodes of the main thread: in the middle of an
+    import, or of a report on the control socket. Importing debugpy there can meet a
+    half-imported module (``platform``, mid-``import torch``) and crash the rank, so debugpy
+    is imported by a helper thread, which waits for such an import to finish; until it has,
+    or while a report is being sent, the signal is sent again a little later."""
     from rankdebug.runtime import hithook
 
     if state.waiting:  # the control socket is mid-read: attach once the reply is in
         state.attach_asked = True
         return
-    with hithook.hooks.lock:
-        if hithook.hooks.fired or frame is None:
+    if frame is None or hithook.hooks.fired:
+        return
+    if state.lock.locked() or not _debugger_loaded():
+        _signal_again(signum)
+        return
+    if not hithook.hooks.lock.acquire(blocking=False):  # interrupted inside a hook
+        _signal_again(signum)
+        return
+    try:
+        if hithook.hooks.fired:
             return
         hithook.hooks.fired = True
+    finally:
+        hithook.hooks.lock.release()
     on_hit(frame)
+
+
+def _debugger_loaded(wait: float = 0.2) -> bool:
+    """debugpy imported (by a helper thread, started once), within ``wait`` seconds."""
+    if state.loader is None:
+        state.loader = threading.Thread(target=_load_debugger, name="rankdebug-load",
+                                        daemon=True)
+        state.loader.start()
+    state.loader.join(wait)
+    return not state.loader.is_alive()
+
+
+def _load_debugger() -> None:
+    threading.current_thread().pydev_do_not_trace = True  # type: ignore[attr-defined]
+    with contextlib.suppress(Exception):
+        import_debugpy()
+        import debugpy.server.api  # noqa: F401
+        import pydevd  # noqa: F401
+        from debugpy.common import util  # noqa: F401
+
+
+def _signal_again(signum: int) -> None:
+    import signal
+
+    main = threading.main_thread().ident
+    if main is None:
+        return
+    timer = threading.Timer(0.05, lambda: signal.pthread_kill(main, signum))
+    timer.daemon = True
+    timer.start()
 
 
 def _after_fork_in_child() -> None:

@@ -20,7 +20,7 @@ def _hex_addr(host: str, port: int) -> str:
     return f"{value:08X}:{port:04X}"
 
 
-def peer_uid(conn: socket.socket) -> int | None:
+def peer_uid(conn: socket.socket, tries: int = 5) -> int | None:
     """The uid owning the socket at the other end of ``conn`` (an accepted loopback TCP
     connection); None when the table does not show it (not local, or gone)."""
     try:
@@ -28,20 +28,32 @@ def peer_uid(conn: socket.socket) -> int | None:
         mine = conn.getsockname()[:2]
     except OSError:
         return None
-    want_local = _hex_addr(str(peer[0]), int(peer[1]))
-    want_remote = _hex_addr(str(mine[0]), int(mine[1]))
-    tables = ("/proc/net/tcp6",) if ":" in str(peer[0]) else ("/proc/net/tcp",)
-    for table in tables:
-        try:
-            with open(table) as f:
-                next(f, None)
-                for line in f:
-                    parts = line.split()
-                    if len(parts) > 7 and parts[1] == want_local and parts[2] == want_remote:
-                        return int(parts[7])
-        except OSError:
-            continue
+    want = (_hex_addr(str(peer[0]), int(peer[1])), _hex_addr(str(mine[0]), int(mine[1])))
+    table = "/proc/net/tcp6" if ":" in str(peer[0]) else "/proc/net/tcp"
+    # The kernel writes the table in pieces and a socket that moves meanwhile can be
+    # skipped: read it whole in one go, and again if the entry is missing.
+    for _ in range(tries):
+        for line in _read_whole(table).splitlines()[1:]:
+            parts = line.split()
+            if len(parts) > 7 and (parts[1], parts[2]) == want:
+                return int(parts[7])
     return None
+
+
+def _read_whole(path: str) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return ""
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 22):
+            chunks.append(chunk)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("ascii", "replace")
 
 
 def allowed(conn: socket.socket) -> bool:
