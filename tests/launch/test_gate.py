@@ -69,6 +69,7 @@ def test_breakpoint_set_over_dap_stops_untraced_rank(tmp_path: Path) -> None:
         client = _client(launch)
         client.attach({DDP: [line]})
         assert launch.event("attached")["rank"] == 1
+        assert "modules" in client.request("modules", {})  # the gate's, or debugpy's
         stopped = client.stopped()
         assert stopped["reason"] == "breakpoint"
         frames = _frames(client, stopped["threadId"])

@@ -63,6 +63,9 @@ CAPABILITIES: dict[str, Any] = {
 
 # Requests the gate records while the rank is untraced, replayed to the adapter in order.
 _CONFIG = ("setBreakpoints", "setFunctionBreakpoints", "setExceptionBreakpoints")
+# Requests answered with an empty list while no debugger runs.
+_EMPTY: dict[str, dict[str, Any]] = {"modules": {"modules": [], "totalModules": 0},
+                                     "loadedSources": {"sources": []}}
 # Exception filters a hit-hook cannot serve: the tracer must run from the start.
 _TRACED_FILTERS = frozenset({"raised", "userUnhandled"})
 
@@ -281,6 +284,8 @@ class _Session:
         elif command == "threads":
             self.client.send(dapwire.response(
                 req, {"threads": [{"id": 1, "name": "MainThread"}]}))
+        elif command in _EMPTY:  # views VS Code fills on its own: nothing loaded yet
+            self.client.send(dapwire.response(req, _EMPTY[command]))
         elif command == "pause":
             said.pause = True
             self.client.send(dapwire.response(req))
