@@ -392,3 +392,22 @@ def test_uncaught_exception_in_another_thread_stops_untraced_rank(tmp_path: Path
         client.close()
     finally:
         launch.close()
+
+
+@pytest.mark.timeout(120)
+def test_no_wait_rank_takes_the_clients_breakpoints_when_it_comes(tmp_path: Path) -> None:
+    """--no-wait: the rank runs before any client; the client's breakpoint, on a line no
+    --break gave, still stops it."""
+    late = line_of("loop.py", "# LATE")
+    never = line_of("loop.py", "# NEVER")
+    launch = _loop(tmp_path, "--no-wait", "--break", f"{LOOP}:{never}")
+    try:
+        client = _client(launch)
+        time.sleep(1.0)  # the loop runs untraced
+        client.attach({LOOP: [late]})
+        stopped = client.stopped()
+        frame = client.top_frame(stopped["threadId"])
+        assert frame["line"] == late
+        _release(launch, client, LOOP, stopped["threadId"], frame["id"])
+    finally:
+        launch.close()

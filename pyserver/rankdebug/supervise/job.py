@@ -420,6 +420,8 @@ class Supervisor:
             with contextlib.suppress(OSError, registry.RegistryError):
                 registry.update_rank(self.job, rank, state="attached", pid=pid)
             self.emit({"event": "attached", "rank": rank, "pid": pid, "job": self.job})
+            if conn is not None and not conn.waiting and self._unserved(rank):
+                self._signal_attach(conn)  # --no-wait: the rank runs with --break lines only
             self._go(rank)
         elif what in ("changed", "pause"):
             if conn is not None and conn.waiting:
@@ -427,12 +429,27 @@ class Supervisor:
                     self._go(rank)
                 return
             # New lines may have no hit-hook: the rank attaches now, where it is.
-            if conn is not None and conn.pid is not None and conn.attach_signal is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(conn.pid, conn.attach_signal)
+            if conn is not None:
+                self._signal_attach(conn)
         elif what == "terminate" and conn is not None and conn.pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(conn.pid, signal.SIGTERM)
+
+    def _unserved(self, rank: int) -> bool:
+        """The client wants what the rank's hit-hooks (its --break lines) cannot give."""
+        gate = self._gates.get(rank)
+        if gate is None or gate.adapter is not None:
+            return False
+        plan = gate.plan()
+        planted = {(p, n) for p, lines in gate.cli_breaks.items() for n in lines}
+        wanted = {(str(p), int(n)) for p, n in plan["breaks"]}
+        return bool(plan["trace"] or plan["uncaught"] or not wanted <= planted)
+
+    @staticmethod
+    def _signal_attach(conn: _Conn) -> None:
+        if conn.pid is not None and conn.attach_signal is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(conn.pid, conn.attach_signal)
 
     def _give_adapter(self, rank: int, cid: int, adapter: Adapter | str) -> None:
         """Answer a rank that connects to its adapter; its gate relays from now on."""
