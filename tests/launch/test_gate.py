@@ -411,3 +411,23 @@ def test_no_wait_rank_takes_the_clients_breakpoints_when_it_comes(tmp_path: Path
         _release(launch, client, LOOP, stopped["threadId"], frame["id"])
     finally:
         launch.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_client_that_vanishes_while_paused_leaves_the_rank_to_the_next(tmp_path: Path) -> None:
+    late = line_of("loop.py", "# LATE")
+    launch = _loop(tmp_path)
+    try:
+        first = _client(launch)
+        first.attach({LOOP: [late]})
+        first.stopped()
+        first.close()  # no disconnect: the editor crashed
+        ev = next(e for e in launch.events if e.get("event") == "listening")
+        second = DAPClient(str(ev["host"]), int(ev["port"]))
+        second.attach({LOOP: [late]})
+        stopped = second.stopped()
+        frame = second.top_frame(stopped["threadId"])
+        assert frame["line"] == late
+        _release(launch, second, LOOP, stopped["threadId"], frame["id"])
+    finally:
+        launch.close()

@@ -41,6 +41,8 @@ class Gate:
         self.notify = notify
         self.lock = threading.RLock()
         self.adapter: tuple[str, int] | None = None  # set once the rank is traced
+        self.idle = threading.Event()  # no session talks to the adapter
+        self.idle.set()
         self.session: ClientSession | None = None
         self.listener = _listen(host, port)
         self.host, self.port = self.listener.getsockname()[:2]

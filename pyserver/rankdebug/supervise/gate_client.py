@@ -20,6 +20,7 @@ class GateSide(Protocol):
     rank: int
     lock: threading.RLock
     adapter: tuple[str, int] | None
+    idle: threading.Event  # set while no session talks to the adapter
     cli_breaks: dict[str, set[int]]
     notify: Callable[[str], None]
 
@@ -42,6 +43,8 @@ class ClientSession:
         self._reverse: dict[int, int] = {}  # client-facing seq of an adapter request -> its seq
         self._cli_merged = False
         self._told: set[str] = set()  # sources whose breakpoints went to the adapter
+        self._said_disconnect = False  # the client ended its session itself
+        self._let_go = threading.Event()  # the adapter answered the gate's disconnect
 
     @property
     def lock(self) -> threading.RLock:
@@ -60,6 +63,10 @@ class ClientSession:
             self.end()
 
     def _from_client(self, msg: dict[str, Any]) -> None:
+        if not self.live and self.gate.adapter is not None:
+            # The session before this one must have let go of the adapter first: debugpy
+            # gives a new client the rank only once the last one has disconnected.
+            self.gate.idle.wait(5.0)
         with self.lock:
             self.spoke = True
             # The rank is traced already: relay from this first message on. Not on connect:
@@ -154,6 +161,7 @@ class ClientSession:
                 self.end()
                 return
             sock.settimeout(None)
+            self.gate.idle.clear()
             self.adapter = Endpoint(sock)
             self.live = True
             self.replaying = self.said.initialize is not None
@@ -200,6 +208,8 @@ class ClientSession:
                 self._send_adapter(dict(msg, request_seq=seq), None)
             return
         command = msg.get("command")
+        if command == "disconnect":
+            self._said_disconnect = True
         keep: int | None = None
         if command == "setBreakpoints" and not self._cli_merged:
             msg, keep = self._with_cli_lines(msg)
@@ -243,6 +253,7 @@ class ClientSession:
                 break
             with self.lock:
                 self._to_client(msg)
+        self._let_go.set()
         self.end()
 
     def _to_client(self, msg: dict[str, Any]) -> None:
@@ -252,6 +263,8 @@ class ClientSession:
             if entry is None or entry[0] is None:
                 if self.replaying and msg.get("command") == "configurationDone":
                     self._end_replay()
+                if msg.get("command") == "disconnect":
+                    self._let_go.set()
                 return  # the gate's own request
             client_seq, keep = entry
             out = dict(msg, request_seq=client_seq)
@@ -281,7 +294,17 @@ class ClientSession:
             if self.ended:
                 return
             self.ended = True
+            vanished = self.adapter is not None and not self._said_disconnect
+            if vanished:
+                # The client went without a word (its editor crashed): end its debugpy
+                # session as a client would, so that the rank runs on and the next client
+                # gets it.
+                self._send_adapter({"type": "request", "command": "disconnect", "arguments": {
+                    "restart": False, "terminateDebuggee": False}}, None)
         self.client.close()
         if self.adapter is not None:
+            if vanished:
+                self._let_go.wait(3.0)
             self.adapter.close()
+            self.gate.idle.set()
         self.gate.notify("disconnected")
