@@ -325,8 +325,10 @@ _SYSTEM_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3")
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(os.geteuid() != 0 or _SYSTEM_PYTHON is None,
                     reason="needs root (to act as a second local user) and a system python3")
-def test_another_local_user_is_turned_away(tmp_path: Path) -> None:
-    """A second user's client gets a refusal and no answer; the owner's client then works."""
+@pytest.mark.parametrize("mode", ["hit", "start"])
+def test_another_local_user_is_turned_away(tmp_path: Path, mode: str) -> None:
+    """A second user's client gets no answer (from the gate, a refusal); the owner's client
+    then works. ``start``: the printed port is the supervisor's owner-only adapter."""
     import subprocess
     import textwrap
 
@@ -348,13 +350,13 @@ def test_another_local_user_is_turned_away(tmp_path: Path) -> None:
         print(data.decode(errors="replace"))
     ''')
     late = line_of("loop.py", "# LATE")
-    launch = _loop(tmp_path)
+    launch = _loop(tmp_path, "--attach", mode)
     try:
         ev = launch.event("listening")
         out = subprocess.run([str(_SYSTEM_PYTHON), "-c", probe, str(ev["host"]), str(ev["port"])],
                              capture_output=True, text=True, timeout=30, check=False,
                              user=_OTHER_USER, cwd="/")
-        assert "belongs to another user" in out.stdout, out
+        assert mode != "hit" or "belongs to another user" in out.stdout, out
         assert '"command":"initialize"' not in out.stdout.replace(" ", "")
         # debugpy's adapter behind the gate: its ports take no one else either.
         assert launch.job is not None

@@ -234,7 +234,10 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
             wait_for_client()
             _suspend_if_paused()
             return
-    listen()
+    # --attach start: an adapter the supervisor starts (it lets in the job's owner only),
+    # else debugpy's own (no supervisor).
+    if not connect_adapter():
+        listen()
     if _env("RANKDEBUG_WAIT", "1") == "1":
         wait_for_client()
 
