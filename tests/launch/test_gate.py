@@ -255,6 +255,17 @@ def test_stacks_of_an_untraced_rank_show_only_the_users_frames(tmp_path: Path) -
         launch.close()
 
 
+def _next_client_stops(launch: Launch, ev: dict[str, Any], late: int) -> None:
+    """A new client of loop.py's rank attaches with a breakpoint at ``late``, stops there,
+    and the job ends cleanly."""
+    client = DAPClient(str(ev["host"]), int(ev["port"]))
+    client.attach({LOOP: [late]})
+    stopped = client.stopped()
+    frame = client.top_frame(stopped["threadId"])
+    assert frame["line"] == late
+    _release(launch, client, LOOP, stopped["threadId"], frame["id"])
+
+
 def _stray(ev: dict[str, Any]) -> None:
     """What a port scan does: connect, close."""
     import socket
@@ -280,12 +291,7 @@ def test_stray_connections_and_a_second_client(tmp_path: Path) -> None:
         first.disconnect()
         for _ in range(3):
             _stray(ev)
-        second = DAPClient(str(ev["host"]), int(ev["port"]))
-        second.attach({LOOP: [late]})
-        again = second.stopped()
-        frame = second.top_frame(again["threadId"])
-        assert frame["line"] == late
-        _release(launch, second, LOOP, again["threadId"], frame["id"])
+        _next_client_stops(launch, ev, late)
     finally:
         launch.close()
 
@@ -425,11 +431,6 @@ def test_a_client_that_vanishes_while_paused_leaves_the_rank_to_the_next(tmp_pat
         first.stopped()
         first.close()  # no disconnect: the editor crashed
         ev = next(e for e in launch.events if e.get("event") == "listening")
-        second = DAPClient(str(ev["host"]), int(ev["port"]))
-        second.attach({LOOP: [late]})
-        stopped = second.stopped()
-        frame = second.top_frame(stopped["threadId"])
-        assert frame["line"] == late
-        _release(launch, second, LOOP, stopped["threadId"], frame["id"])
+        _next_client_stops(launch, ev, late)
     finally:
         launch.close()

@@ -53,6 +53,8 @@ class JobRun:
     chosen: list[int] | None
     host: str
     ports: dict[int, int] = field(default_factory=dict)
+    # ``--break`` lines (real paths): the gates merge them into each client's breakpoints.
+    breaks: list[tuple[str, int]] = field(default_factory=list)
 
     def attach_configs(self, job: str) -> list[dict[str, object]]:
         """One ``rankdebug`` attach configuration per chosen rank with a known port."""
@@ -153,4 +155,5 @@ def job_run(dplan: DebugPlan, places: JobPlaces,
         chosen=dplan.selection.ranks,
         host=dplan.options.host,
         ports=dict(places.ports),
+        breaks=list(dplan.breaks),
     )

@@ -426,25 +426,28 @@ def _catch_uncaught() -> None:
                    tb: TracebackType | None) -> None:
         tb = _without_our_frames(tb)
         value.__traceback__ = tb
-        if not issubclass(kind, (KeyboardInterrupt, SystemExit)) and _attach_for_exception():
-            import debugpy
-
-            debugpy.trigger_exception_handler((kind, value, tb))
+        if not issubclass(kind, KeyboardInterrupt):
+            _stop_at_exception(kind, value, tb)
         previous(kind, value, tb)
 
     sys.excepthook = excepthook
     previous_thread_hook = threading.excepthook
 
     def thread_excepthook(args: Any) -> None:
-        if (args.exc_value is not None and not issubclass(args.exc_type, SystemExit)
-                and _attach_for_exception()):
-            import debugpy
-
-            debugpy.trigger_exception_handler(
-                (args.exc_type, args.exc_value, args.exc_traceback))
+        if args.exc_value is not None:
+            _stop_at_exception(args.exc_type, args.exc_value, args.exc_traceback)
         previous_thread_hook(args)
 
     threading.excepthook = thread_excepthook
+
+
+def _stop_at_exception(kind: type[BaseException], value: BaseException,
+                       tb: TracebackType | None) -> None:
+    """Stop where an uncaught exception was raised, if the client's filters want it."""
+    if not issubclass(kind, SystemExit) and _attach_for_exception():
+        import debugpy
+
+        debugpy.trigger_exception_handler((kind, value, tb))
 
 
 def _attach_for_exception() -> bool:
@@ -465,8 +468,9 @@ def _attach_for_exception() -> bool:
 def _without_our_frames(tb: TracebackType | None) -> TracebackType | None:
     """``tb`` without the outer frames of rankdebug's runtime (the hook that ran the main
     script)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    while tb is not None and os.path.dirname(tb.tb_frame.f_code.co_filename) == here:
+    from rankdebug.runtime import frames
+
+    while tb is not None and frames.own_file(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
     return tb
 

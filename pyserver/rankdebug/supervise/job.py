@@ -323,8 +323,7 @@ class Supervisor:
             rank = cmd.get("rank")
             conn = next((c for c in self._conns.values() if c.rank == rank), None)
             if conn is not None and conn.pid is not None and conn.attach_signal is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(conn.pid, conn.attach_signal)
+                self._signal_attach(conn)
             elif conn is not None and conn.socket is not None:
                 threading.Thread(target=self._attach_armed, args=(rank, conn.socket),
                                  daemon=True).start()
@@ -382,7 +381,7 @@ class Supervisor:
         if gate is not None:
             return gate
         breaks: dict[str, set[int]] = {}
-        for path, line in _env_breaks(self.plan.env):
+        for path, line in self.plan.breaks:
             breaks.setdefault(path, set()).add(line)
         try:
             gate = Gate(rank, self.plan.host, self.plan.ports.get(rank, 0), breaks,
@@ -492,15 +491,6 @@ class Supervisor:
         for gate in self._gates.values():
             gate.close()
         registry.remove_job(self.job)
-
-
-def _env_breaks(env: dict[str, str]) -> list[tuple[str, int]]:
-    """The ``--break`` lines the ranks are given (``RANKDEBUG_BREAKS``)."""
-    try:
-        data = json.loads(env.get("RANKDEBUG_BREAKS") or "[]")
-        return [(os.path.realpath(str(f)), int(n)) for f, n in data]
-    except (ValueError, TypeError):
-        return []
 
 
 def _executable(name: str, env: dict[str, str]) -> str:
