@@ -92,7 +92,6 @@ class ClientSession:
             self.client.send(dapwire.response(req, CAPABILITIES))
         elif command == "attach":
             said.attach = req
-            said.initialized_sent = True
             self.client.send(dapwire.event("initialized"))
         elif command == "launch":
             self.client.send(dapwire.response(
@@ -277,7 +276,7 @@ class ClientSession:
                 self._end_replay()
             return
         if (kind == "event" and msg.get("event") == "initialized"
-                and (self.replaying or self.said.initialized_sent)):
+                and (self.replaying or self.said.attach is not None)):
             self._replay_config()  # the client had its own "initialized" from the gate
             if not self.said.configured:
                 self._end_replay()

@@ -53,9 +53,8 @@ class Said:
     """What the client has said so far, in the order it matters for a replay."""
 
     initialize: dict[str, Any] | None = None
-    attach: dict[str, Any] | None = None
+    attach: dict[str, Any] | None = None  # set: the gate sent the client "initialized"
     attach_answered: bool = False
-    initialized_sent: bool = False
     config: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> request
     configured: bool = False
     pause: bool = False
