@@ -4,15 +4,20 @@
  * scripts and Markdown (never `*`).
  */
 import * as vscode from 'vscode';
+import { BreakpointBinder } from './bindBreakpoint';
 import { debugCommand, debugTerminalSelection, generateLaunchJson, type Context } from './commands';
 import { looksLikeLaunch } from './core/lineHint';
 import { registerDebugType } from './debug';
 import { JobState } from './jobState';
+import { GroupStore } from './core/groupStore';
+import { JobsFilter } from './jobsFilter';
 import { JobsView, type JobNode } from './jobsView';
 import { createLog, log } from './log';
 import { onInterpreterChange, resolveInterpreter, setExtensionRoot } from './python';
 import { RankAttach } from './rankAttach';
 import { RankEval } from './rankEval';
+import { RankGroups } from './rankGroups';
+import { RankTargets } from './rankTargets';
 import { RankMemory } from './rankPick';
 import { LANGUAGES, Server } from './server';
 import { affectsInterpreter, affectsServer, affectsShim } from './settings';
@@ -32,7 +37,11 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const attach = new RankAttach(python, jobs, state);
     const stacks = new StacksPanels(python, jobs);
     const evaluate = new RankEval(context.globalState, python);
-    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate);
+    const execute = server.execute.bind(server);
+    const groups = new RankGroups(state, new RankTargets(state, jobs, new GroupStore()), execute);
+    const filter = new JobsFilter(jobs, execute);
+    const binder = new BreakpointBinder(execute, state);
+    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, groups);
 
     const reg = (id: string, fn: (...args: unknown[]) => unknown): void => {
         context.subscriptions.push(
@@ -61,6 +70,19 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     reg('rankdebug.jobs.stop', (node) => jobs.stop(node as JobNode | undefined));
     reg('rankdebug.jobs.openTerminal', (node) => jobs.openTerminal(node as JobNode | undefined));
     reg('rankdebug.jobs.copyCommand', (node) => jobs.copyCommand(node as JobNode | undefined));
+    reg('rankdebug.jobs.filter', () => filter.ask());
+    reg('rankdebug.jobs.clearFilter', () => filter.clear());
+    reg('rankdebug.ranks.continue', (...args) => groups.run('continue', args));
+    reg('rankdebug.ranks.pause', (...args) => groups.run('pause', args));
+    reg('rankdebug.ranks.stepOver', (...args) => groups.run('over', args));
+    reg('rankdebug.ranks.stepInto', (...args) => groups.run('in', args));
+    reg('rankdebug.ranks.stepOut', (...args) => groups.run('out', args));
+    reg('rankdebug.ranks.runToCursor', (...args) => groups.runToCursor(args));
+    reg('rankdebug.ranks.stopTogether', (...args) => groups.setStopMode('together', args));
+    reg('rankdebug.ranks.stopAlone', (...args) => groups.setStopMode('alone', args));
+    reg('rankdebug.ranks.makeGroup', (...args) => groups.makeGroup(args));
+    reg('rankdebug.ranks.chooseGroup', (...args) => groups.chooseGroup(args));
+    reg('rankdebug.bindBreakpoint', (...args) => binder.bind(args));
 
     context.subscriptions.push(...registerDebugType(server, state));
 

@@ -1,9 +1,13 @@
 /**
  * What the extension knows about the jobs it debugs: per job, the parent session, its
- * pseudoterminal, and each rank's child session and state (attached / paused). The jobs view
- * and the status bar item read it; the debug adapter and the tracker write it.
+ * pseudoterminal, its folder (the control socket's), each rank's child session and state
+ * (attached / paused), and the ranks' live states from the supervisor's events. The jobs view,
+ * the status bar item and the group commands read it; the debug adapter and the tracker write it.
  */
 import * as vscode from 'vscode';
+import type { StopMode } from './core/control';
+import type { LaunchEvent } from './core/events';
+import { LiveRanks } from './core/liveRanks';
 
 export interface TrackedRank {
     rank: number;
@@ -25,6 +29,12 @@ export interface TrackedJob {
     claimed?: ReadonlySet<number>;
     /** Whether every rank is armed (`rankdebug launch --arm`). */
     armed?: boolean;
+    /** The job's folder (its `job` event, or the registry's): the supervisor listens on DIR/ctl.sock. */
+    dir?: string;
+    /** The ranks' live states, from the supervisor's events (jobs whose events this window follows). */
+    live?: LiveRanks;
+    /** Whether one chosen rank's stop pauses the other chosen ranks (`rankdebug launch --stop`). */
+    stopMode?: StopMode;
     /**
      * Set when the parent follows the supervisor's events (a job this window launched, in its
      * terminal or through the shim): it starts the child `rank N` for a listening rank, once.
@@ -38,6 +48,9 @@ export class JobState implements vscode.Disposable {
     private readonly early = new Map<string, TrackedRank['state']>();
     private readonly changed = new vscode.EventEmitter<void>();
     readonly onDidChange = this.changed.event;
+    private readonly rankEvents = new vscode.EventEmitter<{ job: TrackedJob; event: LaunchEvent }>();
+    /** The supervisor's rank events (stopped, blocked, arrived…), after the live states took them. */
+    readonly onDidRankEvent = this.rankEvents.event;
 
     add(job: TrackedJob): TrackedJob {
         this.jobs.set(job.key, job);
@@ -68,6 +81,22 @@ export class JobState implements vscode.Disposable {
     /** The tracked job whose parent session follows the supervisor's events, if any. */
     follower(id: string): TrackedJob | undefined {
         return [...this.jobs.values()].find((j) => j.job === id && j.startRank !== undefined);
+    }
+
+    /** The tracked job a debug session belongs to: as its parent, or as one of its ranks. */
+    bySession(id: string): TrackedJob | undefined {
+        for (const j of this.jobs.values()) {
+            if (j.parent?.id === id) return j;
+            for (const r of j.ranks.values()) if (r.session?.id === id) return j;
+        }
+        return undefined;
+    }
+
+    /** A rank event of a job: its live states first, then the listeners. */
+    rankEvent(job: TrackedJob, event: LaunchEvent): void {
+        job.live ??= new LiveRanks();
+        if (job.live.apply(event)) this.changed.fire();
+        this.rankEvents.fire({ job, event });
     }
 
     all(): TrackedJob[] {
@@ -108,5 +137,6 @@ export class JobState implements vscode.Disposable {
 
     dispose(): void {
         this.changed.dispose();
+        this.rankEvents.dispose();
     }
 }

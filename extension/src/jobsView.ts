@@ -1,11 +1,15 @@
 /**
  * The Training Jobs view (Run and Debug container): the jobs `rankdebug jobs --json` finds
  * (ours from the registry, and any job on the machine found by the /proc scan) → their ranks,
- * with this window's session state (jobState.ts) on top. Refreshed by a watcher on the
- * registry folder, by a timer while the view is visible (`rankdebug.jobs.refreshSeconds`),
- * and by debug session changes; one CLI run at a time. Actions: attach to any rank
- * (rankAttach.ts), Show Stacks (stacksPanel.ts), Evaluate in Rank (rankEval.ts), stop, open
- * terminal, copy command. Also the status bar item `rankdebug: 2/4 ranks paused`.
+ * with this window's session state and the supervisor's live states (jobState.ts) on top:
+ * running, paused at `file:line` in `function`, waiting in a collective, raised, exited. Many
+ * ranks collapse into ranges by node and state (core/rankTree.ts); a filter (rank spec or text)
+ * narrows the rows; rows can be multi-selected for the group commands (rankGroups.ts).
+ * Refreshed by a watcher on the registry folder, by a timer while the view is visible
+ * (`rankdebug.jobs.refreshSeconds`), and by debug session changes; one CLI run at a time.
+ * Actions: attach to any rank (rankAttach.ts), Show Stacks (stacksPanel.ts), Evaluate in Rank
+ * (rankEval.ts), stop, open terminal, copy command. Also the status bar item
+ * `rankdebug: 2/4 ranks paused`.
  */
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
@@ -22,63 +26,76 @@ import {
     readJobs,
     refreshMs,
     rowSignature,
-    shownState,
     type JobInfo,
     type RankInfo,
     type SessionState,
-    type ShownState,
 } from './core/jobList';
 import { registryRoot, statusText } from './core/jobs';
+import { whereText, type LiveRank } from './core/liveRanks';
+import { rankRow, type RankRow } from './core/rankRow';
+import { matchesFilter, rankTree, type RankFilter, type RankTreeNode } from './core/rankTree';
 import { join } from './core/shell';
 import type { JobState, TrackedJob } from './jobState';
 import { log } from './log';
 import { SECTION } from './settings';
 
-export type JobNode = { kind: 'job'; job: JobInfo; tracked?: TrackedJob } | { kind: 'rank'; job: JobInfo; rank: RankInfo; tracked?: TrackedJob };
+type GroupTreeNode = Extract<RankTreeNode, { kind: 'group' }>;
+
+export type JobNode =
+    | { kind: 'job'; job: JobInfo; tracked?: TrackedJob }
+    | { kind: 'group'; job: JobInfo; group: GroupTreeNode; tracked?: TrackedJob }
+    | { kind: 'rank'; job: JobInfo; rank: RankInfo; row?: RankRow; tracked?: TrackedJob };
 
 function time(seconds: number | null): string {
     if (!seconds) return '';
     return new Date(seconds * 1000).toLocaleTimeString();
 }
 
-/** A rank state in the view's words. */
-export function stateWord(s: ShownState): string {
-    switch (s) {
-        case 'starting':
-            return vscode.l10n.t('starting');
-        case 'running':
-            return vscode.l10n.t('running');
-        case 'armed':
-            return vscode.l10n.t('armed');
-        case 'listening':
-            return vscode.l10n.t('listening');
-        case 'waiting for debugger':
-            return vscode.l10n.t('waiting for debugger');
-        case 'attached':
-            return vscode.l10n.t('attached');
-        case 'paused':
-            return vscode.l10n.t('paused');
-        case 'exited':
-            return vscode.l10n.t('exited');
+function nodeId(n: JobNode): string {
+    switch (n.kind) {
+        case 'job':
+            return `job:${n.job.id}`;
+        case 'group':
+            return `group:${n.job.id}:${n.group.id}`;
+        case 'rank':
+            return `rank:${n.job.id}:${n.rank.rank}`;
     }
 }
 
-function stateIcon(s: ShownState): vscode.ThemeIcon {
-    const id = {
-        starting: 'loading~spin',
-        running: 'circle-outline',
-        armed: 'zap',
-        listening: 'debug-disconnect',
-        'waiting for debugger': 'debug-disconnect',
-        attached: 'debug',
-        paused: 'debug-pause',
-        exited: 'circle-slash',
-    }[s];
-    return new vscode.ThemeIcon(id);
+/** What a rank's tooltip adds for its live state. */
+function liveTip(live: LiveRank | undefined): string {
+    switch (live?.state) {
+        case 'paused':
+            return live.file ? `${live.file}${live.line !== null ? `:${live.line}` : ''}${live.function ? ` (${live.function})` : ''}` : '';
+        case 'blocked':
+            return vscode.l10n.t('Waits in {0} for the ranks that have not reached it.', live.in || '?');
+        case 'raised':
+            return [
+                `${live.exception}${live.message ? `: ${live.message}` : ''}`,
+                whereText(live) ? `${live.file}:${live.line ?? ''}${live.function ? ` (${live.function})` : ''}` : '',
+                vscode.l10n.t('The rank is held alive: Attach opens it at this frame.'),
+            ]
+                .filter(Boolean)
+                .join('\n');
+        default:
+            return '';
+    }
 }
 
-function nodeId(n: JobNode): string {
-    return n.kind === 'job' ? `job:${n.job.id}` : `rank:${n.job.id}:${n.rank.rank}`;
+/** `pid 12 · paused at train.py:30 in main (breakpoint) · 45% · 302 MiB · GPU 0 · 127.0.0.1:5678`. */
+function rankDescription(r: RankInfo, row: RankRow, where: string): string {
+    const ended = row.key === 'exited' || row.live?.state === 'exited';
+    return [
+        r.pid !== null ? `pid ${r.pid}` : '',
+        row.text,
+        ended ? '' : formatCpu(r.cpu),
+        ended ? '' : formatBytes(r.rss),
+        formatGpu(r.gpu),
+        r.armed && row.key !== 'armed' ? vscode.l10n.t('armed') : '',
+        where,
+    ]
+        .filter(Boolean)
+        .join(' · ');
 }
 
 export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Disposable {
@@ -87,7 +104,12 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     private jobs: JobInfo[] = [];
     /** Nodes by id, kept across refreshes so that a row can be re-rendered on its own. */
     private nodes = new Map<string, { node: JobNode; signature: string }>();
+    /** Each node's children and parent, by id, as the last render grouped them. */
+    private children = new Map<string, string[]>();
+    private parents = new Map<string, string>();
     private structure = '';
+    private filter: RankFilter | undefined;
+    private renderTimer: NodeJS.Timeout | undefined;
     private watcher: fs.FSWatcher | undefined;
     private debounce: NodeJS.Timeout | undefined;
     private timer: NodeJS.Timeout | undefined;
@@ -107,11 +129,12 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         this.status = vscode.window.createStatusBarItem('rankdebug.status', vscode.StatusBarAlignment.Left, 50);
         this.status.name = 'Rank Debugger';
         this.status.command = 'rankdebug.jobs.focus';
-        this.view = vscode.window.createTreeView('rankdebug.jobs', { treeDataProvider: this });
+        this.view = vscode.window.createTreeView('rankdebug.jobs', { treeDataProvider: this, canSelectMany: true });
         this.disposables.push(
             this.status,
             this.view,
-            state.onDidChange(() => this.render()),
+            // Events come in bursts (every rank stops at once): one render for a burst.
+            state.onDidChange(() => this.scheduleRender()),
             this.view.onDidChangeVisibility((e) => {
                 if (e.visible) void this.refresh();
                 else this.disarm();
@@ -130,6 +153,27 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     /** Jobs of the last refresh. */
     get current(): readonly JobInfo[] {
         return this.jobs;
+    }
+
+    /** The rows selected in the view. */
+    get selection(): readonly JobNode[] {
+        return this.view.selection;
+    }
+
+    /** Shows only the rank rows the filter lets through (undefined: all); its text goes in the view's description. */
+    setFilter(filter: RankFilter | undefined): void {
+        this.filter = filter;
+        this.view.description = filter ? vscode.l10n.t('filter: {0}', filter.label) : undefined;
+        void vscode.commands.executeCommand('setContext', 'rankdebug.jobsFiltered', filter !== undefined);
+        this.render();
+    }
+
+    private scheduleRender(): void {
+        if (this.renderTimer) return;
+        this.renderTimer = setTimeout(() => {
+            this.renderTimer = undefined;
+            this.render();
+        }, 50);
     }
 
     /** Watches the registry root (created 0700 if missing, as the Python side does). */
@@ -221,25 +265,46 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     /** Rebuilds the nodes; fires a change for the whole tree only when rows came or went. */
     private render(): void {
         const nodes = new Map<string, { node: JobNode; signature: string }>();
+        const children = new Map<string, string[]>();
+        const parents = new Map<string, string>();
         const changed: JobNode[] = [];
-        const put = (fresh: JobNode, signature: string): void => {
+        const put = (fresh: JobNode, signature: string, parent?: string): void => {
             const id = nodeId(fresh);
             const old = this.nodes.get(id);
             const node = old ? Object.assign(old.node, fresh) : fresh;
             if (old && old.signature !== signature) changed.push(node);
             nodes.set(id, { node, signature });
+            if (parent) {
+                parents.set(id, parent);
+                children.set(parent, [...(children.get(parent) ?? []), id]);
+            }
         };
         for (const job of this.jobs) {
             const tracked = this.state.byJobId(job.id);
-            put({ kind: 'job', job, tracked }, rowSignature(job, undefined, undefined, tracked?.terminal ? 'terminal' : ''));
-            for (const rank of job.ranks) {
-                const { session } = this.sessionState(job, rank);
-                put({ kind: 'rank', job, rank, tracked }, rowSignature(job, rank, session));
-            }
+            const rows = this.rows(job, tracked);
+            put({ kind: 'job', job, tracked }, rowSignature(job, undefined, undefined, `${tracked?.terminal ? 'terminal' : ''}:${rows.length}`));
+            const byRank = new Map(job.ranks.map((r) => [r.rank, r]));
+            const walk = (list: RankTreeNode[], parent: string): void => {
+                for (const t of list) {
+                    if (t.kind === 'group') {
+                        const g: JobNode = { kind: 'group', job, group: t, tracked };
+                        put(g, JSON.stringify([t.label, t.description, t.ranks.length]), parent);
+                        walk(t.children, nodeId(g));
+                        continue;
+                    }
+                    const rank = byRank.get(t.row.rank);
+                    if (!rank) continue;
+                    const { session } = this.sessionState(job, rank);
+                    put({ kind: 'rank', job, rank, row: t.row, tracked }, rowSignature(job, rank, session, `${t.row.text}:${t.row.icon}`), parent);
+                }
+            };
+            walk(rankTree(rows, vscode.l10n), `job:${job.id}`);
         }
         const structure = [...nodes.keys()].join('\n');
         const whole = structure !== this.structure;
         this.nodes = nodes;
+        this.children = children;
+        this.parents = parents;
         this.structure = structure;
         if (whole) {
             void vscode.commands.executeCommand('setContext', 'rankdebug.hasJobs', this.jobs.length > 0);
@@ -248,6 +313,16 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
             this.changed.fire(changed);
         }
         this.updateStatus();
+    }
+
+    /** The job's rank rows the filter lets through. */
+    private rows(job: JobInfo, tracked: TrackedJob | undefined): RankRow[] {
+        const out: RankRow[] = [];
+        for (const rank of job.ranks) {
+            const row = rankRow(rank, job, tracked?.ranks.get(rank.rank)?.state, tracked?.live?.get(rank.rank), vscode.l10n);
+            if (matchesFilter(row, this.filter)) out.push(row);
+        }
+        return out;
     }
 
     private updateStatus(): void {
@@ -268,14 +343,34 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     }
 
     getTreeItem(node: JobNode): vscode.TreeItem {
-        return node.kind === 'job' ? this.jobItem(node) : this.rankItem(node);
+        switch (node.kind) {
+            case 'job':
+                return this.jobItem(node);
+            case 'group':
+                return this.groupItem(node);
+            case 'rank':
+                return this.rankItem(node);
+        }
+    }
+
+    /** A range of ranks (`ranks 0-127 · running`), collapsed. */
+    private groupItem(node: Extract<JobNode, { kind: 'group' }>): vscode.TreeItem {
+        const g = node.group;
+        const item = new vscode.TreeItem(g.label, vscode.TreeItemCollapsibleState.Collapsed);
+        item.description = g.description;
+        item.tooltip = `${g.label}\n${g.description}`;
+        item.contextValue = ['rankdebug.ranks', node.job.source === 'registry' ? 'control' : ''].filter(Boolean).join(' ');
+        item.iconPath = new vscode.ThemeIcon('list-tree');
+        item.id = nodeId(node);
+        return item;
     }
 
     private jobItem(node: Extract<JobNode, { kind: 'job' }>): vscode.TreeItem {
         const j = node.job;
         const item = new vscode.TreeItem(jobLabel(j), vscode.TreeItemCollapsibleState.Expanded);
         const source = j.source === 'registry' ? vscode.l10n.t('rankdebug') : vscode.l10n.t('found running');
-        item.description = [vscode.l10n.t('{0} ranks', rankCount(j)), source, j.armed ? vscode.l10n.t('armed') : '', time(j.startTime)].filter(Boolean).join(' · ');
+        const shown = this.filter ? vscode.l10n.t('{0} shown', this.countShown(nodeId(node))) : '';
+        item.description = [vscode.l10n.t('{0} ranks', rankCount(j)), shown, source, j.armed ? vscode.l10n.t('armed') : '', time(j.startTime)].filter(Boolean).join(' · ');
         const tip = new vscode.MarkdownString();
         if (j.command.length) tip.appendCodeblock(join(j.command), 'shell');
         tip.appendText(`\ncwd: ${j.cwd ?? ''}\n${vscode.l10n.t('launcher pid')}: ${j.launcherPid ?? ''}\n`);
@@ -286,44 +381,43 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         return item;
     }
 
+    /** Rank rows under a job or group row. */
+    private countShown(id: string): number {
+        let n = 0;
+        for (const child of this.children.get(id) ?? []) n += child.startsWith('rank:') ? 1 : this.countShown(child);
+        return n;
+    }
+
     private rankItem(node: Extract<JobNode, { kind: 'rank' }>): vscode.TreeItem {
         const r = node.rank;
         const { session } = this.sessionState(node.job, r);
-        const st = shownState(r, node.job, session);
+        const row = node.row ?? rankRow(r, node.job, session, node.tracked?.live?.get(r.rank), vscode.l10n);
         const item = new vscode.TreeItem(`rank ${r.rank}`, vscode.TreeItemCollapsibleState.None);
         const where = r.port ? `${r.address ?? '127.0.0.1'}:${r.port}` : '';
-        item.description = [
-            r.pid !== null ? `pid ${r.pid}` : '',
-            stateWord(st),
-            st === 'exited' ? '' : formatCpu(r.cpu),
-            st === 'exited' ? '' : formatBytes(r.rss),
-            formatGpu(r.gpu),
-            r.armed && st !== 'armed' ? vscode.l10n.t('armed') : '',
-            where,
-        ]
-            .filter(Boolean)
-            .join(' · ');
+        item.description = rankDescription(r, row, where);
         item.tooltip = [
             `rank ${r.rank}${r.localRank !== null ? ` (local ${r.localRank})` : ''} · pid ${r.pid ?? '?'} · ${r.host ?? ''}`,
-            `${stateWord(st)}${where ? ` · ${where}` : ''}`,
+            `${row.text}${where ? ` · ${where}` : ''}`,
+            liveTip(row.live),
             canAttach(r, session) ? vscode.l10n.t('Attach starts a debugger in this rank; only this rank pauses.') : '',
         ]
             .filter(Boolean)
             .join('\n');
         item.contextValue = rankContext(r, node.job, session);
-        item.iconPath = stateIcon(st);
+        item.iconPath = new vscode.ThemeIcon(row.icon);
         item.id = nodeId(node);
         return item;
     }
 
     getChildren(node?: JobNode): JobNode[] {
         if (!node) return this.jobs.map((job) => this.nodes.get(`job:${job.id}`)?.node ?? { kind: 'job', job });
-        if (node.kind === 'job') return node.job.ranks.map((rank) => this.nodes.get(`rank:${node.job.id}:${rank.rank}`)?.node ?? { kind: 'rank', job: node.job, rank });
-        return [];
+        const ids = this.children.get(nodeId(node)) ?? [];
+        return ids.map((id) => this.nodes.get(id)?.node).filter((n): n is JobNode => n !== undefined);
     }
 
     getParent(node: JobNode): JobNode | undefined {
-        return node.kind === 'rank' ? this.nodes.get(`job:${node.job.id}`)?.node : undefined;
+        const parent = this.parents.get(nodeId(node));
+        return parent ? this.nodes.get(parent)?.node : undefined;
     }
 
     /** Jobs now (a fresh scan when the view's list is stale or empty), for commands run from the palette. */
@@ -390,6 +484,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
 
     dispose(): void {
         if (this.debounce) clearTimeout(this.debounce);
+        if (this.renderTimer) clearTimeout(this.renderTimer);
         this.disarm();
         this.watcher?.close();
         this.disposables.forEach((d) => d.dispose());

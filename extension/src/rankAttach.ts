@@ -18,7 +18,8 @@ import { runCli } from './cli';
 import { attachSteps, InFlight, offerable, type AttachFacts } from './core/attachRoute';
 import { CliError } from './core/cliOutput';
 import { parseEvent } from './core/events';
-import { canAttach, jobLabel, listensNow, type JobInfo, type RankInfo } from './core/jobList';
+import { canAttach, controlDir, jobLabel, listensNow, type JobInfo, type RankInfo } from './core/jobList';
+import { registryRoot } from './core/jobs';
 import { formatSpec } from './core/ranks';
 import { TYPE, type RankdebugConfiguration } from './debug/configuration';
 import type { JobState, TrackedJob } from './jobState';
@@ -185,7 +186,7 @@ export class RankAttach implements vscode.Disposable {
             request: 'attach',
             name: `${jobLabel(job)} · ${endpoints.length === 1 ? 'rank' : 'ranks'} ${spec}`,
             justMyCode: getSettings(folder?.uri).justMyCode,
-            __attach: { job: job.id, ranks: endpoints, worldSize: job.worldSize, title: jobLabel(job) },
+            __attach: { job: job.id, dir: controlDir(job, registryRoot()) ?? undefined, ranks: endpoints, worldSize: job.worldSize, title: jobLabel(job) },
         };
         const t0 = Date.now();
         const ok = await vscode.debug.startDebugging(folder, config);

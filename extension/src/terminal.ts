@@ -100,7 +100,7 @@ export class TerminalSupport implements vscode.Disposable {
                 type: TYPE,
                 request: 'attach',
                 name: vscode.l10n.t('terminal job {0}', ev.job),
-                __attach: { job: ev.job, supervisorPid: ev.pid, ranks: [], events: file, stopJobOnEnd: true, title: ev.job },
+                __attach: { job: ev.job, supervisorPid: ev.pid, dir: ev.dir, ranks: [], events: file, stopJobOnEnd: true, title: ev.job },
             };
             log().info(`terminal job ${ev.job}: attaching (${file})`);
             await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], config);

@@ -28,14 +28,62 @@ export interface AttachedEvent {
 export interface ExitedEvent {
     event: 'exited';
     code: number;
+    /** Set when one rank ended (the job goes on); absent for the job's own end. */
+    rank?: number;
 }
 export interface ErrorEvent {
     event: 'error';
     message: string;
 }
-export type LaunchEvent = JobEvent | ListeningEvent | AttachedEvent | ExitedEvent | ErrorEvent;
+/** A chosen rank stopped (breakpoint, pause, step, exception…); where, when known. */
+export interface StoppedEvent {
+    event: 'stopped';
+    rank: number;
+    reason: string;
+    file: string | null;
+    line: number | null;
+    function: string | null;
+    job?: string;
+}
+export interface ContinuedEvent {
+    event: 'continued';
+    rank: number;
+    job?: string;
+}
+/** Every rank of a group step or run-to has stopped. */
+export interface ArrivedEvent {
+    event: 'arrived';
+    command: string;
+    ranks: number[];
+    job?: string;
+}
+/** A rank of a group step or run-to has not arrived after about a second: it waits in a collective. */
+export interface BlockedEvent {
+    event: 'blocked';
+    rank: number;
+    in: string;
+    job?: string;
+}
+/** A rank without a debugger is held alive after an uncaught exception; Attach opens it at that frame. */
+export interface RaisedEvent {
+    event: 'raised';
+    rank: number;
+    pid: number | null;
+    exception: string;
+    message: string;
+    file: string | null;
+    line: number | null;
+    function: string | null;
+    job?: string;
+}
+export type RankEvent = StoppedEvent | ContinuedEvent | ArrivedEvent | BlockedEvent | RaisedEvent;
+export type LaunchEvent = JobEvent | ListeningEvent | AttachedEvent | ExitedEvent | ErrorEvent | RankEvent;
 
 type Fields = Record<string, unknown>;
+
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
+const job = (v: Fields): { job?: string } => (typeof v.job === 'string' ? { job: v.job } : {});
 
 /** Each event's reader: the event when its fields are well-typed, else undefined. */
 const READERS: Record<string, (v: Fields) => LaunchEvent | undefined> = {
@@ -43,7 +91,31 @@ const READERS: Record<string, (v: Fields) => LaunchEvent | undefined> = {
     listening: (v) =>
         typeof v.rank === 'number' && typeof v.port === 'number' ? ({ ...v, host: typeof v.host === 'string' ? v.host : '127.0.0.1' } as ListeningEvent) : undefined,
     attached: (v) => (typeof v.rank === 'number' ? (v as unknown as AttachedEvent) : undefined),
-    exited: (v) => ({ event: 'exited', code: typeof v.code === 'number' ? v.code : 1 }),
+    exited: (v) => ({ event: 'exited', code: typeof v.code === 'number' ? v.code : 1, ...(int(v.rank) !== null ? { rank: v.rank as number } : {}) }),
+    stopped: (v) =>
+        int(v.rank) === null
+            ? undefined
+            : { event: 'stopped', rank: v.rank as number, reason: text(v.reason) ?? 'pause', file: text(v.file), line: int(v.line), function: text(v.function), ...job(v) },
+    continued: (v) => (int(v.rank) === null ? undefined : { event: 'continued', rank: v.rank as number, ...job(v) }),
+    arrived: (v) => {
+        const ranks = Array.isArray(v.ranks) ? v.ranks.filter((r): r is number => int(r) !== null) : [];
+        return { event: 'arrived', command: text(v.command) ?? '', ranks, ...job(v) };
+    },
+    blocked: (v) => (int(v.rank) === null ? undefined : { event: 'blocked', rank: v.rank as number, in: text(v.in) ?? '', ...job(v) }),
+    raised: (v) =>
+        int(v.rank) === null
+            ? undefined
+            : {
+                  event: 'raised',
+                  rank: v.rank as number,
+                  pid: int(v.pid),
+                  exception: text(v.exception) ?? 'Exception',
+                  message: text(v.message) ?? '',
+                  file: text(v.file),
+                  line: int(v.line),
+                  function: text(v.function),
+                  ...job(v),
+              },
 };
 
 /** `{"error": {...}}` (the CLI's error envelope) as an `error` event. */
@@ -54,11 +126,11 @@ function errorEvent(error: object): ErrorEvent {
 
 /** Turns one stdout line into an event; undefined for anything else. */
 export function parseEvent(line: string): LaunchEvent | undefined {
-    const text = line.trim();
-    if (!text.startsWith('{')) return undefined;
+    const trimmed = line.trim();
+    if (!trimmed.startsWith('{')) return undefined;
     let value: unknown;
     try {
-        value = JSON.parse(text);
+        value = JSON.parse(trimmed);
     } catch {
         return undefined;
     }

@@ -4,8 +4,18 @@
  * Python side finds and describes jobs; this module only reads its answer and words it.
  * No `vscode` import.
  */
+import * as path from 'node:path';
 
-export type RankStateName = 'starting' | 'running' | 'armed' | 'listening' | 'attached' | 'exited';
+export type RankStateName = 'starting' | 'running' | 'armed' | 'raised' | 'listening' | 'attached' | 'exited';
+
+/** Where a rank held alive after an uncaught exception raised it (`rankdebug.runtime.hold`). */
+export interface RaisedInfo {
+    exception: string;
+    message: string;
+    file: string | null;
+    line: number | null;
+    function: string | null;
+}
 
 export interface GpuUse {
     index: number | null;
@@ -25,6 +35,8 @@ export interface RankInfo {
     rss: number | null;
     gpu: GpuUse[] | null;
     armed: boolean;
+    /** Set while the rank is held at an uncaught exception. */
+    raised: RaisedInfo | null;
 }
 
 export interface JobInfo {
@@ -38,6 +50,8 @@ export interface JobInfo {
     startTime: number | null;
     worldSize: number | null;
     armed: boolean;
+    /** The job's folder when the answer names it (`dir`); see `controlDir`. */
+    dir: string | null;
     ranks: RankInfo[];
 }
 
@@ -53,7 +67,13 @@ const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-const STATES: readonly RankStateName[] = ['starting', 'running', 'armed', 'listening', 'attached', 'exited'];
+const STATES: readonly RankStateName[] = ['starting', 'running', 'armed', 'raised', 'listening', 'attached', 'exited'];
+
+function readRaised(v: unknown): RaisedInfo | null {
+    if (typeof v !== 'object' || v === null) return null;
+    const r = obj(v);
+    return { exception: str(r.exception) ?? 'Exception', message: str(r.message) ?? '', file: str(r.file), line: num(r.line), function: str(r.function) };
+}
 
 function readRank(v: unknown): RankInfo | undefined {
     const r = obj(v);
@@ -74,6 +94,7 @@ function readRank(v: unknown): RankInfo | undefined {
         rss: num(r.rss),
         gpu,
         armed: r.armed === true || state === 'armed',
+        raised: readRaised(r.raised),
     };
 }
 
@@ -94,6 +115,7 @@ function readJob(v: unknown): JobInfo | undefined {
         startTime: num(j.start_time),
         worldSize: num(j.world_size),
         armed: j.armed === true || ranks.some((r) => r.armed),
+        dir: str(j.dir),
         ranks,
     };
 }
@@ -109,11 +131,21 @@ export function readJobs(answer: unknown): JobsSnapshot {
     };
 }
 
+/**
+ * The folder of a job `rankdebug launch` supervises (its control socket is `ctl.sock` in it):
+ * the answer's `dir`, else the job's folder in the registry under `root`; null for a job the
+ * scan found (no supervisor takes commands).
+ */
+export function controlDir(job: Pick<JobInfo, 'id' | 'source' | 'dir'>, root: string): string | null {
+    if (job.dir) return job.dir;
+    return job.source === 'registry' ? path.join(root, job.id) : null;
+}
+
 /** What this window's debug sessions know of a rank (jobState.ts). */
 export type SessionState = 'attached' | 'paused' | undefined;
 
 /** The state a rank row shows: this window's session state wins over the scan's. */
-export type ShownState = 'starting' | 'running' | 'armed' | 'listening' | 'waiting for debugger' | 'attached' | 'paused' | 'exited';
+export type ShownState = 'starting' | 'running' | 'armed' | 'raised' | 'listening' | 'waiting for debugger' | 'attached' | 'paused' | 'exited';
 
 export function shownState(rank: RankInfo, job: JobInfo, session: SessionState): ShownState {
     if (session) return session;
@@ -163,16 +195,21 @@ export function rankCount(job: JobInfo): number {
 
 /**
  * Context value of a job row: space-separated tokens after `rankdebug.job`
- * (`registry`|`scan`, `terminal` when this window has its terminal, `armed`).
+ * (`registry`|`scan`, `terminal` when this window has its terminal, `armed`). A registry job's
+ * supervisor takes group commands (package.json matches `registry`).
  */
 export function jobContext(job: JobInfo, hasTerminal: boolean): string {
     return ['rankdebug.job', job.source, hasTerminal ? 'terminal' : '', job.armed ? 'armed' : ''].filter(Boolean).join(' ');
 }
 
-/** Context value of a rank row: `rankdebug.rank` + `attachable`, `armed` (Evaluate), `exited`. */
+/**
+ * Context value of a rank row: `rankdebug.rank` + `attachable`, `armed` (Evaluate), `exited`,
+ * `control` (the job's supervisor takes group commands).
+ */
 export function rankContext(rank: RankInfo, job: JobInfo, session: SessionState): string {
     const armed = (rank.armed || job.armed) && rank.state !== 'exited';
-    return ['rankdebug.rank', canAttach(rank, session) ? 'attachable' : '', armed ? 'armed' : '', rank.state === 'exited' ? 'exited' : ''].filter(Boolean).join(' ');
+    const control = job.source === 'registry' ? 'control' : '';
+    return ['rankdebug.rank', canAttach(rank, session) ? 'attachable' : '', armed ? 'armed' : '', rank.state === 'exited' ? 'exited' : '', control].filter(Boolean).join(' ');
 }
 
 /** A string that changes when anything a row shows changes (the tree re-renders only then). */

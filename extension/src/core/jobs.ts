@@ -31,6 +31,8 @@ export interface JobEntry {
     world_size?: number | null;
     start_time?: number;
     alive: boolean;
+    /** The job's registry folder (its control socket is `ctl.sock` in it). */
+    dir: string;
     rankEntries: RankEntry[];
 }
 
@@ -95,7 +97,7 @@ export function listJobs(root: string = registryRoot(), all = false): JobEntry[]
         const pid = typeof info.pid === 'number' ? info.pid : undefined;
         const alive = pidAlive(pid);
         if (!alive && !all) continue;
-        out.push({ ...(info as Partial<JobEntry>), job: typeof info.job === 'string' ? info.job : name, pid, alive, rankEntries });
+        out.push({ ...(info as Partial<JobEntry>), job: typeof info.job === 'string' ? info.job : name, pid, alive, dir, rankEntries });
     }
     return out;
 }

@@ -10,6 +10,8 @@
  */
 
 export type AttachOn = 'start' | 'hit';
+/** When one chosen rank stops: the other chosen ranks pause too (together), or run on (alone). */
+export type StopRanks = 'together' | 'alone';
 export type UnknownValues = 'off' | 'hint' | 'info' | 'warning';
 export type ShowNotifications = 'off' | 'onError' | 'onWarning' | 'always';
 
@@ -24,6 +26,7 @@ export interface ExtensionSettings {
     justMyCode: boolean;
     rememberRanks: boolean;
     attachOn: AttachOn;
+    stopRanks: StopRanks;
     codeLens: boolean;
     terminalShim: boolean;
     offerDebugOnFailure: boolean;
@@ -50,6 +53,7 @@ export const DEFAULTS: ExtensionSettings = {
     justMyCode: true,
     rememberRanks: true,
     attachOn: 'hit',
+    stopRanks: 'together',
     codeLens: true,
     terminalShim: true,
     offerDebugOnFailure: true,
@@ -87,6 +91,7 @@ const VALID: { [K in keyof ExtensionSettings]: Valid } = {
     justMyCode: isBool,
     rememberRanks: isBool,
     attachOn: oneOf('start', 'hit'),
+    stopRanks: oneOf('together', 'alone'),
     codeLens: isBool,
     terminalShim: isBool,
     offerDebugOnFailure: isBool,
@@ -131,6 +136,7 @@ export function toServerSettings(s: ExtensionSettings, interpreter: string[], wo
         collectiveTimeout: s.collectiveTimeout,
         wait: s.waitForClient,
         attachOn: s.attachOn,
+        stopRanks: s.stopRanks,
         unknownValues: s.unknownValues,
         showNotifications: s.showNotifications,
         maxDocumentBytes: s.maxDocumentBytes,

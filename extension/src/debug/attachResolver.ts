@@ -38,6 +38,7 @@ export class AttachResolver implements ConfigurationResolver {
         config.__attach = {
             job: job.job,
             supervisorPid: job.pid,
+            dir: job.dir,
             ranks,
             worldSize: job.world_size ?? null,
             title: job.launcher ?? job.job,

@@ -28,6 +28,8 @@ export interface JobSpec {
 export interface AttachSpec {
     job: string;
     supervisorPid?: number;
+    /** The job's registry folder: its supervisor's control socket is DIR/ctl.sock. */
+    dir?: string;
     ranks: { rank: number; host: string; port: number }[];
     /** A JSON-lines file of `rankdebug launch --json` events to follow (the terminal shim). */
     events?: string;

@@ -5,11 +5,9 @@
  */
 import type * as vscode from 'vscode';
 import type { JobEntry } from '../core/jobs';
+import type { Localize } from '../core/localize';
 
-/** `vscode.l10n`: `t` fills `{0}`, `{1}`… from its arguments. */
-export interface Localize {
-    t(message: string, ...args: Array<string | number | boolean>): string;
-}
+export type { Localize };
 
 /** What every part uses. */
 export interface HostBase {

@@ -3,11 +3,14 @@
  * owns a job and its rank sessions. `launch` runs the job (jobProcess.ts) and follows its
  * stdout events; `attach` is a parent over ranks of a running job, following the shim's events
  * file (eventsFile.ts) when it has one. A `listening` rank gets a child session `rank N`; the
- * job's exit (or, for a job it does not own, its last rank's end) ends the parent.
+ * ranks' `stopped`/`continued`/`blocked`/`raised`/`arrived` events go to the jobs' state (live
+ * states, group command reports); the `job` event names the job's folder, where its control
+ * socket is. The job's exit (or, for a job it does not own, its last rank's end) ends the parent.
  */
 import type * as vscode from 'vscode';
 import { rankConfiguration } from '../core/debugPlan';
-import { parseEvent, type LaunchEvent, type ListeningEvent } from '../core/events';
+import type { StopMode } from '../core/control';
+import { parseEvent, type JobEvent, type LaunchEvent, type ListeningEvent } from '../core/events';
 import type { JobState, TrackedJob } from '../jobState';
 import type { RankdebugConfiguration } from './configuration';
 import { EventsFile } from './eventsFile';
@@ -16,7 +19,14 @@ import { JobProcess } from './jobProcess';
 import type { SessionRegistry } from './sessions';
 
 /** The parts of the jobs' state (jobState.ts) the adapter writes. */
-export type JobStore = Pick<JobState, 'add' | 'update' | 'remove' | 'setRankState' | 'takeEarlyState'>;
+export type JobStore = Pick<JobState, 'add' | 'update' | 'remove' | 'setRankState' | 'takeEarlyState' | 'rankEvent'>;
+
+/** The `--stop` mode an argv of `rankdebug launch` asks for (the flag's default: together). */
+export function stopModeOf(argv: readonly string[]): StopMode {
+    const i = argv.lastIndexOf('--stop');
+    const value = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--stop='))?.slice('--stop='.length);
+    return value === 'alone' ? 'alone' : 'together';
+}
 
 /** What a job adapter works with besides its session. */
 export interface JobAdapterDeps {
@@ -142,6 +152,7 @@ export class JobAdapter implements vscode.DebugAdapter {
             parent: this.session,
             ranks: new Map(),
             armed: spec.armed,
+            stopMode: stopModeOf(spec.argv),
             claimed: this.started,
             startRank: (ep) => this.startRank({ event: 'listening', ...ep }),
         });
@@ -177,6 +188,7 @@ export class JobAdapter implements vscode.DebugAdapter {
             worldSize: spec.worldSize,
             parent: this.session,
             supervisorPid: spec.supervisorPid,
+            dir: spec.dir,
             ranks: new Map(),
             claimed: this.started,
             // A parent that follows the job's events (the terminal shim) starts its ranks' sessions itself.
@@ -199,8 +211,7 @@ export class JobAdapter implements vscode.DebugAdapter {
         const tracked = this.tracked;
         switch (ev.event) {
             case 'job':
-                if (tracked) this.state.update(tracked, (j) => (j.job = ev.job));
-                if (ev.pid && tracked && !this.job) this.state.update(tracked, (j) => (j.supervisorPid = ev.pid));
+                this.onJob(ev);
                 break;
             case 'listening':
                 void this.startRank(ev);
@@ -212,12 +223,29 @@ export class JobAdapter implements vscode.DebugAdapter {
                 if (!this.job) this.finish();
                 break;
             case 'exited':
+                // One rank's end is a rank event; the job goes on.
+                if (ev.rank !== undefined) {
+                    if (tracked) this.state.rankEvent(tracked, ev);
+                    break;
+                }
                 this.output(this.host.l10n.t('The job exited with code {0}.', ev.code));
                 if (!this.job) this.finish();
                 break;
             default:
+                if (tracked) this.state.rankEvent(tracked, ev);
                 break;
         }
+    }
+
+    /** The job's id, its folder (the control socket's), and for a job this session did not start its supervisor's pid. */
+    private onJob(ev: JobEvent): void {
+        const tracked = this.tracked;
+        if (!tracked) return;
+        this.state.update(tracked, (j) => {
+            j.job = ev.job;
+            if (ev.dir) j.dir = ev.dir;
+            if (ev.pid && !this.job) j.supervisorPid = ev.pid;
+        });
     }
 
     private finish(): void {

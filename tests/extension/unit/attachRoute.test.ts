@@ -3,7 +3,7 @@ import { attachSteps, InFlight, offerable } from '../../../extension/src/core/at
 import { canAttach, type RankInfo } from '../../../extension/src/core/jobList';
 
 function rank(n: number, state: RankInfo['state'], port: number | null = null): RankInfo {
-    return { pid: 100 + n, rank: n, localRank: n, worldSize: 4, host: 'h', port, address: '127.0.0.1', state, cpu: null, rss: null, gpu: null, armed: true };
+    return { pid: 100 + n, rank: n, localRank: n, worldSize: 4, host: 'h', port, address: '127.0.0.1', state, cpu: null, rss: null, gpu: null, armed: true, raised: null };
 }
 
 describe('core/attachRoute', () => {

@@ -93,9 +93,9 @@ describe('core/jobList', () => {
         assert.equal(listensNow(scan.ranks[1]), true);
         assert.equal(listensNow(scan.ranks[0]), false);
         assert.equal(rankContext(scan.ranks[0], scan, undefined), 'rankdebug.rank attachable');
-        assert.equal(rankContext(reg.ranks[1], reg, undefined), 'rankdebug.rank attachable armed');
-        assert.equal(rankContext(reg.ranks[0], reg, 'paused'), 'rankdebug.rank armed');
-        assert.equal(rankContext(reg.ranks[2], reg, undefined), 'rankdebug.rank exited');
+        assert.equal(rankContext(reg.ranks[1], reg, undefined), 'rankdebug.rank attachable armed control');
+        assert.equal(rankContext(reg.ranks[0], reg, 'paused'), 'rankdebug.rank armed control');
+        assert.equal(rankContext(reg.ranks[2], reg, undefined), 'rankdebug.rank exited control');
         assert.equal(jobContext(scan, false), 'rankdebug.job scan');
         assert.equal(jobContext(reg, true), 'rankdebug.job registry terminal armed');
         // The package.json `when` clauses match these.

@@ -11,7 +11,7 @@ const read = (p: string): string => fs.readFileSync(path.join(ROOT, p), 'utf8');
 describe('core/settings', () => {
     it('falls back to defaults for missing or ill-typed values', () => {
         const values: Record<string, unknown> = {
-            host: 5, basePort: 70000, collectiveTimeout: null, attachOn: 'later', justMyCode: false, python: '/x/python',
+            host: 5, basePort: 70000, collectiveTimeout: null, attachOn: 'later', stopRanks: 'sometimes', justMyCode: false, python: '/x/python',
             env: { A: '1', B: 2 }, debugpyBasePort: -1, maxDocumentBytes: 0, unknownValues: 'loud', showNotifications: 'onError', inheritEnv: 'yes',
         };
         const s = readSettings((k) => values[k]);
@@ -19,6 +19,7 @@ describe('core/settings', () => {
         assert.equal(s.basePort, 0);
         assert.equal(s.collectiveTimeout, null);
         assert.equal(s.attachOn, 'hit');
+        assert.equal(s.stopRanks, 'together');
         assert.equal(s.justMyCode, false);
         assert.equal(s.python, '/x/python');
         assert.deepEqual(s.env, {});
@@ -30,7 +31,7 @@ describe('core/settings', () => {
     });
 
     it('maps to the server keys', () => {
-        const values: Record<string, unknown> = { waitForClient: false, collectiveTimeout: 600, basePort: 29500, env: { NCCL_DEBUG: 'INFO' }, cwd: '${fileDirname}', enable: false };
+        const values: Record<string, unknown> = { waitForClient: false, collectiveTimeout: 600, basePort: 29500, env: { NCCL_DEBUG: 'INFO' }, cwd: '${fileDirname}', enable: false, stopRanks: 'alone' };
         const s = readSettings((k) => values[k]);
         assert.deepEqual(toServerSettings(s, ['/py', '/main.py'], 'file:///w'), {
             enable: false,
@@ -46,6 +47,7 @@ describe('core/settings', () => {
             collectiveTimeout: 600,
             wait: false,
             attachOn: 'hit',
+            stopRanks: 'alone',
             unknownValues: 'hint',
             showNotifications: 'off',
             maxDocumentBytes: 16777216,

@@ -11,6 +11,7 @@ function runningJob(over: Partial<JobEntry> = {}): JobEntry {
         job: 'J1',
         pid: 4242,
         alive: true,
+        dir: '/run/user/1000/rankdebug/J1',
         launcher: 'torchrun',
         world_size: 4,
         rankEntries: [
@@ -64,7 +65,7 @@ describe('debug/attachResolver', () => {
         const older = runningJob({ job: 'J0', pid: 1 });
         const { server, resolver } = setup([older, runningJob()]);
         const config = await resolver.resolve(undefined, attach({}));
-        assert.deepEqual(config.__attach, { job: 'J1', supervisorPid: 4242, ranks: LISTENING, worldSize: 4, title: 'torchrun' });
+        assert.deepEqual(config.__attach, { job: 'J1', supervisorPid: 4242, dir: '/run/user/1000/rankdebug/J1', ranks: LISTENING, worldSize: 4, title: 'torchrun' });
         assert.equal(config.connect, undefined);
         assert.equal(server.calls.length, 0, 'no ranks to read');
     });

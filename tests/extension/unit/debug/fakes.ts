@@ -6,6 +6,7 @@ import type * as vscode from 'vscode';
 import type { CommandServer } from '../../../../extension/src/debug/configuration';
 import type { DebugHost, Localize } from '../../../../extension/src/debug/host';
 import type { JobStore } from '../../../../extension/src/debug/jobAdapter';
+import type { LaunchEvent } from '../../../../extension/src/core/events';
 import type { JobEntry } from '../../../../extension/src/core/jobs';
 import type { TrackedJob, TrackedRank } from '../../../../extension/src/jobState';
 
@@ -142,6 +143,8 @@ export class FakeJobs implements JobStore {
     readonly removed: string[] = [];
     readonly rankStates: [string, TrackedRank['state'] | undefined][] = [];
     readonly early = new Map<string, TrackedRank['state']>();
+    /** Rank events the adapter passed on, with the key of their job. */
+    readonly rankEvents: [string, LaunchEvent][] = [];
 
     add(job: TrackedJob): TrackedJob {
         this.jobs.set(job.key, job);
@@ -168,6 +171,10 @@ export class FakeJobs implements JobStore {
                 else r.state = state;
             }
         }
+    }
+
+    rankEvent(job: TrackedJob, event: LaunchEvent): void {
+        this.rankEvents.push([job.key, event]);
     }
 
     takeEarlyState(session: vscode.DebugSession | undefined): TrackedRank['state'] | undefined {

@@ -1,0 +1,133 @@
+/**
+ * Each rank's live state in a job this window follows, from the supervisor's `--json` events
+ * (`stopped`, `continued`, `blocked`, `raised`, a rank's `exited`), and how a rank row words it:
+ * running; paused at `model.py:88` in `forward` (breakpoint); waiting in all_reduce; raised
+ * ValueError at model.py:88; exited with code 1. No `vscode` import.
+ */
+import * as path from 'node:path';
+import type { LaunchEvent } from './events';
+import type { Localize } from './localize';
+
+export interface Where {
+    file: string | null;
+    line: number | null;
+    function: string | null;
+}
+
+export type LiveRank =
+    | { state: 'running' }
+    | ({ state: 'paused'; reason: string } & Where)
+    | { state: 'blocked'; in: string }
+    | ({ state: 'raised'; exception: string; message: string; pid: number | null } & Where)
+    | { state: 'exited'; code: number };
+
+export type LiveState = LiveRank['state'];
+
+/** The live states of a job's ranks; `apply` answers whether a row changed. */
+export class LiveRanks {
+    private readonly ranks = new Map<number, LiveRank>();
+
+    get(rank: number): LiveRank | undefined {
+        return this.ranks.get(rank);
+    }
+
+    get size(): number {
+        return this.ranks.size;
+    }
+
+    apply(ev: LaunchEvent): boolean {
+        const next = nextState(ev, (r) => this.ranks.get(r));
+        if (!next) return false;
+        const before = this.ranks.get(next.rank);
+        if (before && JSON.stringify(before) === JSON.stringify(next.live)) return false;
+        this.ranks.set(next.rank, next.live);
+        return true;
+    }
+}
+
+/** The state an event puts its rank in; undefined for events that change no rank. */
+function nextState(ev: LaunchEvent, current: (rank: number) => LiveRank | undefined): { rank: number; live: LiveRank } | undefined {
+    switch (ev.event) {
+        case 'stopped':
+            return { rank: ev.rank, live: { state: 'paused', reason: ev.reason, file: ev.file, line: ev.line, function: ev.function } };
+        case 'continued':
+            // A rank that ended stays ended; a late `continued` changes nothing.
+            return current(ev.rank)?.state === 'exited' ? undefined : { rank: ev.rank, live: { state: 'running' } };
+        case 'blocked':
+            return { rank: ev.rank, live: { state: 'blocked', in: ev.in } };
+        case 'raised':
+            return { rank: ev.rank, live: { state: 'raised', exception: ev.exception, message: ev.message, pid: ev.pid, file: ev.file, line: ev.line, function: ev.function } };
+        case 'exited':
+            return ev.rank === undefined ? undefined : { rank: ev.rank, live: { state: 'exited', code: ev.code } };
+        default:
+            return undefined;
+    }
+}
+
+/** `model.py:88`; '' when the file is not known. */
+export function whereText(w: Pick<Where, 'file' | 'line'>): string {
+    if (!w.file) return '';
+    const base = path.basename(w.file);
+    return w.line !== null ? `${base}:${w.line}` : base;
+}
+
+/**
+ * A key equal for ranks a collapsed row may stand for together: same state, and for paused or
+ * raised ranks the same place (and reason or exception).
+ */
+export function stateKey(live: LiveRank): string {
+    switch (live.state) {
+        case 'paused':
+            return `paused:${live.reason}:${live.file ?? ''}:${live.line ?? ''}`;
+        case 'blocked':
+            return `blocked:${live.in}`;
+        case 'raised':
+            return `raised:${live.exception}:${live.file ?? ''}:${live.line ?? ''}`;
+        case 'exited':
+            return `exited:${live.code}`;
+        default:
+            return live.state;
+    }
+}
+
+/** A stop reason in the view's words. */
+function reasonWord(reason: string, l10n: Localize): string {
+    switch (reason) {
+        case 'breakpoint':
+            return l10n.t('breakpoint');
+        case 'pause':
+            return l10n.t('pause');
+        case 'step':
+            return l10n.t('step');
+        case 'exception':
+            return l10n.t('exception');
+        default:
+            return reason;
+    }
+}
+
+function pausedText(live: Extract<LiveRank, { state: 'paused' }>, l10n: Localize): string {
+    const where = whereText(live);
+    const why = reasonWord(live.reason, l10n);
+    if (!where) return l10n.t('paused ({0})', why);
+    if (!live.function) return l10n.t('paused at {0} ({1})', where, why);
+    return l10n.t('paused at {0} in {1} ({2})', where, live.function, why);
+}
+
+/** The row's state text: `paused at model.py:88 in forward (breakpoint)`, `waiting in all_reduce`… */
+export function liveText(live: LiveRank, l10n: Localize): string {
+    switch (live.state) {
+        case 'running':
+            return l10n.t('running');
+        case 'paused':
+            return pausedText(live, l10n);
+        case 'blocked':
+            return l10n.t('waiting in {0}', live.in || '?');
+        case 'raised': {
+            const where = whereText(live);
+            return where ? l10n.t('raised {0} at {1}', live.exception, where) : l10n.t('raised {0}', live.exception);
+        }
+        case 'exited':
+            return l10n.t('exited with code {0}', live.code);
+    }
+}

@@ -1,0 +1,147 @@
+/**
+ * A job's rank rows as a tree that stays readable at hundreds of ranks: up to `max` rows are
+ * shown as they are; more are grouped per node (when the job spans hosts), then into ranges of
+ * consecutive ranks in the same state (`ranks 0-127 · running`), then by state, and last into
+ * even chunks, so that no level has more than `max` rows. Also the view's filter.
+ * No `vscode` import.
+ */
+import type { Localize } from './localize';
+import type { RankRow } from './rankRow';
+import { formatSpec } from './ranks';
+
+/** The most rows one level of a job shows. */
+export const MAX_ROWS = 24;
+
+export type RankTreeNode =
+    | { kind: 'rank'; row: RankRow }
+    | {
+          kind: 'group';
+          /** Unique within the job, stable while its ranks and states stay. */
+          id: string;
+          label: string;
+          description: string;
+          ranks: number[];
+          children: RankTreeNode[];
+      };
+
+/** The view's filter: rank numbers (a typed rank spec), or text the row must contain. */
+export interface RankFilter {
+    /** What was typed, for the view's description. */
+    label: string;
+    ranks?: ReadonlySet<number>;
+    text?: string;
+}
+
+export function matchesFilter(row: RankRow, filter: RankFilter | undefined): boolean {
+    if (!filter) return true;
+    if (filter.ranks && !filter.ranks.has(row.rank)) return false;
+    if (filter.text) {
+        const hay = `rank ${row.rank} ${row.text} ${row.word} ${row.node ?? ''}`.toLowerCase();
+        if (!hay.includes(filter.text.toLowerCase())) return false;
+    }
+    return true;
+}
+
+/** `ranks 0-127`; a long list is cut (`ranks 0,2,4,…`), the count goes in the description. */
+export function rangeLabel(ranks: readonly number[], limit = 40): string {
+    let spec = formatSpec(ranks);
+    if (spec.length > limit) spec = `${spec.slice(0, spec.lastIndexOf(',', limit) + 1)}…`;
+    return ranks.length === 1 ? `rank ${spec}` : `ranks ${spec}`;
+}
+
+/** `120 running · 8 paused`, most first. */
+export function stateCounts(rows: readonly RankRow[]): string {
+    const counts = new Map<string, number>();
+    for (const r of rows) counts.set(r.word, (counts.get(r.word) ?? 0) + 1);
+    return [...counts]
+        .sort((a, b) => b[1] - a[1])
+        .map(([word, n]) => `${n} ${word}`)
+        .join(' · ');
+}
+
+function leaf(row: RankRow): RankTreeNode {
+    return { kind: 'rank', row };
+}
+
+/** Rows split where `keyOf` changes between neighbours (rows sorted by rank). */
+function runs(rows: readonly RankRow[], keyOf: (r: RankRow) => string): RankRow[][] {
+    const out: RankRow[][] = [];
+    for (const r of rows) {
+        const last = out[out.length - 1];
+        if (last && keyOf(last[0]) === keyOf(r) && last[last.length - 1].rank + 1 === r.rank) last.push(r);
+        else out.push([r]);
+    }
+    return out;
+}
+
+function byKey(rows: readonly RankRow[], keyOf: (r: RankRow) => string): Map<string, RankRow[]> {
+    const out = new Map<string, RankRow[]>();
+    for (const r of rows) {
+        const k = keyOf(r);
+        const list = out.get(k);
+        if (list) list.push(r);
+        else out.set(k, [r]);
+    }
+    return out;
+}
+
+class TreeBuilder {
+    constructor(private readonly max: number) {}
+
+    private group(id: string, label: string, description: string, rows: RankRow[], children: RankTreeNode[]): RankTreeNode {
+        return { kind: 'group', id, label, description, ranks: rows.map((r) => r.rank), children };
+    }
+
+    /** A group standing for `rows`: the state when they share one, else their counts. */
+    private stateGroup(id: string, rows: RankRow[]): RankTreeNode {
+        const uniform = rows.every((r) => r.key === rows[0].key);
+        const description = uniform ? `${rows[0].text}${rows.length > 1 ? ` (${rows.length})` : ''}` : stateCounts(rows);
+        return this.group(id, rangeLabel(rows.map((r) => r.rank)), description, rows, this.build(rows, `${id}/`));
+    }
+
+    /** One level: rows as they are, else ranges, else states, else chunks. */
+    build(rows: RankRow[], prefix: string): RankTreeNode[] {
+        if (rows.length <= this.max) return rows.map(leaf);
+        const ranges = runs(rows, (r) => r.key);
+        if (ranges.length > 1 && ranges.length <= this.max) {
+            return ranges.map((run) => (run.length === 1 ? leaf(run[0]) : this.stateGroup(`${prefix}run:${run[0].rank}-${run[run.length - 1].rank}`, run)));
+        }
+        const states = byKey(rows, (r) => r.key);
+        if (states.size > 1 && states.size <= this.max) {
+            return [...states].map(([key, list]) => (list.length === 1 ? leaf(list[0]) : this.stateGroup(`${prefix}state:${key}`, list)));
+        }
+        return this.chunks(rows, prefix);
+    }
+
+    /** Even chunks of consecutive rows, at most `max` of them. */
+    private chunks(rows: RankRow[], prefix: string): RankTreeNode[] {
+        const size = Math.ceil(rows.length / this.max);
+        const out: RankTreeNode[] = [];
+        for (let i = 0; i < rows.length; i += size) {
+            const part = rows.slice(i, i + size);
+            out.push(this.stateGroup(`${prefix}chunk:${part[0].rank}-${part[part.length - 1].rank}`, part));
+        }
+        return out;
+    }
+
+    /** Per node when the ranks run on more than one host (and not too many of them). */
+    top(rows: RankRow[], l10n: Localize): RankTreeNode[] {
+        if (rows.length <= this.max) return rows.map(leaf);
+        const nodes = byKey(rows, (r) => r.node ?? '');
+        if (nodes.size < 2 || nodes.size > this.max) return this.build(rows, '');
+        return [...nodes].map(([node, list]) =>
+            this.group(`node:${node}`, l10n.t('node {0}', node || '?'), `${rangeLabel(list.map((r) => r.rank))} · ${stateCounts(list)}`, list, this.build(list, `node:${node}/`)),
+        );
+    }
+}
+
+/** The tree of a job's rank rows (filtered already), at most `max` rows per level. */
+export function rankTree(rows: readonly RankRow[], l10n: Localize, max = MAX_ROWS): RankTreeNode[] {
+    const sorted = [...rows].sort((a, b) => a.rank - b.rank);
+    return new TreeBuilder(Math.max(2, max)).top(sorted, l10n);
+}
+
+/** Every rank a node stands for. */
+export function ranksOf(node: RankTreeNode): number[] {
+    return node.kind === 'rank' ? [node.row.rank] : node.ranks;
+}

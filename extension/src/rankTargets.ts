@@ -1,0 +1,114 @@
+/**
+ * Which job and which ranks a group command acts on.
+ * The job: the Training Jobs row it was run on, the Call Stack session it was run on (the job's
+ * own session or a rank's), the focused debug session, the only job this window debugs, else a
+ * pick. The ranks: the rows selected in Training Jobs (rank rows and range rows; a job row means
+ * every chosen rank); else the job's group (groupStore.ts, set by Make Group / Choose Ranks);
+ * else every chosen rank (the supervisor decides which those are).
+ */
+import * as vscode from 'vscode';
+import { isRowArg, rowsOf, sessionIdOf } from './core/commandArgs';
+import { controlSocket } from './core/control';
+import type { GroupStore } from './core/groupStore';
+import { controlDir, jobLabel, type JobInfo } from './core/jobList';
+import { registryRoot } from './core/jobs';
+import { formatSpec } from './core/ranks';
+import { ranksOf } from './core/rankTree';
+import type { JobState, TrackedJob } from './jobState';
+import type { JobNode, JobsView } from './jobsView';
+
+/** A job whose supervisor takes commands. */
+export interface ControlJob {
+    /** The registry id (or, before the `job` event, the session's key). */
+    id: string;
+    /** The job's folder; its control socket is `ctl.sock` in it. */
+    dir: string;
+    title: string;
+    tracked?: TrackedJob;
+}
+
+/** Ranks for a command: undefined means every chosen rank. */
+export interface RankPick {
+    ranks: number[] | undefined;
+    /** `all chosen ranks`, `ranks 1,3`, `group stragglers (ranks 2,5)`. */
+    label: string;
+}
+
+export function socketOf(job: ControlJob): string {
+    return controlSocket(job.dir);
+}
+
+export class RankTargets {
+    private readonly root = registryRoot();
+
+    constructor(
+        private readonly state: JobState,
+        private readonly jobs: Pick<JobsView, 'pickJob' | 'selection'>,
+        readonly groups: GroupStore,
+    ) {}
+
+    private fromTracked(t: TrackedJob): ControlJob | undefined {
+        return t.dir ? { id: t.job ?? t.key, dir: t.dir, title: t.title, tracked: t } : undefined;
+    }
+
+    private fromInfo(job: JobInfo): ControlJob | undefined {
+        const tracked = this.state.byJobId(job.id);
+        const dir = tracked?.dir ?? controlDir(job, this.root);
+        return dir ? { id: job.id, dir, title: jobLabel(job), tracked } : undefined;
+    }
+
+    /** Tracked jobs with a control socket. */
+    controlled(): TrackedJob[] {
+        return this.state.all().filter((t) => t.dir !== undefined);
+    }
+
+    /** The tracked job of the focused debug session, if any. */
+    focused(): TrackedJob | undefined {
+        const active = vscode.debug.activeDebugSession;
+        return active ? this.state.bySession(active.id) : undefined;
+    }
+
+    /** The job a command was run on (see the module's comment); undefined after telling the user why. */
+    async job(args: readonly unknown[]): Promise<ControlJob | undefined> {
+        const [first] = args;
+        if (isRowArg(first)) return this.orSay(this.fromInfo((first as JobNode).job), (first as JobNode).job.id);
+        const sessionId = sessionIdOf(args, (id) => this.state.bySession(id) !== undefined);
+        const tracked = (sessionId ? this.state.bySession(sessionId) : undefined) ?? this.focused();
+        if (tracked) return this.orSay(this.fromTracked(tracked), tracked.job ?? tracked.title);
+        const mine = this.controlled();
+        if (mine.length === 1) return this.fromTracked(mine[0]);
+        if (mine.length > 1) {
+            const picked = await vscode.window.showQuickPick(
+                mine.map((t) => ({ label: t.title, description: t.job ?? '', tracked: t })),
+                { title: vscode.l10n.t('Which job?') },
+            );
+            return picked ? this.fromTracked(picked.tracked) : undefined;
+        }
+        const info = await this.jobs.pickJob(vscode.l10n.t('Which job?'), (j) => controlDir(j, this.root) !== null);
+        return info ? this.fromInfo(info) : undefined;
+    }
+
+    private orSay(job: ControlJob | undefined, name: string): ControlJob | undefined {
+        if (!job) void vscode.window.showWarningMessage(vscode.l10n.t('Job {0} takes no group commands: it was not started by rankdebug launch, or its folder is not known yet.', name));
+        return job;
+    }
+
+    /** The ranks a command acts on in `job` (see the module's comment). */
+    ranks(job: ControlJob, args: readonly unknown[]): RankPick {
+        const rows = rowsOf<JobNode>(args).filter((n) => n.job.id === job.id);
+        if (rows.length && !rows.some((n) => n.kind === 'job')) {
+            const ranks = [...new Set(rows.flatMap((n) => (n.kind === 'rank' ? [n.rank.rank] : n.kind === 'group' ? ranksOf(n.group) : [])))].sort((a, b) => a - b);
+            return { ranks, label: vscode.l10n.t('ranks {0}', formatSpec(ranks)) };
+        }
+        if (rows.length) return { ranks: undefined, label: vscode.l10n.t('all chosen ranks') };
+        const group = this.groups.active(job.id);
+        if (group) return { ranks: group.ranks, label: vscode.l10n.t('group {0} (ranks {1})', group.name, formatSpec(group.ranks)) };
+        return { ranks: undefined, label: vscode.l10n.t('all chosen ranks') };
+    }
+
+    /** The ranks selected in Training Jobs that belong to `job`. */
+    selected(job: ControlJob): number[] {
+        const rows = this.jobs.selection.filter((n) => n.job.id === job.id && n.kind !== 'job');
+        return [...new Set(rows.flatMap((n) => (n.kind === 'rank' ? [n.rank.rank] : n.kind === 'group' ? ranksOf(n.group) : [])))].sort((a, b) => a - b);
+    }
+}
