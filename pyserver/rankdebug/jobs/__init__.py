@@ -27,7 +27,7 @@ command and the Training Jobs view read)::
             "host": "node0",          # the machine
             "port": 5678 | null,      # a debug adapter listening for this rank
             "address": "127.0.0.1" | null,   # where that port listens
-            "state": "starting" | "running" | "listening" | "attached" | "exited",
+            "state": "starting" | "running" | "raised" | "listening" | "attached" | "exited",
             "proc_state": "running" | "sleeping" | "disk-wait" | "stopped" | "traced"
                           | "zombie" | null,
             "cpu": 98.5,              # percent of one core (lifetime average on one scan)
@@ -36,7 +36,14 @@ command and the Training Jobs view read)::
             "cuda_visible_devices": "0,1" | null,
             "command": [...], "cwd": "...", "start_time": 1795355184.5,
             "armed": false,           # serves a control socket (attach, eval, stacks)
-            "socket": "/run/user/1000/rankdebug/<job>/rank-0.sock" | null}]}]}
+            "socket": "/run/user/1000/rankdebug/<job>/rank-0.sock" | null,
+            # held at an uncaught exception (rankdebug.runtime.hold); kept after an attach
+            "raised": null | {"exception": "ValueError", "message": "...",
+                              "file": "/home/me/proj/model.py", "line": 88,
+                              "function": "forward"}}]}]}
+
+The table (``rankdebug jobs``) ends such a rank's line with ``raised ValueError at
+model.py:88``.
 
 Jobs are identified by their registry id, or, for jobs found by the scan, by
 ``LAUNCHERPID@HOST``; every verb also takes a unique prefix of an id or the launcher's pid.

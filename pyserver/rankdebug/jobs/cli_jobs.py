@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 
-from rankdebug.jobs.discover import Discovery, Job, discover, find_job
+from rankdebug.jobs.discover import Discovery, Job, discover, find_job, raised_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,9 +56,10 @@ def render(found: Discovery) -> str:
             if r.gpu:
                 gpu = "  gpu " + ",".join(str(g.get("index")) for g in r.gpu)
             cpu = "-" if r.cpu is None else f"{r.cpu:.0f}%"
+            raised = f"  {raised_text(r.raised)}" if r.raised else ""
             lines.append(f"    rank {rank:>3}  local {local:>2}  pid {r.pid or '-':>7}  "
                          f"{r.state:<9} {r.proc_state or '-':<9} cpu {cpu:>5}  "
-                         f"rss {_mib(r.rss):>6}{gpu}{port}")
+                         f"rss {_mib(r.rss):>6}{gpu}{port}{raised}")
     for w in found.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"

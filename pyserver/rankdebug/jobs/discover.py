@@ -144,7 +144,7 @@ class Rank:
     host: str  # the machine (hostname)
     port: int | None = None  # a debug adapter's port, when the rank listens
     address: str | None = None  # the address that port listens on (127.0.0.1)
-    state: str = "running"  # registry states: starting running listening attached exited
+    state: str = "running"  # registry states: starting running raised listening attached exited
     proc_state: str | None = None  # running sleeping disk-wait stopped traced zombie
     cpu: float | None = None  # percent of one core (since the last sample, else lifetime)
     cpu_time: float | None = None  # seconds
@@ -157,6 +157,9 @@ class Rank:
     start_time: float | None = None  # seconds since the epoch
     armed: bool = False  # serves a control socket (``rankdebug launch --arm``)
     socket: str | None = None  # that socket's path
+    # Held at an uncaught exception (``rankdebug.runtime.hold``): exception, message, file,
+    # line, function. Kept once a debugger attaches (the state then says so).
+    raised: dict[str, Any] | None = None
 
 
 @dataclass
@@ -562,6 +565,7 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
                 start_time=r.get("start_time"),
                 armed=r.get("armed") is True and isinstance(r.get("socket"), str),
                 socket=r.get("socket") if isinstance(r.get("socket"), str) else None,
+                raised=_raised(r.get("raised")),
             ))
         jobs.append(Job(
             id=str(entry.get("job")),
@@ -577,6 +581,23 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
             ranks=sorted(ranks, key=_sort_key),
         ))
     return jobs
+
+
+_RAISED_FIELDS = ("exception", "message", "file", "line", "function")
+
+
+def _raised(value: Any) -> dict[str, Any] | None:
+    """A registry entry's ``raised`` object, its known fields only."""
+    if not isinstance(value, dict) or not isinstance(value.get("exception"), str):
+        return None
+    return {name: value.get(name) for name in _RAISED_FIELDS}
+
+
+def raised_text(raised: dict[str, Any]) -> str:
+    """``raised ValueError at model.py:88``."""
+    place = os.path.basename(str(raised.get("file") or "?"))
+    line = raised.get("line")
+    return f"raised {raised.get('exception')} at {place}" + (f":{line}" if line else "")
 
 
 def _as_int(value: Any) -> int | None:

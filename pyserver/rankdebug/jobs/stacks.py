@@ -96,6 +96,9 @@ class Thread:
     active: bool
     owns_gil: bool
     frames: list[Frame]
+    # Held at an uncaught exception (``rankdebug.runtime.hold``): its frames are the
+    # traceback's; exception, message, file, line, function.
+    raised: dict[str, Any] | None = None
 
     def key(self) -> tuple[tuple[str, str, int], ...]:
         return tuple((f.name, f.file, f.line) for f in self.frames)
@@ -128,6 +131,7 @@ class Group:
     collective: str | None
     active: bool
     odd: bool = False
+    raised: str | None = None  # the exception a held thread of these ranks raised
 
     def label(self) -> str:
         return ranks_label([r.rank for r in self.ranks], [r.pid for r in self.ranks])
@@ -143,6 +147,7 @@ class Group:
             "collective": self.collective,
             "active": self.active,
             "odd": self.odd,
+            "raised": self.raised,
             "frames": [f.to_json() for f in self.frames],
         }
 
@@ -206,6 +211,7 @@ def parse_dump(data: Any, pid: int) -> list[Thread]:
             continue  # a thread of rankdebug's own
         os_tid = item.get("os_thread_id")
         name = str(item.get("thread_name") or "")
+        raised = item.get("raised")
         threads.append(Thread(
             name=name or f"thread {os_tid}",
             thread_id=item.get("thread_id"),
@@ -214,6 +220,7 @@ def parse_dump(data: Any, pid: int) -> list[Thread]:
             active=bool(item.get("active")),
             owns_gil=bool(item.get("owns_gil")),
             frames=frames,
+            raised=raised if isinstance(raised, dict) else None,
         ))
     threads.sort(key=lambda t: (not t.main, t.name))
     return threads
@@ -290,7 +297,8 @@ def group(stacks: list[RankStack]) -> list[Group]:
     rows: dict[tuple[Any, ...], Group] = {}
     for rs in stacks:
         for thread in rs.threads:
-            key = (thread.main, _thread_role(thread), thread.key())
+            exception = str(thread.raised.get("exception")) if thread.raised else None
+            key = (thread.main, _thread_role(thread), thread.key(), exception)
             row = rows.get(key)
             if row is None:
                 found = collective([thread])
@@ -298,7 +306,8 @@ def group(stacks: list[RankStack]) -> list[Group]:
                     thread="MainThread" if thread.main else thread.name,
                     main=thread.main, ranks=[rs], frames=thread.frames,
                     summary=summary(thread.frames),
-                    collective=found["name"] if found else None, active=thread.active)
+                    collective=found["name"] if found else None, active=thread.active,
+                    raised=exception)
             elif rs not in row.ranks:
                 row.ranks.append(rs)
     out = sorted(rows.values(), key=lambda g: (
@@ -369,7 +378,7 @@ def report(stacks: list[RankStack], groups: list[Group], job: str | None,
             "threads": [{
                 "name": t.name, "thread_id": t.thread_id, "os_thread_id": t.os_thread_id,
                 "main": t.main, "active": t.active, "owns_gil": t.owns_gil,
-                "frames": [f.to_json() for f in t.frames],
+                "raised": t.raised, "frames": [f.to_json() for f in t.frames],
             } for t in rs.threads],
         } for rs in stacks],
         "groups": [g.to_json() for g in groups],
@@ -396,6 +405,8 @@ def render(stacks: list[RankStack], groups: list[Group], job: str | None, second
             lines.append(f"{name}:")
         mark = "  ◀ odd one out" if g.odd else ""
         where = f"  [waiting in {g.collective}]" if g.collective else ""
+        if g.raised:
+            where = f"  [raised {g.raised}: held]"
         state = "" if g.active else " (idle)"
         thread = "" if g.main else f" {g.thread}:"
         lines.append(f"  {g.label()}:{thread} {g.summary}{where}{state}{mark}")

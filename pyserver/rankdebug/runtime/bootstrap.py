@@ -10,7 +10,10 @@ environment alone, whether this process is a rank, and whether it is a chosen on
    ``torch.distributed`` when the script imports it; torch itself is not imported here);
 3. a chosen rank only: import ``rankdebug.runtime.debug``, which starts debugpy;
 4. with ``RANKDEBUG_ARM`` (``rankdebug launch --arm``), every rank: serve a control socket
-   in the job's folder (``rankdebug.runtime.handler``: attach, eval, stacks on request).
+   in the job's folder (``rankdebug.runtime.handler``: attach, eval, stacks on request);
+5. every rank that is not chosen (armed or not): hold an uncaught exception for inspection
+   (``sys.excepthook`` and ``threading.excepthook``; ``rankdebug.runtime.hold``, imported
+   only when an exception comes; ``RANKDEBUG_HOLD=0`` turns it off).
 
 Unchosen ranks of a job that is not armed import nothing: this file uses only modules
 every interpreter has loaded before ``site`` runs (``sys``, ``os`` and the frozen import machinery).
@@ -124,19 +127,20 @@ _TIMEOUT_FUNCS = (
 )
 
 
-class GuardFinder:
-    """A meta-path finder that waits for torch's c10d module and raises its timeouts.
+class AfterImport:
+    """A meta-path finder that waits for the module ``name`` and runs ``then(module)`` the
+    moment it has loaded.
 
-    It finds nothing itself: for ``torch.distributed.distributed_c10d`` it asks the other
-    finders, and wraps the found loader's ``exec_module`` so the module is patched the moment
-    it has run, before ``torch.distributed`` copies its functions.
+    It finds nothing itself: for ``name`` it asks the other finders, and wraps the found
+    loader's ``exec_module`` (then it leaves ``sys.meta_path``).
     """
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self, name: str, then: Callable[[Any], None]) -> None:
+        self.name = name
+        self.then = then
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != _C10D:
+        if name != self.name:
             return None
         if self in sys.meta_path:
             sys.meta_path.remove(self)
@@ -149,20 +153,31 @@ class GuardFinder:
             if spec is not None:
                 break
         loader = getattr(spec, "loader", None)
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
+        if loader is None or isinstance(loader, type) or not hasattr(loader, "exec_module"):
+            return spec  # no loader, or one shared by many modules (frozen, built-in)
         run = loader.exec_module
-        seconds = self.seconds
+        then = self.then
+        wanted = self.name
 
         def exec_module(module: Any) -> None:
             run(module)
-            patch_c10d(module, seconds)
+            if getattr(module, "__name__", None) == wanted:
+                then(module)
 
         try:  # noqa: SIM105 (contextlib is not loaded yet: unchosen ranks import nothing)
             loader.exec_module = exec_module
         except (AttributeError, TypeError):
-            pass  # a loader that refuses attributes: no guard
+            pass  # a loader that refuses attributes: nothing done
         return spec
+
+
+class GuardFinder(AfterImport):
+    """Waits for torch's c10d module and raises its timeouts (before ``torch.distributed``
+    copies its functions)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(_C10D, lambda module: patch_c10d(module, seconds))
+        self.seconds = seconds
 
 
 def patch_c10d(module: Any, seconds: float) -> None:
@@ -230,6 +245,51 @@ def install_guard(seconds: float) -> None:
         sys.meta_path.insert(0, GuardFinder(seconds))
 
 
+# --- holding an uncaught exception ---------------------------------------------------
+
+
+def hold_enabled(env: Mapping[str, str]) -> bool:
+    """``RANKDEBUG_HOLD`` is unset, or anything but 0/false/no/off."""
+    return env.get("RANKDEBUG_HOLD", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def install_hold(rank: int, local_rank: int | None, world_size: int | None) -> None:
+    """Hold this rank at an uncaught exception (``rankdebug.runtime.hold``): the hooks are
+    set now, at no cost; the module is imported only when an exception reaches them."""
+    where = (rank, local_rank, world_size, os.getpid())
+    previous = sys.excepthook
+
+    def excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        try:
+            from rankdebug.runtime import hold
+        except Exception:
+            previous(kind, value, tb)
+            return
+        hold.on_uncaught(previous, kind, value, tb, where)
+
+    sys.excepthook = excepthook
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        hook_threads(threading, where)
+    else:
+        sys.meta_path.insert(0, AfterImport("threading", lambda m: hook_threads(m, where)))
+
+
+def hook_threads(threading: Any, where: tuple[int, int | None, int | None, int]) -> None:
+    """Hold another thread's uncaught exception too (``threading.excepthook``)."""
+    previous = threading.excepthook
+
+    def thread_excepthook(args: Any) -> None:
+        try:
+            from rankdebug.runtime import hold
+        except Exception:
+            previous(args)
+            return
+        hold.on_thread_uncaught(previous, args, where)
+
+    threading.excepthook = thread_excepthook
+
+
 # --- chaining -------------------------------------------------------------------------
 
 
@@ -274,6 +334,8 @@ def act(env: MutableMapping[str, str]) -> None:
         install_guard(seconds)
     chosen = rank_chosen(env.get("RANKDEBUG_RANKS", ""), rank, local_rank)
     armed = env.get("RANKDEBUG_ARM", "")
+    if not chosen and hold_enabled(env):
+        install_hold(rank, local_rank, world_size)  # chosen ranks have their debugger
     if not chosen and not armed:
         return
     try:

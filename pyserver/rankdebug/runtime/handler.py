@@ -12,6 +12,11 @@ reply per request, several requests per connection:
     {"command": "stacks"}                        -> {"event": "stacks", "threads": [...]}
     a request that fails                         -> {"event": "error", "message": ...}
 
+A rank held at an uncaught exception (``rankdebug.runtime.hold``) answers too: ``ping``'s
+reply carries ``raised`` ({exception, message, file, line, function}), ``eval`` reads the
+raising frame's namespace, ``stacks`` gives the held thread the traceback's frames (and
+``raised``), and ``attach`` stops it there once the client is configured.
+
 Every connection is served by a thread of its own, so the handler answers while the main
 thread waits in a collective (it needs the GIL only for the moment it reads or evaluates).
 Pure Python, 3.9 and later; debugpy is imported only by ``attach``.
@@ -164,11 +169,13 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     """One request -> its reply (see the module docstring)."""
     command = request.get("command")
     if command == "ping":
-        return {"event": "armed"}
+        reply: dict[str, Any] = {"event": "armed"}
+        held = _held()
+        if held:
+            reply["raised"] = dict(held[0].info)
+        return reply
     if command == "stacks":
-        from rankdebug.runtime import frames
-
-        return {"event": "stacks", "threads": frames.thread_stacks(skip=_own_threads())}
+        return {"event": "stacks", "threads": stacks()}
     if command == "eval":
         expr = request.get("expr")
         if not isinstance(expr, str) or not expr.strip():
@@ -189,12 +196,35 @@ def _own_threads() -> set[int]:
             if t.ident is not None and t.name.startswith("rankdebug-handler")}
 
 
+def _held() -> list[Any]:
+    """The threads held at an uncaught exception (``hold.Held``), if the module is loaded
+    (the hook imports it: no exception, no module)."""
+    hold = sys.modules.get("rankdebug.runtime.hold")
+    return list(hold.held()) if hold is not None else []
+
+
+def stacks() -> list[dict[str, Any]]:
+    """Every thread's stack but the handler's; a held thread's is its exception's
+    traceback (where it raised), not the hook it waits in."""
+    from rankdebug.runtime import frames
+
+    threads = frames.thread_stacks(skip=_own_threads())
+    held = {h.ident: h for h in _held()}
+    for thread in threads:
+        one = held.get(thread["thread_id"])
+        if one is not None:
+            thread["frames"] = one.stack()
+            thread["raised"] = dict(one.info)
+    return threads
+
+
 # --- eval -------------------------------------------------------------------------------
 
 
 def namespace() -> tuple[dict[str, Any], dict[str, Any]]:
-    """Where an expression is evaluated: the user's frames on the main thread's stack, the
-    innermost first (its locals win), then the ``__main__`` module.
+    """Where an expression is evaluated: the user's frames on the main thread's stack (of a
+    rank held at an exception: the traceback's), the innermost first (its locals win), then
+    the ``__main__`` module.
 
     Returns (globals, locals): the globals of the innermost user frame (or ``__main__``),
     and the merged locals of every user frame.
@@ -203,8 +233,12 @@ def namespace() -> tuple[dict[str, Any], dict[str, Any]]:
 
     main = sys.modules.get("__main__")
     module_globals: dict[str, Any] = dict(vars(main)) if main is not None else {}
-    top = sys._current_frames().get(threading.main_thread().ident or 0)
-    user = [f for f in frames.walk(top) if frames.user_file(f.f_code.co_filename)]
+    held = _held()
+    if held:
+        stack = held[0].frames()
+    else:
+        stack = frames.walk(sys._current_frames().get(threading.main_thread().ident or 0))
+    user = [f for f in stack if frames.user_file(f.f_code.co_filename)]
     merged: dict[str, Any] = {}
     for frame in reversed(user):  # outermost first: inner frames overwrite
         merged.update(frame.f_locals)
