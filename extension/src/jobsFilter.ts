@@ -1,29 +1,11 @@
 /**
- * Filter Ranks… (Training Jobs title bar): a rank spec (`0-3,8`, read by the language server)
- * shows only those ranks; any other text shows the rank rows that contain it (`paused`,
- * `all_reduce`, `model.py`, a host). Empty clears the filter.
+ * Filter Ranks… (Training Jobs title bar): a rank spec shows only those ranks, other text the
+ * rank rows that contain it (core/rankFilter.ts); empty clears the filter.
  */
 import * as vscode from 'vscode';
-import { CHECK_RANKS, type CheckRanksReply, type Execute } from './core/rankCheck';
-import { isPlanError, plainRankList } from './core/ranks';
-import type { RankFilter } from './core/rankTree';
+import type { Execute } from './core/rankCheck';
+import { readFilter } from './core/rankFilter';
 import type { JobsView } from './jobsView';
-
-/** The filter `text` stands for: the ranks a rank spec names, else the text itself. */
-export async function readFilter(text: string, execute: Execute): Promise<RankFilter | undefined> {
-    const label = text.trim();
-    if (!label) return undefined;
-    let ranks: number[] | null | undefined;
-    try {
-        const reply = await execute<CheckRanksReply>(CHECK_RANKS, { spec: label, ranks: [], worldSize: null });
-        ranks = isPlanError(reply) ? undefined : reply.ranks;
-    } catch {
-        // No server: a plain list of ranks is still read.
-        ranks = plainRankList(label);
-    }
-    if (ranks === null) return undefined;
-    return ranks ? { label, ranks: new Set(ranks) } : { label, text: label };
-}
 
 export class JobsFilter {
     private last = '';

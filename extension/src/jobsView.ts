@@ -33,7 +33,8 @@ import {
 import { registryRoot, statusText } from './core/jobs';
 import { whereText, type LiveRank } from './core/liveRanks';
 import { rankRow, type RankRow } from './core/rankRow';
-import { matchesFilter, rankTree, type RankFilter, type RankTreeNode } from './core/rankTree';
+import { matchesFilter, type RankFilter } from './core/rankFilter';
+import { rankTree, type RankTreeNode } from './core/rankTree';
 import { join } from './core/shell';
 import type { JobState, TrackedJob } from './jobState';
 import { log } from './log';
@@ -298,7 +299,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
                     put({ kind: 'rank', job, rank, row: t.row, tracked }, rowSignature(job, rank, session, `${t.row.text}:${t.row.icon}`), parent);
                 }
             };
-            walk(rankTree(rows, vscode.l10n), `job:${job.id}`);
+            walk(rankTree(rows), `job:${job.id}`);
         }
         const structure = [...nodes.keys()].join('\n');
         const whole = structure !== this.structure;
@@ -360,7 +361,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         item.description = g.description;
         item.tooltip = `${g.label}\n${g.description}`;
         item.contextValue = ['rankdebug.ranks', node.job.source === 'registry' ? 'control' : ''].filter(Boolean).join(' ');
-        item.iconPath = new vscode.ThemeIcon('list-tree');
+        item.iconPath = new vscode.ThemeIcon(g.id.startsWith('node:') ? 'server' : 'list-tree');
         item.id = nodeId(node);
         return item;
     }

@@ -1,11 +1,10 @@
 /**
  * A job's rank rows as a tree that stays readable at hundreds of ranks: up to `max` rows are
- * shown as they are; more are grouped per node (when the job spans hosts), then into ranges of
+ * shown as they are; more are grouped per node (host, when the job spans several), then into ranges of
  * consecutive ranks in the same state (`ranks 0-127 · running`), then by state, and last into
- * even chunks, so that no level has more than `max` rows. Also the view's filter.
+ * even chunks, so that no level has more than `max` rows.
  * No `vscode` import.
  */
-import type { Localize } from './localize';
 import type { RankRow } from './rankRow';
 import { formatSpec } from './ranks';
 
@@ -23,24 +22,6 @@ export type RankTreeNode =
           ranks: number[];
           children: RankTreeNode[];
       };
-
-/** The view's filter: rank numbers (a typed rank spec), or text the row must contain. */
-export interface RankFilter {
-    /** What was typed, for the view's description. */
-    label: string;
-    ranks?: ReadonlySet<number>;
-    text?: string;
-}
-
-export function matchesFilter(row: RankRow, filter: RankFilter | undefined): boolean {
-    if (!filter) return true;
-    if (filter.ranks && !filter.ranks.has(row.rank)) return false;
-    if (filter.text) {
-        const hay = `rank ${row.rank} ${row.text} ${row.word} ${row.node ?? ''}`.toLowerCase();
-        if (!hay.includes(filter.text.toLowerCase())) return false;
-    }
-    return true;
-}
 
 /** `ranks 0-127`; a long list is cut (`ranks 0,2,4,…`), the count goes in the description. */
 export function rangeLabel(ranks: readonly number[], limit = 40): string {
@@ -124,21 +105,24 @@ class TreeBuilder {
         return out;
     }
 
-    /** Per node when the ranks run on more than one host (and not too many of them). */
-    top(rows: RankRow[], l10n: Localize): RankTreeNode[] {
+    /**
+     * Per node (host) when the ranks run on more than one, up to twice `max` of them (32 nodes
+     * of 8 GPUs read better as 32 rows than as state ranges); below each, as `build` says.
+     */
+    top(rows: RankRow[]): RankTreeNode[] {
         if (rows.length <= this.max) return rows.map(leaf);
-        const nodes = byKey(rows, (r) => r.node ?? '');
-        if (nodes.size < 2 || nodes.size > this.max) return this.build(rows, '');
+        const nodes = byKey(rows, (r) => r.node ?? '?');
+        if (nodes.size < 2 || nodes.size > 2 * this.max) return this.build(rows, '');
         return [...nodes].map(([node, list]) =>
-            this.group(`node:${node}`, l10n.t('node {0}', node || '?'), `${rangeLabel(list.map((r) => r.rank))} · ${stateCounts(list)}`, list, this.build(list, `node:${node}/`)),
+            this.group(`node:${node}`, node, `${rangeLabel(list.map((r) => r.rank))} · ${stateCounts(list)}`, list, this.build(list, `node:${node}/`)),
         );
     }
 }
 
-/** The tree of a job's rank rows (filtered already), at most `max` rows per level. */
-export function rankTree(rows: readonly RankRow[], l10n: Localize, max = MAX_ROWS): RankTreeNode[] {
+/** The tree of a job's rank rows (filtered already), at most `max` rows per level (twice that for nodes). */
+export function rankTree(rows: readonly RankRow[], max = MAX_ROWS): RankTreeNode[] {
     const sorted = [...rows].sort((a, b) => a.rank - b.rank);
-    return new TreeBuilder(Math.max(2, max)).top(sorted, l10n);
+    return new TreeBuilder(Math.max(2, max)).top(sorted);
 }
 
 /** Every rank a node stands for. */

@@ -23,8 +23,11 @@ export type JobStore = Pick<JobState, 'add' | 'update' | 'remove' | 'setRankStat
 
 /** The `--stop` mode an argv of `rankdebug launch` asks for (the flag's default: together). */
 export function stopModeOf(argv: readonly string[]): StopMode {
-    const i = argv.lastIndexOf('--stop');
-    const value = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--stop='))?.slice('--stop='.length);
+    // Only rankdebug's own options: the job's command follows `--`.
+    const end = argv.indexOf('--');
+    const own = end >= 0 ? argv.slice(0, end) : argv;
+    const i = own.lastIndexOf('--stop');
+    const value = i >= 0 ? own[i + 1] : own.find((a) => a.startsWith('--stop='))?.slice('--stop='.length);
     return value === 'alone' ? 'alone' : 'together';
 }
 

@@ -29,6 +29,25 @@ describe('core/events', () => {
         assert.deepEqual(parseEvent('{"event": "exited"}'), { event: 'exited', code: 1 });
     });
 
+    it('reads the ranks\' events of a job debugged together', () => {
+        assert.deepEqual(parseEvent('{"event": "job", "job": "J", "dir": "/run/user/1/rankdebug/J", "pid": 9}'), { event: 'job', job: 'J', dir: '/run/user/1/rankdebug/J', pid: 9 });
+        assert.deepEqual(parseEvent('{"event": "stopped", "rank": 1, "reason": "breakpoint", "file": "/w/model.py", "line": 88, "function": "forward", "job": "J"}'), {
+            event: 'stopped', rank: 1, reason: 'breakpoint', file: '/w/model.py', line: 88, function: 'forward', job: 'J',
+        });
+        assert.deepEqual(parseEvent('{"event": "stopped", "rank": 2, "reason": "pause", "file": null, "line": null, "function": null}'), {
+            event: 'stopped', rank: 2, reason: 'pause', file: null, line: null, function: null,
+        });
+        assert.deepEqual(parseEvent('{"event": "continued", "rank": 1, "job": "J"}'), { event: 'continued', rank: 1, job: 'J' });
+        assert.deepEqual(parseEvent('{"event": "arrived", "command": "step", "ranks": [0, 1, "x"], "job": "J"}'), { event: 'arrived', command: 'step', ranks: [0, 1], job: 'J' });
+        assert.deepEqual(parseEvent('{"event": "blocked", "rank": 2, "in": "all_reduce", "job": "J"}'), { event: 'blocked', rank: 2, in: 'all_reduce', job: 'J' });
+        assert.deepEqual(parseEvent('{"event": "raised", "rank": 3, "pid": 7, "exception": "ValueError", "message": "m", "file": "/w/a.py", "line": 4, "function": "f", "job": "J"}'), {
+            event: 'raised', rank: 3, pid: 7, exception: 'ValueError', message: 'm', file: '/w/a.py', line: 4, function: 'f', job: 'J',
+        });
+        assert.deepEqual(parseEvent('{"event": "exited", "rank": 3, "code": 1}'), { event: 'exited', code: 1, rank: 3 });
+        assert.equal(parseEvent('{"event": "stopped", "rank": "1"}'), undefined);
+        assert.equal(parseEvent('{"event": "blocked"}'), undefined);
+    });
+
     it('splits a stream into lines across chunks', () => {
         const s = new LineSplitter();
         assert.deepEqual(s.push('{"a":'), []);

@@ -25,6 +25,27 @@ describe('Rank Debugger in VS Code', function () {
         }
     });
 
+    it('registers the group commands of a job debugged together, and Bind Breakpoint to Ranks', async () => {
+        const commands = await vscode.commands.getCommands(true);
+        const ids = [
+            'rankdebug.ranks.continue',
+            'rankdebug.ranks.pause',
+            'rankdebug.ranks.stepOver',
+            'rankdebug.ranks.stepInto',
+            'rankdebug.ranks.stepOut',
+            'rankdebug.ranks.runToCursor',
+            'rankdebug.ranks.stopTogether',
+            'rankdebug.ranks.stopAlone',
+            'rankdebug.ranks.makeGroup',
+            'rankdebug.ranks.chooseGroup',
+            'rankdebug.jobs.filter',
+            'rankdebug.jobs.clearFilter',
+            'rankdebug.bindBreakpoint',
+        ];
+        assert.deepEqual(ids.filter((id) => !commands.includes(id)), []);
+        assert.equal(vscode.workspace.getConfiguration('rankdebug').get('stopRanks'), 'together');
+    });
+
     it('shows code lenses above the launch command of train.sh', async () => {
         const doc = await vscode.workspace.openTextDocument(path.join(EXAMPLES, 'train.sh'));
         await vscode.window.showTextDocument(doc);

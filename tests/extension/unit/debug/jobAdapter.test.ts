@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import type { AttachSpec, JobSpec, RankdebugConfiguration } from '../../../../extension/src/debug/configuration';
-import { JobAdapter } from '../../../../extension/src/debug/jobAdapter';
+import { JobAdapter, stopModeOf } from '../../../../extension/src/debug/jobAdapter';
 import { SessionRegistry } from '../../../../extension/src/debug/sessions';
 import { FakeHost, FakeJobs, fakeSession, until } from './fakes';
 
@@ -171,6 +171,46 @@ describe('debug/jobAdapter', () => {
         assert.equal(p.events('terminated').length, 1);
     });
 
+    it("records the job's folder and stop mode, passes the ranks' events on, and a rank's end does not end the job", async () => {
+        const spec = job(
+            `out({ event: 'job', job: 'J9', dir: '/run/user/1000/rankdebug/J9', pid: 1 });
+             out({ event: 'stopped', rank: 1, reason: 'breakpoint', file: '/w/train.py', line: 30, function: 'main', job: 'J9' });
+             out({ event: 'exited', rank: 0, code: 1, job: 'J9' });
+             out({ event: 'blocked', rank: 2, in: 'all_reduce', job: 'J9' });
+             out({ event: 'arrived', command: 'step', ranks: [1, 2], job: 'J9' });
+             setTimeout(() => process.exit(0), 300);`,
+        );
+        // `rankdebug launch --stop alone` (node takes what follows its first argument as the script's).
+        spec.argv.push('launch', '--stop', 'alone', '--', 'torchrun', '--stop', 'together');
+        const p = parent({ __job: spec });
+        p.request('launch');
+        const key = `launch:${p.session.id}`;
+        await until(() => p.state.rankEvents.length === 4, 'four rank events');
+        assert.equal(p.terminated, false, "rank 0's end is not the job's");
+        const tracked = p.state.added.get(key);
+        assert.equal(tracked?.dir, '/run/user/1000/rankdebug/J9');
+        assert.equal(tracked?.stopMode, 'alone');
+        assert.deepEqual(
+            p.state.rankEvents.map(([k, e]) => [k, e.event]),
+            [
+                [key, 'stopped'],
+                [key, 'exited'],
+                [key, 'blocked'],
+                [key, 'arrived'],
+            ],
+        );
+        await until(() => p.terminated, 'the parent to end');
+        assert.deepEqual(p.outputs('console'), []);
+    });
+
+    it('reads the stop mode of a launch argv', () => {
+        assert.equal(stopModeOf(['python', 'main.py', 'launch', '--stop', 'alone', '--', 'torchrun']), 'alone');
+        assert.equal(stopModeOf(['python', 'main.py', 'launch', '--stop=alone']), 'alone');
+        assert.equal(stopModeOf(['python', 'main.py', 'launch', '--stop', 'together']), 'together');
+        assert.equal(stopModeOf(['python', 'main.py', 'launch']), 'together');
+        assert.equal(stopModeOf(['python', 'main.py', 'launch', '--', 'torchrun', 'train.py', '--stop', 'alone']), 'together', "the job's own arguments are not rankdebug's");
+    });
+
     it('shows an error event and ends when the process does', async () => {
         const p = parent({ __job: job(`out({ error: { message: 'torchrun: no such file train.py' } }); setTimeout(() => process.exit(2), 500);`) });
         p.request('launch');
@@ -275,6 +315,7 @@ describe('debug/jobAdapter', () => {
     describe('attach', () => {
         const spec = (over: Partial<AttachSpec> = {}): AttachSpec => ({
             job: 'J3',
+            dir: '/run/user/1000/rankdebug/J3',
             ranks: [
                 { rank: 0, host: '10.0.0.2', port: 5001 },
                 { rank: 1, host: '127.0.0.1', port: 5002 },
@@ -299,6 +340,7 @@ describe('debug/jobAdapter', () => {
             const tracked = p.state.added.get(key);
             assert.equal(tracked?.startRank, undefined);
             assert.equal(tracked?.title, 'torchrun');
+            assert.equal(tracked?.dir, '/run/user/1000/rankdebug/J3');
 
             const [first, second] = p.host.starts.map((s) => s.child as vscode.DebugSession);
             p.host.endSession(fakeSession({ type: 'rankdebug', request: 'attach', name: 'elsewhere', __rank: { rank: 0 } }));
@@ -331,12 +373,13 @@ describe('debug/jobAdapter', () => {
 
             it('starts the ranks the file announces and ends with its exit', async () => {
                 const file = path.join(dir, 'events.jsonl');
-                fs.writeFileSync(file, line({ event: 'job', job: 'J5', pid: 777 }) + line({ event: 'listening', rank: 2, host: '127.0.0.1', port: 5003, job: 'J5' }));
+                fs.writeFileSync(file, line({ event: 'job', job: 'J5', pid: 777, dir: '/run/user/1000/rankdebug/J5' }) + line({ event: 'listening', rank: 2, host: '127.0.0.1', port: 5003, job: 'J5' }));
                 const p = parent({ __attach: spec({ job: 'J5', ranks: [], events: file, stopJobOnEnd: true }) });
                 p.request('attach');
                 await until(() => p.children.length === 1, 'rank 2');
                 const tracked = p.state.added.get(`attach:${p.session.id}`);
                 assert.equal(tracked?.supervisorPid, 777, "the file's supervisor");
+                assert.equal(tracked?.dir, '/run/user/1000/rankdebug/J5', "the job's folder: its control socket");
                 assert.equal(typeof tracked?.startRank, 'function', 'the jobs view lets this parent start its ranks');
                 assert.deepEqual(p.children[0].connect, { host: '127.0.0.1', port: 5003 });
 
