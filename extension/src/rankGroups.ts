@@ -167,7 +167,7 @@ export class RankGroups implements vscode.Disposable {
     async makeGroup(args: readonly unknown[]): Promise<void> {
         const job = await this.targets.job(args);
         if (!job) return;
-        const ranks = this.targets.ranks(job, args).ranks ?? this.targets.selected(job);
+        const ranks = this.targets.selected(job, args);
         if (!ranks.length) {
             void vscode.window.showInformationMessage(vscode.l10n.t('Select ranks in Training Jobs first (Ctrl or Shift + click), then Make Group.'));
             return;

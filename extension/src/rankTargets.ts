@@ -62,10 +62,11 @@ export class RankTargets {
         return this.state.all().filter((t) => t.dir !== undefined);
     }
 
-    /** The tracked job of the focused debug session, if any. */
+    /** The tracked job of the focused debug session (a rank's session not registered yet: through its parent), if any. */
     focused(): TrackedJob | undefined {
         const active = vscode.debug.activeDebugSession;
-        return active ? this.state.bySession(active.id) : undefined;
+        if (!active) return undefined;
+        return this.state.bySession(active.id) ?? (active.parentSession ? this.state.bySession(active.parentSession.id) : undefined);
     }
 
     /** The job a command was run on (see the module's comment); undefined after telling the user why. */
@@ -97,7 +98,7 @@ export class RankTargets {
     ranks(job: ControlJob, args: readonly unknown[]): RankPick {
         const rows = rowsOf<JobNode>(args).filter((n) => n.job.id === job.id);
         if (rows.length && !rows.some((n) => n.kind === 'job')) {
-            const ranks = [...new Set(rows.flatMap((n) => (n.kind === 'rank' ? [n.rank.rank] : n.kind === 'group' ? ranksOf(n.group) : [])))].sort((a, b) => a - b);
+            const ranks = rankRows(rows);
             return { ranks, label: vscode.l10n.t('ranks {0}', formatSpec(ranks)) };
         }
         if (rows.length) return { ranks: undefined, label: vscode.l10n.t('all chosen ranks') };
@@ -106,9 +107,16 @@ export class RankTargets {
         return { ranks: undefined, label: vscode.l10n.t('all chosen ranks') };
     }
 
-    /** The ranks selected in Training Jobs that belong to `job`. */
-    selected(job: ControlJob): number[] {
-        const rows = this.jobs.selection.filter((n) => n.job.id === job.id && n.kind !== 'job');
-        return [...new Set(rows.flatMap((n) => (n.kind === 'rank' ? [n.rank.rank] : n.kind === 'group' ? ranksOf(n.group) : [])))].sort((a, b) => a - b);
+    /** The rank rows a view command was run on (its multi-selection), else those selected in Training Jobs, of `job`. */
+    selected(job: ControlJob, args: readonly unknown[] = []): number[] {
+        const fromArgs = rowsOf<JobNode>(args);
+        const rows = (fromArgs.length ? fromArgs : this.jobs.selection).filter((n) => n.job.id === job.id);
+        return rankRows(rows);
     }
+}
+
+/** The ranks of rank rows and range rows (job rows stand for no rank in particular). */
+function rankRows(rows: readonly JobNode[]): number[] {
+    const ranks = rows.flatMap((n) => (n.kind === 'rank' ? [n.rank.rank] : n.kind === 'group' ? ranksOf(n.group) : []));
+    return [...new Set(ranks)].sort((a, b) => a - b);
 }
