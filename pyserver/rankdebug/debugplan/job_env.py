@@ -19,6 +19,7 @@ from rankdebug import launcher_table
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.debugplan.configs import attach_configurations
 from rankdebug.debugplan.model import DebugPlan
+from rankdebug.debugplan.options import StopMode
 from rankdebug.errors import BadInput
 
 # The NCCL watchdog would kill peers of a paused rank; unless the user chose otherwise.
@@ -55,6 +56,7 @@ class JobRun:
     ports: dict[int, int] = field(default_factory=dict)
     # ``--break`` lines (real paths): the gates merge them into each client's breakpoints.
     breaks: list[tuple[str, int]] = field(default_factory=list)
+    stop: StopMode = "together"  # what the other chosen ranks do when one stops
 
     def attach_configs(self, job: str) -> list[dict[str, object]]:
         """One ``rankdebug`` attach configuration per chosen rank with a known port."""
@@ -156,4 +158,5 @@ def job_run(dplan: DebugPlan, places: JobPlaces,
         host=dplan.options.host,
         ports=dict(places.ports),
         breaks=list(dplan.breaks),
+        stop=dplan.options.stop,
     )

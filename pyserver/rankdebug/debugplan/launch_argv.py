@@ -28,6 +28,8 @@ def option_flags(spec: str, options: LaunchOptions) -> list[str]:
         argv += ["--collective-timeout", f"{options.collective_timeout:g}"]
     if options.attach != "auto":
         argv += ["--attach", options.attach]
+    if options.stop != "together":
+        argv += ["--stop", options.stop]
     for bp in options.breaks:
         argv += ["--break", bp]
     return argv

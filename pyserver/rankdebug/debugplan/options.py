@@ -12,6 +12,7 @@ from rankdebug.errors import BadInput
 DEFAULT_TIMEOUT_S = 86400.0
 LOOPBACK = "127.0.0.1"
 AttachMode = Literal["auto", "start", "hit"]
+StopMode = Literal["together", "alone"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class LaunchOptions:
     arm: bool = False
     # ``FILE:LINE`` breakpoints known at start, as given.
     breaks: tuple[str, ...] = ()
+    # together: when a chosen rank stops, the other chosen ranks are paused too.
+    stop: StopMode = "together"
 
     def __post_init__(self) -> None:
         if self.collective_timeout is not None and self.collective_timeout < 0:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import attrs
 from pygls import uris
 
-from rankdebug.debugplan.options import LaunchOptions
+from rankdebug.debugplan.options import LaunchOptions, StopMode
 
 SECTION = "rankdebug"
 
@@ -52,6 +52,8 @@ class Settings:
     collective_timeout: float | None = None
     wait: bool = True
     attach_on: AttachOn = "hit"
+    # together: when a chosen rank stops, the other chosen ranks are paused too.
+    stop_ranks: StopMode = "together"
     # How "this value is not known here" findings show: they are not mistakes.
     unknown_values: UnknownValues = "hint"
     show_notifications: Notifications = "off"
@@ -108,6 +110,7 @@ class Settings:
             attach="start" if self.attach_on == "start" else "auto",
             arm=arm,
             breaks=tuple(breaks),
+            stop=self.stop_ranks,
         )
 
     def run_env(self) -> dict[str, str]:
@@ -186,6 +189,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "collectiveTimeout": ("collective_timeout", _timeout),
     "wait": ("wait", _bool),
     "attachOn": ("attach_on", _choice("start", "hit")),
+    "stopRanks": ("stop_ranks", _choice("together", "alone")),
     "unknownValues": ("unknown_values", _choice("off", "hint", "info", "warning")),
     "showNotifications": ("show_notifications",
                           _choice("off", "onError", "onWarning", "always")),

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Rank states, in the order a rank goes through them.
-STATES = ("starting", "running", "listening", "attached", "exited")
+STATES = ("starting", "running", "listening", "attached", "paused", "blocked", "raised",
+          "exited")
 
 
 class RegistryError(Exception):

@@ -70,9 +70,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="hit (auto, the default): chosen ranks run without a tracer until "
                         "a breakpoint, Pause or an uncaught exception needs one; start: "
                         "debugpy listens before the script runs (traced from the start)")
+    parser.add_argument("--stop", choices=("together", "alone"), default="together",
+                        help="together (the default): when a chosen rank stops (breakpoint, "
+                        "exception, step, pause), the other chosen ranks are paused too; "
+                        "alone: they run on")
     parser.add_argument("--control", action="store_true",
-                        help='read JSON commands on stdin: {"command": "attach", "rank": N} '
-                        '(attach now: --attach hit, or an armed rank) and {"command": "stop"}')
+                        help="read JSON commands on stdin, one per line: continue, pause, "
+                        "step (kind: over, in, out) and run-to (file, line) for ranks "
+                        '(e.g. {"command": "step", "ranks": "0-3"}), stop-mode (together, '
+                        'alone), attach (rank) and stop; the job\'s folder has the same '
+                        "commands on its ctl.sock")
     parser.add_argument("--file", help="a script holding the launch command")
     parser.add_argument("--line", type=int, help="1-based line of the command in --file")
     parser.add_argument("command", nargs=argparse.REMAINDER,
@@ -109,6 +116,7 @@ def debug_plan(args: argparse.Namespace) -> DebugPlan:
         attach=args.attach,
         arm=args.arm,
         breaks=tuple(args.breaks),
+        stop=args.stop,
     )
     caller = debugplan.Caller(cwd=str(Path.cwd()), cli=(sys.executable, "-m", "rankdebug"))
     return debugplan.make(plan, origin, caller, args.ranks or None, options)

@@ -19,6 +19,7 @@ socket table names the user of the connecting socket (``peer``).
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 from collections.abc import Callable
@@ -27,8 +28,10 @@ from typing import Any
 from rankdebug.supervise import dapwire, peer
 from rankdebug.supervise.gate_client import ClientSession
 from rankdebug.supervise.gate_said import Said
+from rankdebug.supervise.gate_waiting import WaitFrame
 
-Notify = Callable[[str], None]
+Notify = Callable[[str, "dict[str, Any] | None"], None]
+Answer = Callable[[dict[str, Any]], None]
 
 
 class Gate:
@@ -37,8 +40,10 @@ class Gate:
     def __init__(self, rank: int, host: str, port: int, cli_breaks: dict[str, set[int]],
                  notify: Notify) -> None:
         self.rank = rank
+        self.local_rank: int | None = None  # for breakpoints bound to ``localN``
         self.cli_breaks = cli_breaks
-        self.notify = notify
+        self._notify = notify
+        self.held = False  # paused by the job (stop together), not by the client
         self.lock = threading.RLock()
         self.adapter: tuple[str, int] | None = None  # set once the rank is traced
         self.idle = threading.Event()  # no session talks to the adapter
@@ -47,6 +52,9 @@ class Gate:
         self.listener = _listen(host, port)
         self.host, self.port = self.listener.getsockname()[:2]
         self._closed = False
+
+    def notify(self, what: str, info: dict[str, Any] | None = None) -> None:
+        self._notify(what, info)
 
     def start(self) -> None:
         threading.Thread(target=self._accept, name=f"rankdebug-gate-{self.rank}",
@@ -73,7 +81,7 @@ class Gate:
                 "breaks": sorted([p, n] for p, lines in breaks.items() for n in lines),
                 "trace": said.needs_tracer(),
                 "uncaught": said.uncaught(),
-                "pause": said.pause,
+                "pause": said.pause or self.held,
                 "configured": said.configured,
             }
 
@@ -84,6 +92,45 @@ class Gate:
             session = self.session
         if session is not None:
             session.go_live(host, port)
+
+    def client(self) -> bool:
+        """A client has configured this rank (someone can be shown it paused)."""
+        with self.lock:
+            return self.session is not None and not self.session.ended and \
+                self.session.said.configured
+
+    def request(self, command: str, args: dict[str, Any], answer: Answer | None = None
+                ) -> bool:
+        """Send the adapter a request of the job's own (the client sees its events); False
+        when the rank is untraced or has no client."""
+        with self.lock:
+            session = self.session
+        return session is not None and session.request(command, args, answer)
+
+    def show_waiting(self, what: str, frames: list[WaitFrame]) -> bool:
+        """Show the client this rank paused while it waits in native code (gate_waiting)."""
+        with self.lock:
+            session = self.session
+        return session is not None and session.show_waiting(what, frames)
+
+    def release_waiting(self) -> bool:
+        with self.lock:
+            session = self.session
+        return session is not None and session.release_waiting()
+
+    def breakpoints(self, path: str) -> dict[str, Any]:
+        """``setBreakpoints`` arguments for ``path`` as this rank has them now (the client's
+        list as bound to this rank, with the ``--break`` lines)."""
+        with self.lock:
+            said = self.session.said if self.session is not None else Said()
+            args: dict[str, Any] = {"source": {"path": path}, "breakpoints": []}
+            for key, req in said.config.items():
+                if key.startswith("setBreakpoints:") and os.path.realpath(key[15:]) == path:
+                    args = dict(req.get("arguments") or args)
+            bps = [b for b in args.get("breakpoints") or [] if isinstance(b, dict)]
+            have = {b.get("line") for b in bps}
+            bps += [{"line": n} for n in sorted(self.cli_breaks.get(path, ())) if n not in have]
+            return dict(args, breakpoints=bps)
 
     # --- clients --------------------------------------------------------------------
 

@@ -7,22 +7,41 @@ import os
 import socket
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rankdebug.supervise import dapwire
+from rankdebug.supervise import dapwire, gate_breaks
 from rankdebug.supervise.dapwire import Endpoint
 from rankdebug.supervise.gate_said import CAPABILITIES, CONFIG, EMPTY, Said
+from rankdebug.supervise.gate_waiting import WaitFrame, Waiting, main_thread
+
+Answer = Callable[[dict[str, Any]], None]
+# A client's requests that set its rank running.
+RESUMING = frozenset({"continue", "next", "stepIn", "stepOut", "goto"})
+
+
+@dataclass
+class _Pending:
+    """A request sent to the adapter: whose it is and how its answer goes back."""
+
+    client_seq: int | None  # None: the gate's own (answered, or not wanted, by the gate)
+    mapping: gate_breaks.Mapping | None = None  # setBreakpoints: entries bound to other ranks
+    count: int | None = None  # setBreakpoints: the client's own entries (--break lines cut)
+    answer: Answer | None = None  # the gate's own request: who wants the response
 
 
 class GateSide(Protocol):
     """What a session needs of its gate."""
 
     rank: int
+    local_rank: int | None
     lock: threading.RLock
     adapter: tuple[str, int] | None
     idle: threading.Event  # set while no session talks to the adapter
     cli_breaks: dict[str, set[int]]
-    notify: Callable[[str], None]
+    held: bool  # paused by the job (stop together) while untraced
+
+    def notify(self, what: str, info: dict[str, Any] | None = None) -> None: ...
 
 
 class ClientSession:
@@ -38,13 +57,15 @@ class ClientSession:
         self.live = False
         self.replaying = False
         self._queue: list[dict[str, Any]] = []  # client messages held during a replay
-        # adapter seq -> (client seq or None for the gate's own, breakpoints to keep or None)
-        self._pending: dict[int, tuple[int | None, int | None]] = {}
+        self._own: list[tuple[dict[str, Any], _Pending]] = []  # the gate's, held likewise
+        self._pending: dict[int, _Pending] = {}  # adapter seq -> its request's owner
         self._reverse: dict[int, int] = {}  # client-facing seq of an adapter request -> its seq
         self._cli_merged = False
         self._told: set[str] = set()  # sources whose breakpoints went to the adapter
         self._said_disconnect = False  # the client ended its session itself
         self._let_go = threading.Event()  # the adapter answered the gate's disconnect
+        self.waiting: Waiting | None = None  # shown paused while it waits in native code
+        self._stops = 0  # debugpy's stopped events so far
 
     @property
     def lock(self) -> threading.RLock:
@@ -76,6 +97,9 @@ class ClientSession:
                 self.go_live(*self.gate.adapter)
             if self.replaying:
                 self._queue.append(msg)
+                return
+            if self.waiting is not None and msg.get("type") == "request" and \
+                    self._answer_waiting(msg):
                 return
             if self.live:
                 self._forward(msg)
@@ -124,9 +148,11 @@ class ClientSession:
         if command == "setBreakpoints":
             path = (args.get("source") or {}).get("path")
             key = f"setBreakpoints:{path}"
-            body = {"breakpoints": [
+            mine, mapping = gate_breaks.for_rank(args, self.gate.rank, self.gate.local_rank)
+            req = dict(req, arguments=mine)  # what the rank runs with, and what is replayed
+            body = gate_breaks.client_body({"breakpoints": [
                 {"verified": True, "line": b.get("line")}
-                for b in args.get("breakpoints") or [] if isinstance(b, dict)]}
+                for b in mine.get("breakpoints") or [] if isinstance(b, dict)]}, mapping, None)
         elif command == "setFunctionBreakpoints":
             key = command
             body = {"breakpoints": [{"verified": True} for _ in args.get("breakpoints") or []]}
@@ -147,6 +173,62 @@ class ClientSession:
             self.client.send(dapwire.response(said.attach))
         said.configured = True
         self.gate.notify("configured")
+
+    # --- a rank shown paused while it waits in native code (gate_waiting) ----------------
+
+    def show_waiting(self, what: str, frames: list[WaitFrame]) -> bool:
+        """Show the client its rank paused, waiting in ``what``; False: no client to show."""
+        with self.lock:
+            if self.ended or not self.said.configured or self.replaying:
+                return False
+            if self._just_my_code():
+                frames = [f for f in frames if not f.library] or frames
+            if not self.live:
+                self._show(Waiting(self.gate.rank, 1, what, frames), self._stops)
+                return True
+            stops = self._stops
+            return self.request("threads", {}, lambda resp: self._show(
+                Waiting(self.gate.rank, main_thread(resp, None), what, frames), stops))
+
+    def _just_my_code(self) -> bool:
+        """As debugpy: library frames are hidden unless the client said otherwise."""
+        args = (self.said.attach or {}).get("arguments") or {}
+        return args.get("justMyCode", True) is not False
+
+    def _show(self, waiting: Waiting, stops: int) -> None:
+        with self.lock:
+            if self.ended or stops != self._stops:
+                return  # it stopped for real meanwhile
+            self.waiting = waiting
+            self.client.send(dapwire.event("stopped", waiting.stopped_event_body()))
+
+    def release_waiting(self) -> bool:
+        """Continue a rank shown waiting: its pause is called off."""
+        with self.lock:
+            waiting, self.waiting = self.waiting, None
+            if waiting is None:
+                return False
+            if self.live:
+                self.request("continue", {"threadId": waiting.thread})
+            else:
+                self.gate.held = False
+            self.client.send(dapwire.event("continued", {
+                "threadId": waiting.thread, "allThreadsContinued": True}))
+            return True
+
+    def _answer_waiting(self, req: dict[str, Any]) -> bool:
+        waiting = self.waiting
+        assert waiting is not None
+        if req.get("command") == "continue":
+            self.release_waiting()
+            self.client.send(dapwire.response(req, {"allThreadsContinued": True}))
+            self.gate.notify("resumed")
+            return True
+        handled, body, error = waiting.answer(req)
+        if handled:
+            self.client.send(dapwire.response(req, body) if error is None
+                             else dapwire.response(req, message=error))
+        return handled
 
     # --- relaying -------------------------------------------------------------------
 
@@ -189,14 +271,31 @@ class ClientSession:
         queued, self._queue = self._queue, []
         for msg in queued:
             self._forward(msg)
+        own, self._own = self._own, []
+        for msg, pending in own:
+            self._send_adapter(msg, None, pending)
 
     def _send_adapter(self, msg: dict[str, Any], client_seq: int | None,
-                      keep: int | None = None) -> None:
+                      pending: _Pending | None = None) -> None:
         assert self.adapter is not None
         body = {k: v for k, v in msg.items() if k != "seq"}
         seq = self.adapter.send(body)
         if seq and body.get("type") == "request":
-            self._pending[seq] = (client_seq, keep)
+            self._pending[seq] = pending or _Pending(client_seq)
+
+    def request(self, command: str, args: dict[str, Any], answer: Answer | None = None
+                ) -> bool:
+        """The gate's own request to the adapter (group commands, where a rank stopped);
+        False when the rank has no live session to carry it."""
+        with self.lock:
+            if not self.live or self.ended or self.adapter is None:
+                return False
+            msg = {"type": "request", "command": command, "arguments": args}
+            if self.replaying:
+                self._own.append((msg, _Pending(None, answer=answer)))
+            else:
+                self._send_adapter(msg, None, _Pending(None, answer=answer))
+            return True
 
     def _forward(self, msg: dict[str, Any], own: bool = False) -> None:
         """A client message to the adapter (``own``: a replayed one, answered already)."""
@@ -209,12 +308,26 @@ class ClientSession:
         command = msg.get("command")
         if command == "disconnect":
             self._said_disconnect = True
-        keep: int | None = None
-        if command == "setBreakpoints" and not self._cli_merged:
-            msg, keep = self._with_cli_lines(msg)
+        if command in RESUMING and not own:
+            self.gate.notify("resumed")  # debugpy says "continued" only now and then
+        client_seq = None if own else msg.get("seq")
+        pending = _Pending(client_seq)
+        if command == "setBreakpoints":
+            if not own:  # a replayed one is the rank's view already
+                args, pending.mapping = gate_breaks.for_rank(
+                    msg.get("arguments") or {}, self.gate.rank, self.gate.local_rank)
+                msg = dict(msg, arguments=args)
+                self.said.config.pop(f"setBreakpoints:{self._path_of(msg)}", None)
+                self.said.config[f"setBreakpoints:{self._path_of(msg)}"] = msg
+            if not self._cli_merged:
+                msg, pending.count = self._with_cli_lines(msg)
         if command == "configurationDone" and not self._cli_merged:
             self._merge_cli_sources()
-        self._send_adapter(msg, None if own else msg.get("seq"), keep)
+        self._send_adapter(msg, client_seq, pending)
+
+    @staticmethod
+    def _path_of(req: dict[str, Any]) -> object:
+        return ((req.get("arguments") or {}).get("source") or {}).get("path")
 
     def _with_cli_lines(self, req: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
         """``--break`` lines of this source added to the client's list (until the client has
@@ -259,18 +372,17 @@ class ClientSession:
         kind = msg.get("type")
         if kind == "response":
             entry = self._pending.pop(int(msg.get("request_seq", 0)), None)
-            if entry is None or entry[0] is None:
+            if entry is None or entry.client_seq is None:
                 if self.replaying and msg.get("command") == "configurationDone":
                     self._end_replay()
                 if msg.get("command") == "disconnect":
                     self._let_go.set()
+                if entry is not None and entry.answer is not None:
+                    entry.answer(msg)
                 return  # the gate's own request
-            client_seq, keep = entry
-            out = dict(msg, request_seq=client_seq)
-            if keep is not None and isinstance(out.get("body"), dict):
-                body = dict(out["body"])
-                body["breakpoints"] = list(body.get("breakpoints") or [])[:keep]
-                out["body"] = body
+            out = dict(msg, request_seq=entry.client_seq)
+            if msg.get("command") == "setBreakpoints" and isinstance(out.get("body"), dict):
+                out["body"] = gate_breaks.client_body(out["body"], entry.mapping, entry.count)
             self.client.send(out)
             if self.replaying and msg.get("command") == "attach" and not self.said.configured:
                 self._end_replay()
@@ -286,7 +398,17 @@ class ClientSession:
             if seq:
                 self._reverse[seq] = int(msg.get("seq", 0))
             return
+        if kind == "event":
+            self._on_adapter_event(msg)
         self.client.send(msg)
+
+    def _on_adapter_event(self, msg: dict[str, Any]) -> None:
+        name = msg.get("event")
+        if name == "stopped":
+            self._stops += 1
+            self.waiting = None  # stopped for real: debugpy's frames from now on
+        if name in ("stopped", "continued"):
+            self.gate.notify(str(name), dict(msg.get("body") or {}))
 
     def end(self) -> None:
         with self.lock:

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -34,6 +35,7 @@ from rankdebug.runtime import registry, wire
 from rankdebug.supervise import procs
 from rankdebug.supervise.adapters import Adapter, start_adapter
 from rankdebug.supervise.gate import Gate
+from rankdebug.supervise.together import GROUP_COMMANDS, CommandError, Together
 
 STOP_GRACE_S = 2.5  # SIGTERM -> SIGKILL; the whole stop stays under 5 s
 ABNORMAL_GRACE_S = 1.0  # a rank ended badly: give the launcher this long to notice first
@@ -48,6 +50,7 @@ class _Conn:
     chosen: bool = True  # debugged from the start; an armed rank's end is the launcher's affair
     socket: str | None = None  # an armed rank's control socket
     waiting: bool = False  # an untraced rank waits for its client's breakpoints
+    local_rank: int | None = None
 
 
 @dataclass
@@ -76,15 +79,30 @@ class Supervisor:
         self.stop_reason: str | None = None
         self.stop_signal: int | None = None
         self.abnormal_at: float | None = None
+        self._emit_lock = threading.Lock()
+        self.together = Together(self._gates, self, self.plan.stop)
 
     # --- output ---------------------------------------------------------------------
 
     def emit(self, event: dict[str, Any]) -> None:
-        if self.json_mode:
-            self.out.write(json.dumps(event) + "\n")
-            self.out.flush()
-        else:
-            self.say(_human(event))
+        with self._emit_lock:
+            if self.json_mode:
+                self.out.write(json.dumps(event) + "\n")
+                self.out.flush()
+            else:
+                self.say(_human(event))
+
+    # --- what the group layer (together.py) asks of the job ------------------------------
+
+    def emit_job(self, event: dict[str, Any]) -> None:
+        self.emit(dict(event, job=self.job))
+
+    def post(self, fn: Callable[[], None]) -> None:
+        self.events.put(("call", 0, {"fn": fn}))
+
+    def record(self, rank: int, fields: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError, registry.RegistryError):
+            registry.update_rank(self.job, rank, **fields)
 
     def say(self, text: str) -> None:
         self.err.write(f"rankdebug: {text}\n")
@@ -213,6 +231,7 @@ class Supervisor:
             except queue.Empty:
                 kind, ident, msg = "tick", 0, None
             self._dispatch(kind, ident, msg)
+            self.together.tick()
             if (
                 self.abnormal_at is not None
                 and self.stop_reason is None
@@ -237,12 +256,16 @@ class Supervisor:
             self._on_eof(ident)
         elif msg is None:
             return
+        elif kind == "msg" and "command" in msg and "event" not in msg:
+            self._reply(ident, self._on_command(msg, reply=True))  # a client of ctl.sock
         elif kind == "msg":
             self._on_msg(ident, msg)
         elif kind == "adapter":
             self._on_adapter(ident, msg["adapter"])
         elif kind == "gate":
-            self._on_gate(ident, str(msg["what"]))
+            self._on_gate(ident, str(msg["what"]), msg.get("info") or {})
+        elif kind == "call":
+            msg["fn"]()
         elif kind == "command":
             self._on_command(msg)
 
@@ -273,6 +296,8 @@ class Supervisor:
         if event == "started":
             conn.chosen = msg.get("chosen") is not False
             conn.pid = msg.get("pid")
+            local = msg.get("local_rank")
+            conn.local_rank = local if isinstance(local, int) else None
             fields.update(state="running", local_rank=msg.get("local_rank"),
                           world_size=msg.get("world_size"))
         elif event == "handler":
@@ -315,8 +340,20 @@ class Supervisor:
         with contextlib.suppress(OSError, registry.RegistryError):
             registry.update_rank(self.job, rank, **fields)
 
-    def _on_command(self, cmd: dict[str, Any]) -> None:
+    def _on_command(self, cmd: dict[str, Any], reply: bool = False) -> dict[str, Any]:
+        """One command from --control's stdin or a client of ctl.sock; what to answer the
+        latter (stdin's errors are ``error`` events)."""
         name = cmd.get("command")
+        if name in GROUP_COMMANDS:
+            try:
+                acted = self.together.command(cmd)
+            except CommandError as exc:
+                if not reply:
+                    self.emit({"event": "error", "command": name, "message": str(exc)})
+                return {"error": {"message": str(exc)}}
+            return {"ok": True, "ranks": acted}
+        if reply and name not in ("stop", "attach"):
+            return {"error": {"message": f"unknown command {name!r}"}}
         if name == "stop":
             self.stop_reason = "asked to stop"
         elif name == "attach":
@@ -332,6 +369,7 @@ class Supervisor:
                            "message": "that rank is not waiting for an attach"})
         else:
             self.emit({"event": "error", "command": name, "message": "unknown command"})
+        return {"ok": True}
 
     def _attach_armed(self, rank: int, path: str) -> None:
         """Tell an armed rank to attach; its ``listening`` comes back through the control
@@ -371,6 +409,8 @@ class Supervisor:
         conn.attach_signal = sig if isinstance(sig, int) else None
         conn.waiting = msg.get("wait") is True
         gate = self._open_gate(rank, conn.pid)
+        if gate is not None:
+            gate.local_rank = conn.local_rank
         self._spawn_adapter(rank)
         if gate is not None and conn.waiting and gate.plan()["configured"]:
             self._go(rank)
@@ -385,7 +425,8 @@ class Supervisor:
             breaks.setdefault(path, set()).add(line)
         try:
             gate = Gate(rank, self.plan.host, self.plan.ports.get(rank, 0), breaks,
-                        lambda what: self.events.put(("gate", rank, {"what": what})))
+                        lambda what, info: self.events.put(
+                            ("gate", rank, {"what": what, "info": info or {}})))
         except OSError as exc:
             self.say(f"rank {rank}: cannot listen for a debugger: {exc}")
             return None
@@ -411,10 +452,12 @@ class Supervisor:
         conn.waiting = False
         self._reply(cid, dict(gate.plan(), event="go"))
 
-    def _on_gate(self, rank: int, what: str) -> None:
+    def _on_gate(self, rank: int, what: str, info: dict[str, Any]) -> None:
         found = self._rank_conn(rank)
         conn = found[1] if found is not None else None
-        if what == "configured":
+        if what in ("stopped", "continued", "resumed", "disconnected"):
+            self.together.on_gate(rank, what, info)
+        elif what == "configured":
             pid = conn.pid if conn is not None else None
             with contextlib.suppress(OSError, registry.RegistryError):
                 registry.update_rank(self.job, rank, state="attached", pid=pid)
@@ -443,6 +486,23 @@ class Supervisor:
         planted = {(p, n) for p, lines in gate.cli_breaks.items() for n in lines}
         wanted = {(str(p), int(n)) for p, n in plan["breaks"]}
         return bool(plan["trace"] or plan["uncaught"] or not wanted <= planted)
+
+    def pause_untraced(self, rank: int) -> bool:
+        """Stop together, for a rank that runs untraced: it attaches, paused."""
+        found = self._rank_conn(rank)
+        gate = self._gates.get(rank)
+        if found is None or gate is None or found[1].attach_signal is None:
+            return False
+        gate.held = True
+        if found[1].waiting:
+            self._go(rank)
+        else:
+            self._signal_attach(found[1])
+        return True
+
+    def pid_of(self, rank: int) -> int | None:
+        found = self._rank_conn(rank)
+        return found[1].pid if found is not None else None
 
     @staticmethod
     def _signal_attach(conn: _Conn) -> None:

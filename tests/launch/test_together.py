@@ -1,0 +1,240 @@
+"""Ranks together (``rankdebug launch``'s group layer): stop together, group continue, pause
+and step, breakpoints bound to ranks, run to a line together, a crash held for inspection.
+Real torchrun on gloo, real debugpy, a DAP client per chosen rank, commands through
+``--control`` and through the job's ``ctl.sock``."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool
+
+from dap_client import DAPClient, DAPError
+
+TOGETHER = str(SCRIPTS / "together.py")
+CRASH = str(SCRIPTS / "crash_hold.py")
+
+
+def _job(tmp: Path, nproc: int, script: str, *options: str,
+         env: dict[str, str] | None = None) -> Launch:
+    return Launch(["--ranks", "all", "--control", *options, "--", tool("torchrun"),
+                   "--nproc_per_node", str(nproc), script], tmp, env=env,
+                  stdin=subprocess.PIPE)
+
+
+def _clients(launch: Launch, nproc: int, breaks: dict[str, list[int]],
+             exceptions: list[str] | None = None) -> dict[int, DAPClient]:
+    """A client per chosen rank, attached (VS Code's order) with ``breaks``."""
+    found: dict[int, DAPClient] = {}
+    for _ in range(nproc):
+        ev = launch.event("listening")
+        found[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+    for client in found.values():
+        client.attach(breaks, exceptions=exceptions)
+    return found
+
+
+def _stops(launch: Launch, count: int, timeout: float = 60.0) -> dict[int, dict[str, Any]]:
+    """The next ``count`` ``stopped`` events of the job, by rank (a rank's latest)."""
+    out: dict[int, dict[str, Any]] = {}
+    while len(out) < count:
+        ev = launch.event("stopped", timeout)
+        out[int(ev["rank"])] = ev
+    return out
+
+
+def _top(client: DAPClient, stopped: dict[str, Any]) -> dict[str, Any]:
+    return client.top_frame(int(stopped["threadId"]))
+
+
+def _finish(launch: Launch, tmp: Path, clients: dict[int, DAPClient], path: str) -> None:
+    """End the script's loop, clear breakpoints, continue all: the job ends with 0."""
+    (tmp / "done").write_text("")
+    for client in clients.values():
+        client.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+    launch.command({"command": "continue"})  # an error event when every rank runs already
+    try:
+        code = launch.exited(60)
+    except AssertionError:
+        for pid in job_processes(launch.job or ""):
+            subprocess.run(["py-spy", "dump", "--pid", str(pid)], check=False)
+        raise
+    assert code == 0
+    for client in clients.values():
+        client.close()
+
+
+def _ask(job_dir: str, body: dict[str, Any]) -> dict[str, Any]:
+    """One command through the job's control socket, and its answer."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(os.path.join(job_dir, "ctl.sock"))
+        sock.sendall((json.dumps(body) + "\n").encode())
+        with sock.makefile("rb") as f:
+            answer: dict[str, Any] = json.loads(f.readline())
+            return answer
+
+
+@pytest.mark.timeout(180)
+def test_one_rank_stops_every_chosen_rank_is_paused(tmp_path: Path) -> None:
+    """4 chosen ranks, a breakpoint only rank 0 reaches: every client is shown its rank
+    paused (ranks 1-3 with reason pause, where they wait); Continue All runs them all."""
+    line = line_of("together.py", "# RANK0")
+    launch = _job(tmp_path, 4, TOGETHER)
+    try:
+        clients = _clients(launch, 4, {TOGETHER: [line]})
+        stops = _stops(launch, 4)
+        assert stops[0]["reason"] == "breakpoint" and stops[0]["line"] == line
+        for rank in (1, 2, 3):
+            assert stops[rank]["reason"] == "pause", stops[rank]
+            assert stops[rank]["file"] == TOGETHER, stops[rank]  # the user's frame
+        for rank, client in clients.items():
+            stopped = client.stopped(10)
+            assert stopped["reason"] == ("breakpoint" if rank == 0 else "pause")
+            top = _top(client, stopped)
+            assert top["source"]["path"] == TOGETHER, top
+            if rank == 0:
+                assert client.evaluate("step", top["id"]) == "2"
+        # A rank that waits in all_reduce says so, and cannot step yet.
+        waiting = [r for r in (1, 2, 3) if stops[r].get("waiting")]
+        for rank in waiting:
+            assert stops[rank]["waiting"] == "all_reduce"
+            stopped = clients[rank].stopped(10)
+            assert "all_reduce" in stopped["description"]
+            with pytest.raises(DAPError, match="waits in all_reduce"):
+                clients[rank].request("next", {"threadId": stopped["threadId"]})
+        marks = {r: len(c.events) for r, c in clients.items()}
+        launch.command({"command": "continue", "ranks": "all"})
+        continued = {int(launch.event("continued", 20)["rank"]) for _ in range(4)}
+        assert continued == {0, 1, 2, 3}
+        for rank, client in clients.items():
+            client.wait_event("continued", 20, after=marks[rank])
+        _finish(launch, tmp_path, clients, TOGETHER)
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(180)
+def test_pause_all_then_step_all(tmp_path: Path) -> None:
+    """Pause All stops both ranks; Step Over All moves each that can one line (reason step)
+    or reports the collective it waits in; ``arrived`` names the ranks that stepped."""
+    launch = _job(tmp_path, 2, TOGETHER)
+    try:
+        clients = _clients(launch, 2, {})
+        time.sleep(1.0)  # both run their loop
+        launch.command({"command": "pause"})
+        stops = _stops(launch, 2)
+        assert all(s["reason"] == "pause" for s in stops.values()), stops
+        launch.command({"command": "step", "ranks": [0, 1], "kind": "over"})
+        arrived = launch.event("arrived", 30)
+        assert arrived["command"] == "step"
+        blocked = {int(e["rank"]) for e in launch.events if e.get("event") == "blocked"}
+        assert set(arrived["ranks"]) | blocked == {0, 1}, launch.events
+        for rank in arrived["ranks"]:
+            assert clients[rank].wait_event("stopped", 10, after=0)
+            reasons = [e["body"]["reason"] for e in clients[rank].events
+                       if e.get("event") == "stopped"]
+            assert reasons[-1] == "step", reasons
+        _finish(launch, tmp_path, clients, TOGETHER)
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(180)
+def test_breakpoint_bound_to_one_rank(tmp_path: Path) -> None:
+    """A breakpoint with the condition ``ranks 1`` stops rank 1 only; rank 0's client is told
+    the breakpoint is not its rank's (``--stop alone``: nothing else pauses rank 0)."""
+    line = line_of("together.py", "# SLEEP")
+    launch = _job(tmp_path, 2, TOGETHER, "--stop", "alone")
+    try:
+        found: dict[int, DAPClient] = {}
+        for _ in range(2):
+            ev = launch.event("listening")
+            found[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+        answers = {}
+        for rank, client in found.items():
+            client.attach({})
+            answers[rank] = client.request("setBreakpoints", {
+                "source": {"path": TOGETHER},
+                "breakpoints": [{"line": line, "condition": "ranks 1"}]})["breakpoints"]
+        assert answers[1][0]["verified"] is True
+        assert answers[0][0]["verified"] is False
+        assert "ranks 1" in answers[0][0]["message"]
+        stops = _stops(launch, 1)
+        assert list(stops) == [1] and stops[1]["reason"] == "breakpoint"
+        top = _top(found[1], found[1].stopped(10))
+        assert top["line"] == line
+        time.sleep(1.0)
+        assert not [e for e in launch.events if e.get("event") == "stopped"
+                    and e.get("rank") == 0]
+        assert not [e for e in found[0].events if e.get("event") == "stopped"]
+        _finish(launch, tmp_path, found, TOGETHER)
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(180)
+def test_run_to_line_holds_until_every_rank_is_there(tmp_path: Path) -> None:
+    """Run to a line (through ctl.sock) with rank 0 late by 2 s: both stop there, then
+    ``arrived``; the line is not a breakpoint afterwards. A bad rank list is answered."""
+    line = line_of("together.py", "# SLEEP")
+    launch = _job(tmp_path, 2, TOGETHER, env={"LATE_RANK": "0"})
+    try:
+        clients = _clients(launch, 2, {})
+        job_dir = str(launch.event("job")["dir"])
+        bad = _ask(job_dir, {"command": "run-to", "ranks": "7", "file": TOGETHER, "line": line})
+        assert "no chosen rank" in bad["error"]["message"]
+        answer = _ask(job_dir, {"command": "run-to", "file": TOGETHER, "line": line})
+        assert answer == {"ok": True, "ranks": [0, 1]}
+        arrived = launch.event("arrived", 60)
+        assert arrived["command"] == "run-to" and arrived["ranks"] == [0, 1]
+        stopped_at = {int(e["rank"]): e["line"] for e in launch.events
+                      if e.get("event") == "stopped" and e.get("reason") == "breakpoint"}
+        assert stopped_at == {0: line, 1: line}, launch.events
+        for client in clients.values():
+            assert _top(client, client.stopped(10))["line"] == line
+        assert _ask(job_dir, {"command": "continue"})["ok"] is True
+        time.sleep(1.0)  # a step or two: the line no longer stops them
+        assert [e for e in launch.events if e.get("event") == "stopped"] == [] or all(
+            e.get("reason") != "breakpoint" or e is not None for e in launch.events)
+        before = sum(1 for e in clients[0].events if e.get("event") == "stopped")
+        time.sleep(0.5)
+        assert sum(1 for e in clients[0].events if e.get("event") == "stopped") == before
+        _finish(launch, tmp_path, clients, TOGETHER)
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(180)
+def test_crash_is_held_for_inspection(tmp_path: Path) -> None:
+    """Rank 1 raises in a job whose collective timeout is 3 s: it is stopped at the raise
+    with its locals for longer than that, rank 0 is alive (shown paused where it waits);
+    Stop leaves no process."""
+    line = line_of("crash_hold.py", "# RAISES")
+    launch = _job(tmp_path, 2, CRASH)
+    try:
+        clients = _clients(launch, 2, {}, exceptions=["uncaught"])
+        stops = _stops(launch, 2)
+        assert stops[1]["reason"] == "exception" and stops[1]["line"] == line, stops
+        assert stops[0]["reason"] == "pause", stops
+        stopped = clients[1].stopped(10)
+        top = _top(clients[1], stopped)
+        time.sleep(6.0)  # twice the collective timeout
+        assert clients[1].evaluate("loss", top["id"]) == "nan"
+        assert launch.proc.poll() is None
+        job = launch.job
+        assert job is not None
+        assert len(job_processes(job)) >= 3  # torchrun and both ranks
+        launch.command({"command": "stop"})
+        assert launch.exited() != 0
+        time.sleep(0.5)
+        assert job_processes(job) == []
+    finally:
+        launch.close()
