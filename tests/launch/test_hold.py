@@ -106,6 +106,9 @@ def _listed_as_raised(launch: Launch, job: str, pid: int) -> None:
     assert [r["state"] for r in others["ranks"] if r["rank"] != 1] == ["running"] * 2
     table = rankdebug("jobs", job, "--no-gpu").stdout
     assert f"raised ZeroDivisionError at {SCRIPT}:{RAISES}" in table, table
+    ev = launch.event("raised", 30)  # the supervisor's --json event
+    assert (ev["rank"], ev["pid"], ev["exception"], ev["line"]) == (
+        1, pid, "ZeroDivisionError", RAISES), ev
     line = (f"rankdebug: rank 1 raised ZeroDivisionError at {SCRIPT}:{RAISES}; held for "
             f"inspection: rankdebug attach {job} 1 (or stop the job)")
     wait_for("the hold's line on stderr", lambda: line in launch.stderr(), 30)

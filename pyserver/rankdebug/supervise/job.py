@@ -292,6 +292,10 @@ class Supervisor:
             return
         conn = self._conns.setdefault(cid, _Conn())
         conn.rank = rank
+        if event in ("armed", "adapter", "raised"):  # answered, not recorded here
+            {"armed": self._on_armed, "adapter": self._on_adapter_asked,
+             "raised": self._on_raised}[event](rank, cid, conn, msg)
+            return
         fields: dict[str, Any] = {"pid": msg.get("pid")}
         if event == "started":
             conn.chosen = msg.get("chosen") is not False
@@ -304,17 +308,6 @@ class Supervisor:
             path = msg.get("socket")
             conn.socket = path if isinstance(path, str) else None
             fields.update(socket=conn.socket, armed=conn.socket is not None)
-        elif event == "armed":
-            self._on_armed(rank, conn, msg)
-            return
-        elif event == "adapter":
-            found = self._adapters.get(rank)
-            if found is None:
-                self._spawn_adapter(rank)  # an armed rank told to attach: started now
-                self._asking[rank] = cid
-            else:
-                self._give_adapter(rank, cid, found)
-            return
         elif event == "listening":
             fields.update(state="listening", host=msg.get("host"), port=msg.get("port"))
             self.emit(
@@ -339,6 +332,22 @@ class Supervisor:
             return
         with contextlib.suppress(OSError, registry.RegistryError):
             registry.update_rank(self.job, rank, **fields)
+
+    def _on_adapter_asked(self, rank: int, cid: int, _conn: _Conn,
+                          _msg: dict[str, Any]) -> None:
+        found = self._adapters.get(rank)
+        if found is None:
+            self._spawn_adapter(rank)  # an armed rank told to attach: started now
+            self._asking[rank] = cid
+        else:
+            self._give_adapter(rank, cid, found)
+
+    def _on_raised(self, rank: int, _cid: int, conn: _Conn, msg: dict[str, Any]) -> None:
+        """Held for inspection (runtime/hold.py): alive, its registry entry written by the
+        rank itself (after this supervisor's earlier updates)."""
+        self.emit({"event": "raised", "rank": rank, "pid": msg.get("pid", conn.pid),
+                   **{k: msg.get(k) for k in ("exception", "message", "file", "line",
+                                              "function")}, "job": self.job})
 
     def _on_command(self, cmd: dict[str, Any], reply: bool = False) -> dict[str, Any]:
         """One command from --control's stdin or a client of ctl.sock; what to answer the
@@ -401,7 +410,7 @@ class Supervisor:
 
     # --- gates (--attach hit) ------------------------------------------------------------
 
-    def _on_armed(self, rank: int, conn: _Conn, msg: dict[str, Any]) -> None:
+    def _on_armed(self, rank: int, _cid: int, conn: _Conn, msg: dict[str, Any]) -> None:
         """A chosen rank runs untraced: open its gate, start its adapter; it may wait for
         its client's breakpoints."""
         conn.pid = msg.get("pid")
@@ -581,4 +590,17 @@ def _human(event: dict[str, Any]) -> str:
         return f"rank {event.get('rank')}: debugger attached"
     if kind == "exited":
         return f"job ended with exit status {event.get('code')}"
+    if kind == "stopped":
+        waiting = f", waiting in {event['waiting']}" if event.get("waiting") else ""
+        return (f"rank {event.get('rank')}: paused ({event.get('reason')}{waiting}) at "
+                f"{event.get('file')}:{event.get('line')} in {event.get('function')}")
+    if kind == "continued":
+        return f"rank {event.get('rank')}: running"
+    if kind == "arrived":
+        return f"{event.get('command')}: ranks {event.get('ranks')} have all arrived"
+    if kind == "blocked":
+        return f"rank {event.get('rank')}: waits in {event.get('in')}"
+    if kind == "raised":
+        return (f"rank {event.get('rank')} raised {event.get('exception')} at "
+                f"{event.get('file')}:{event.get('line')}; held for inspection")
     return " ".join(f"{k}={v}" for k, v in event.items())
