@@ -51,6 +51,8 @@ def main():
     times = []
     for step in range(STEPS):
         mark(rank, step)  # BREAK
+        if rank == 0 and step == 2:
+            _ = step  # RANK0 (stop together: the other ranks are paused for it)
         # Timed: this rank's own compute, no collective in it (a paused or slower peer must
         # not count here); the gradients are averaged after.
         # CPU time of the process: on a shared machine, time spent waiting for a core is

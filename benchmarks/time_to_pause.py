@@ -7,7 +7,7 @@ A 4-rank DDP job on gloo/CPU (``ddp_workload.py``). Variants, run interleaved, m
     plain            the job as written; time until rank 1 / every rank reaches the line
     dap    rank 1    rankdebug launch --ranks 1: the default; a DAP client attaches to the
                      printed port and sets the breakpoint over DAP (the gate, no tracer)
-    dap    all       rankdebug launch --ranks all
+    dap    all       rankdebug launch --ranks all --stop alone (each rank to its breakpoint)
     break  rank 1    the same with --break FILE:LINE too
     break  all
     start  rank 1    --attach start (debugpy listens before the script runs: the escape hatch)
@@ -39,11 +39,13 @@ def main() -> int:
     brk = f"{WORKLOAD}:{line}"
     variants = {
         "dap rank 1": (["--ranks", "1"], 1),
-        "dap all": (["--ranks", "all"], NPROC),
+        # --stop alone: each rank's own way to its breakpoint (together, the first stop
+        # pauses the rest where they are: benchmarks/stop_together.py times that).
+        "dap all": (["--ranks", "all", "--stop", "alone"], NPROC),
         "break rank 1": (["--ranks", "1", "--break", brk], 1),
-        "break all": (["--ranks", "all", "--break", brk], NPROC),
+        "break all": (["--ranks", "all", "--stop", "alone", "--break", brk], NPROC),
         "start rank 1": (["--ranks", "1", "--attach", "start"], 1),
-        "start all": (["--ranks", "all", "--attach", "start"], NPROC),
+        "start all": (["--ranks", "all", "--stop", "alone", "--attach", "start"], NPROC),
     }
     if args.quick:
         variants = {k: v for k, v in variants.items() if k.startswith("dap")}
