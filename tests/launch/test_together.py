@@ -71,6 +71,14 @@ def _finish(launch: Launch, tmp: Path, clients: dict[int, DAPClient], path: str)
         client.close()
 
 
+def _looping(tmp: Path, nproc: int, timeout: float = 90.0) -> None:
+    """Until every rank of together.py has entered its loop."""
+    deadline = time.monotonic() + timeout
+    while not all((tmp / f"loop-{r}").exists() for r in range(nproc)):
+        assert time.monotonic() < deadline, "the ranks never reached their loop"
+        time.sleep(0.1)
+
+
 def _ask(job_dir: str, body: dict[str, Any]) -> dict[str, Any]:
     """One command through the job's control socket, and its answer."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -122,13 +130,15 @@ def test_one_rank_stops_every_chosen_rank_is_paused(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(180)
-def test_pause_all_then_step_all(tmp_path: Path) -> None:
+@pytest.mark.parametrize("attach", ["hit", "start"])
+def test_pause_all_then_step_all(tmp_path: Path, attach: str) -> None:
     """Pause All stops both ranks; Step Over All moves each that can one line (reason step)
-    or reports the collective it waits in; ``arrived`` names the ranks that stepped."""
-    launch = _job(tmp_path, 2, TOGETHER)
+    or reports the collective it waits in; ``arrived`` names the ranks that stepped. The
+    same whether the ranks run untraced until needed (hit) or traced from the start."""
+    launch = _job(tmp_path, 2, TOGETHER, "--attach", attach)
     try:
         clients = _clients(launch, 2, {})
-        time.sleep(1.0)  # both run their loop
+        _looping(tmp_path, 2)
         launch.command({"command": "pause"})
         stops = _stops(launch, 2)
         assert all(s["reason"] == "pause" for s in stops.values()), stops

@@ -44,6 +44,7 @@ class Gate:
         self.cli_breaks = cli_breaks
         self._notify = notify
         self.held = False  # paused by the job (stop together), not by the client
+        self.traced_from_start = False  # --attach start: relays from the first message
         self.lock = threading.RLock()
         self.adapter: tuple[str, int] | None = None  # set once the rank is traced
         self.idle = threading.Event()  # no session talks to the adapter

@@ -321,8 +321,10 @@ class ClientSession:
                 self.said.config[f"setBreakpoints:{self._path_of(msg)}"] = msg
             if not self._cli_merged:
                 msg, pending.count = self._with_cli_lines(msg)
-        if command == "configurationDone" and not self._cli_merged:
-            self._merge_cli_sources()
+        if command == "configurationDone":
+            self.said.configured = True  # a client relayed from its first message
+            if not self._cli_merged:
+                self._merge_cli_sources()
         self._send_adapter(msg, client_seq, pending)
 
     @staticmethod

@@ -156,9 +156,11 @@ class Supervisor:
 
     def _start_adapter(self, rank: int) -> None:
         env = dict(os.environ, RANKDEBUG_JOB=self.job)  # tagged for the final sweep
-        # Behind a gate the adapter is the gate's alone: any free loopback port.
-        port = 0 if rank in self._gates else self.plan.ports.get(rank, 0)
-        host = "127.0.0.1" if rank in self._gates else self.plan.host
+        # Behind a gate (every chosen rank) the adapter is the gate's alone: any free
+        # loopback port.
+        gated = rank in self._gates or self._chosen(rank)
+        port = 0 if gated else self.plan.ports.get(rank, 0)
+        host = "127.0.0.1" if gated else self.plan.host
         try:
             try:
                 adapter: Adapter | str = start_adapter(host, port, env)
@@ -322,7 +324,8 @@ class Supervisor:
             )
         elif event == "attached":
             fields.update(state="attached")
-            if rank not in self._gates:  # a gate reports its client's configuration itself
+            gate = self._gates.get(rank)
+            if gate is None or gate.traced_from_start:  # else the gate reports it itself
                 self.emit({"event": "attached", "rank": rank, "pid": msg.get("pid"),
                            "job": self.job})
         elif event == "exit":
@@ -402,6 +405,16 @@ class Supervisor:
         if rank in self._gates:
             return  # the gate's port is the one reported
         pid = next((c.pid for c in self._conns.values() if c.rank == rank), None)
+        if self._chosen(rank):
+            # --attach start: a gate in front all the same (ranks together), relaying from
+            # its client's first message.
+            gate = self._open_gate(rank, pid)
+            if gate is not None:
+                found = self._rank_conn(rank)
+                gate.local_rank = found[1].local_rank if found is not None else None
+                gate.traced_from_start = True
+                gate.go_live(adapter.client_host, adapter.client_port)
+                return
         with contextlib.suppress(OSError, registry.RegistryError):
             registry.update_rank(self.job, rank, state="listening", host=adapter.client_host,
                                  port=adapter.client_port, pid=pid)
@@ -447,6 +460,10 @@ class Supervisor:
         self.emit({"event": "listening", "rank": rank, "host": gate.host, "port": gate.port,
                    "pid": pid, "job": self.job})
         return gate
+
+    def _chosen(self, rank: int) -> bool:
+        """Debugged from the start (not an armed rank told to attach later)."""
+        return self.plan.chosen is not None and rank in self.plan.chosen
 
     def _rank_conn(self, rank: int) -> tuple[int, _Conn] | None:
         return next(((cid, c) for cid, c in self._conns.items() if c.rank == rank), None)

@@ -38,7 +38,9 @@ StopMode = Literal["together", "alone"]
 STOP_MODES: tuple[StopMode, ...] = ("together", "alone")
 BLOCKED_AFTER_S = 1.0
 # A rank asked to pause that has not stopped by then is read from outside: it may wait in
-# native code (a collective whose peer is stopped), where no pause can reach it.
+# native code (a collective whose peer is stopped), where no pause can reach it. A rank
+# that is on a core (running library code, where justMyCode lets no pause land) is read
+# again later.
 WAIT_READ_S = 0.25
 STEPS = {"over": "next", "in": "stepIn", "out": "stepOut"}
 GROUP_COMMANDS = frozenset({"continue", "pause", "step", "run-to", "stop-mode"})
@@ -194,11 +196,20 @@ class Together:
         main = next((t for t in threads if t.main), threads[0] if threads else None)
         if main is None:
             return
+        if main.active:  # on a core, running code (an import, say): the pause comes soon
+            self.job.post(lambda: self._read_again(rank))
+            return
         found = stacks.collective(threads)
         frames = [WaitFrame(f.name, f.file, f.line, f.library)
                   for f in main.frames if not own_file(f.file)]
         what = found["name"] if found else (frames[0].name if frames else "native code")
         self.job.post(lambda: self._show_waiting(rank, what, frames))
+
+    def _read_again(self, rank: int) -> None:
+        timer = threading.Timer(WAIT_READ_S * 2, self.job.post,
+                                (lambda: self._read_paused(rank),))
+        timer.daemon = True
+        timer.start()
 
     def _show_waiting(self, rank: int, what: str, frames: list[WaitFrame]) -> None:
         st = self._rank(rank)

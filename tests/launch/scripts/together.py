@@ -14,6 +14,8 @@ rank = dist.get_rank()
 done = os.path.join(os.environ["MARKER_DIR"], "done")
 if os.environ.get("LATE_RANK") == str(rank):
     time.sleep(2.0)
+with open(os.path.join(os.environ["MARKER_DIR"], f"loop-{rank}"), "w"):
+    pass  # the loop starts
 state = torch.zeros(2)  # [steps, ranks that saw the done file]
 step = 0
 while state[1] == 0:
