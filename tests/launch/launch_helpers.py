@@ -20,6 +20,17 @@ SCRIPTS = Path(__file__).resolve().parent / "scripts"
 BIN = Path(sys.executable).parent
 
 
+def wait_for(what: str, check: Any, timeout: float = 90.0) -> Any:
+    """``check()``'s first truthy value, polled every 0.1 s for up to ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def line_of(script: str, tag: str = "# BREAK") -> int:
     """1-based line of the first line of ``script`` holding ``tag``."""
     for n, text in enumerate((SCRIPTS / script).read_text().splitlines(), 1):

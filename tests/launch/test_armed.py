@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool
+from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool, wait_for
 
 from dap_client import DAPClient
 from rankdebug.runtime import registry
@@ -42,16 +42,6 @@ def rankdebug(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[
 def as_json(out: subprocess.CompletedProcess[str]) -> Any:
     assert out.stdout.strip(), out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def wait_for(what: str, check: Any, timeout: float = 90.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Armed:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool
+from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool, wait_for
 
 from dap_client import DAPClient
 from rankdebug.runtime import registry
@@ -38,16 +38,6 @@ USER_TIMEOUT_S = 3.0  # the script's init_process_group(timeout=...)
 def rankdebug(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
                           text=True, timeout=timeout, check=False, cwd=SCRIPTS)
-
-
-def wait_for(what: str, check: Any, timeout: float = 90.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def alive(pid: int) -> bool:

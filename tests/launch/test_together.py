@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool
+from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool, wait_for
 
 from dap_client import DAPClient, DAPError
 
@@ -71,12 +71,10 @@ def _finish(launch: Launch, tmp: Path, clients: dict[int, DAPClient], path: str)
         client.close()
 
 
-def _looping(tmp: Path, nproc: int, timeout: float = 90.0) -> None:
+def _looping(tmp: Path, nproc: int) -> None:
     """Until every rank of together.py has entered its loop."""
-    deadline = time.monotonic() + timeout
-    while not all((tmp / f"loop-{r}").exists() for r in range(nproc)):
-        assert time.monotonic() < deadline, "the ranks never reached their loop"
-        time.sleep(0.1)
+    wait_for("the ranks' loop", lambda: all((tmp / f"loop-{r}").exists()
+                                             for r in range(nproc)))
 
 
 def _ask(job_dir: str, body: dict[str, Any]) -> dict[str, Any]:

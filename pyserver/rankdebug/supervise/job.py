@@ -600,24 +600,28 @@ def _human(event: dict[str, Any]) -> str:
             return f"job {event.get('job')}: no rank debugged from the start{armed}"
         return (f"job {event.get('job')}: debugging rank(s) {which} "
                 f"({event.get('attach_mode')}){armed}")
-    if kind == "listening":
-        return (f"rank {event.get('rank')} (pid {event.get('pid')}): attach a debugger to "
-                f"{event.get('host')}:{event.get('port')}")
-    if kind == "attached":
-        return f"rank {event.get('rank')}: debugger attached"
-    if kind == "exited":
-        return f"job ended with exit status {event.get('code')}"
-    if kind == "stopped":
-        waiting = f", waiting in {event['waiting']}" if event.get("waiting") else ""
-        return (f"rank {event.get('rank')}: paused ({event.get('reason')}{waiting}) at "
-                f"{event.get('file')}:{event.get('line')} in {event.get('function')}")
-    if kind == "continued":
-        return f"rank {event.get('rank')}: running"
-    if kind == "arrived":
-        return f"{event.get('command')}: ranks {event.get('ranks')} have all arrived"
-    if kind == "blocked":
-        return f"rank {event.get('rank')}: waits in {event.get('in')}"
-    if kind == "raised":
-        return (f"rank {event.get('rank')} raised {event.get('exception')} at "
-                f"{event.get('file')}:{event.get('line')}; held for inspection")
+    line = _LINES.get(str(kind))
+    if line is not None:
+        return line(event)
     return " ".join(f"{k}={v}" for k, v in event.items())
+
+
+def _paused(e: dict[str, Any]) -> str:
+    waiting = f", waiting in {e['waiting']}" if e.get("waiting") else ""
+    return (f"rank {e.get('rank')}: paused ({e.get('reason')}{waiting}) at "
+            f"{e.get('file')}:{e.get('line')} in {e.get('function')}")
+
+
+# The other events, as a line for a person.
+_LINES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "listening": lambda e: (f"rank {e.get('rank')} (pid {e.get('pid')}): attach a debugger "
+                            f"to {e.get('host')}:{e.get('port')}"),
+    "attached": lambda e: f"rank {e.get('rank')}: debugger attached",
+    "exited": lambda e: f"job ended with exit status {e.get('code')}",
+    "stopped": _paused,
+    "continued": lambda e: f"rank {e.get('rank')}: running",
+    "arrived": lambda e: f"{e.get('command')}: ranks {e.get('ranks')} have all arrived",
+    "blocked": lambda e: f"rank {e.get('rank')}: waits in {e.get('in')}",
+    "raised": lambda e: (f"rank {e.get('rank')} raised {e.get('exception')} at "
+                         f"{e.get('file')}:{e.get('line')}; held for inspection"),
+}
