@@ -51,11 +51,11 @@ def test_make_resolves_ranks_and_builds_argv_configs_title() -> None:
 
 def test_options_become_flags() -> None:
     d = _make("0", host="0.0.0.0", base_port=6000, wait=False, collective_timeout=30,
-              attach="hit", breaks=("train.py:7",))
+              attach="hit", breaks=("train.py:7",), stop="alone")
     flags = list(d.argv[3:d.argv.index("--")])
     assert flags == ["launch", "--json", "--ranks", "0", "--no-wait", "--host", "0.0.0.0",
                      "--base-port", "6000", "--collective-timeout", "30", "--attach", "hit",
-                     "--break", "train.py:7"]
+                     "--stop", "alone", "--break", "train.py:7"]
     assert d.breaks == ((os.path.realpath("/work/train.py"), 7),)
 
 
@@ -134,3 +134,14 @@ def test_the_command_runs_where_its_script_says(tmp_path: Path) -> None:
     assert run.cwd == str(tmp_path / "examples")
     assert d.breaks == ((os.path.realpath(tmp_path / "examples" / "train.py"), 3),)
     assert d.cwd == str(tmp_path)
+
+
+def test_the_editor_settings_choose_the_stop_mode() -> None:
+    """``rankdebug.stopRanks`` reaches the launch options; a bad value is described."""
+    from rankdebug.lsp.settings import Settings, apply
+
+    problems: list[str] = []
+    assert apply(Settings(), {"stopRanks": "alone"}, problems).launch_options().stop == "alone"
+    assert Settings().launch_options().stop == "together"
+    assert apply(Settings(), {"stopRanks": "sometimes"}, problems).stop_ranks == "together"
+    assert problems and "stopRanks" in problems[0]
