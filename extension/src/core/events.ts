@@ -43,6 +43,8 @@ export interface StoppedEvent {
     file: string | null;
     line: number | null;
     function: string | null;
+    /** The collective (`all_reduce`) a rank shown paused waits in: its stack was read from outside. */
+    waiting?: string;
     job?: string;
 }
 export interface ContinuedEvent {
@@ -95,7 +97,16 @@ const READERS: Record<string, (v: Fields) => LaunchEvent | undefined> = {
     stopped: (v) =>
         int(v.rank) === null
             ? undefined
-            : { event: 'stopped', rank: v.rank as number, reason: text(v.reason) ?? 'pause', file: text(v.file), line: int(v.line), function: text(v.function), ...job(v) },
+            : {
+                  event: 'stopped',
+                  rank: v.rank as number,
+                  reason: text(v.reason) ?? 'pause',
+                  file: text(v.file),
+                  line: int(v.line),
+                  function: text(v.function),
+                  ...(text(v.waiting) ? { waiting: v.waiting as string } : {}),
+                  ...job(v),
+              },
     continued: (v) => (int(v.rank) === null ? undefined : { event: 'continued', rank: v.rank as number, ...job(v) }),
     arrived: (v) => {
         const ranks = Array.isArray(v.ranks) ? v.ranks.filter((r): r is number => int(r) !== null) : [];

@@ -1,7 +1,8 @@
 /**
  * Each rank's live state in a job this window follows, from the supervisor's `--json` events
  * (`stopped`, `continued`, `blocked`, `raised`, a rank's `exited`), and how a rank row words it:
- * running; paused at `model.py:88` in `forward` (breakpoint); waiting in all_reduce; raised
+ * running; paused at `model.py:88` in `forward` (breakpoint); paused at `model.py:90`, waiting in
+ * all_reduce (a peer is stopped); waiting in all_reduce (a group step); raised
  * ValueError at model.py:88; exited with code 1. No `vscode` import.
  */
 import * as path from 'node:path';
@@ -16,7 +17,7 @@ export interface Where {
 
 export type LiveRank =
     | { state: 'running' }
-    | ({ state: 'paused'; reason: string } & Where)
+    | ({ state: 'paused'; reason: string; waiting?: string } & Where)
     | { state: 'blocked'; in: string }
     | ({ state: 'raised'; exception: string; message: string; pid: number | null } & Where)
     | { state: 'exited'; code: number };
@@ -49,7 +50,7 @@ export class LiveRanks {
 function nextState(ev: LaunchEvent, current: (rank: number) => LiveRank | undefined): { rank: number; live: LiveRank } | undefined {
     switch (ev.event) {
         case 'stopped':
-            return { rank: ev.rank, live: { state: 'paused', reason: ev.reason, file: ev.file, line: ev.line, function: ev.function } };
+            return { rank: ev.rank, live: { state: 'paused', reason: ev.reason, file: ev.file, line: ev.line, function: ev.function, ...(ev.waiting ? { waiting: ev.waiting } : {}) } };
         case 'continued':
             // A rank that ended stays ended; a late `continued` changes nothing.
             return current(ev.rank)?.state === 'exited' ? undefined : { rank: ev.rank, live: { state: 'running' } };
@@ -78,7 +79,7 @@ export function whereText(w: Pick<Where, 'file' | 'line'>): string {
 export function stateKey(live: LiveRank): string {
     switch (live.state) {
         case 'paused':
-            return `paused:${live.reason}:${live.file ?? ''}:${live.line ?? ''}`;
+            return `paused:${live.reason}:${live.file ?? ''}:${live.line ?? ''}${live.waiting ? `:${live.waiting}` : ''}`;
         case 'blocked':
             return `blocked:${live.in}`;
         case 'raised':
@@ -108,6 +109,12 @@ function reasonWord(reason: string, l10n: Localize): string {
 
 function pausedText(live: Extract<LiveRank, { state: 'paused' }>, l10n: Localize): string {
     const where = whereText(live);
+    if (live.waiting) {
+        // Paused from outside while it waits in a collective (a peer is stopped): where it waits.
+        if (!where) return l10n.t('paused, waiting in {0}', live.waiting);
+        if (!live.function) return l10n.t('paused at {0}, waiting in {1}', where, live.waiting);
+        return l10n.t('paused at {0} in {1}, waiting in {2}', where, live.function, live.waiting);
+    }
     const why = reasonWord(live.reason, l10n);
     if (!where) return l10n.t('paused ({0})', why);
     if (!live.function) return l10n.t('paused at {0} ({1})', where, why);

@@ -49,6 +49,12 @@ describe('core/liveRanks', () => {
         assert.equal(liveText(live.get(3)!, l10n), 'exited with code 1', 'an ended rank stays ended');
         live.apply(ev({ event: 'stopped', rank: 0, reason: 'pause', file: null, line: null, function: null }));
         assert.equal(liveText(live.get(0)!, l10n), 'paused (pause)');
+        // Paused from outside while it waits in a collective (its peer stopped): where it waits.
+        live.apply(ev({ event: 'stopped', rank: 4, reason: 'pause', file: '/w/model.py', line: 90, function: 'forward', waiting: 'all_reduce' }));
+        assert.equal(liveText(live.get(4)!, l10n), 'paused at model.py:90 in forward, waiting in all_reduce');
+        assert.equal(stateKey(live.get(4)!), 'paused:pause:/w/model.py:90:all_reduce');
+        live.apply(ev({ event: 'stopped', rank: 4, reason: 'pause', file: '/w/model.py', line: 90, function: 'forward' }));
+        assert.equal(liveText(live.get(4)!, l10n), 'paused at model.py:90 in forward (pause)', 'stopped for real once the collective returned');
         assert.equal(live.apply(ev({ event: 'exited', code: 0 })), false, 'the job\'s own end is no rank\'s');
         assert.equal(live.apply(ev({ event: 'arrived', command: 'step', ranks: [0, 1] })), false);
         assert.equal(stateKey(live.get(2)!), 'blocked:all_reduce');
