@@ -15,6 +15,11 @@
 //      *No rank now — arm every rank* → the job runs with no rank session, Training Jobs shows
 //      it armed → Attach on rank 1 (clicked twice) → exactly one `rank 1` under the job's
 //      session, stopped at a breakpoint → stop → no process left;
+//   6. ranks together: right-click the torchrun line of together.sh → ranks 0,1 → rank 0 stops at a
+//      breakpoint only it reaches; the Call Stack shows rank 0 paused on it and rank 1 paused
+//      too, waiting in all_reduce (frames read from outside); Training Jobs shows both ranks'
+//      live state (also saved as docs/ranks-view.png) → Continue All Ranks → both running →
+//      stop → no process left;
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
 // Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python).
 import { execFileSync, spawn } from 'node:child_process';
@@ -103,6 +108,7 @@ function makeWorkspace(base) {
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long.sh'), path.join(ws, 'long.sh'));
+    for (const f of ['together_train.py', 'together.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
     const py = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
     const bpLine = py.findIndex((l) => l.includes('torch.manual_seed(rank)')) + 1;
     const sh = fs.readFileSync(path.join(ws, 'train.sh'), 'utf8').split('\n');
@@ -692,6 +698,126 @@ async function scenarioArmedFromEditor(page, ws) {
     return timings;
 }
 
+/** The Call Stack rows under each rank session (its own row, its threads and frames): rank → texts. */
+async function rankSubtrees(page) {
+    const rows = await page.locator('.debug-call-stack .monaco-list-row').evaluateAll((els) => els.map((el) => ({ text: el.innerText.replace(/\s+/g, ' ').trim(), level: Number(el.getAttribute('aria-level') ?? 0) })));
+    const out = {};
+    for (let i = 0; i < rows.length; i++) {
+        const m = /^rank (\d+)(?!\d)/.exec(rows[i].text);
+        if (!m) continue;
+        const texts = [rows[i].text];
+        for (let j = i + 1; j < rows.length && rows[j].level > rows[i].level; j++) texts.push(rows[j].text);
+        out[m[1]] = texts.join(' | ');
+    }
+    return out;
+}
+
+/** Drags the side bar's edge so that it is `width` px wide; answers the width it had. */
+async function sideBarWidth(page, width) {
+    const box = await page.locator('.part.sidebar').boundingBox();
+    if (!box || Math.abs(box.width - width) < 2) return box?.width ?? width;
+    const y = box.y + box.height / 2;
+    await page.mouse.move(box.x + box.width + 1, y);
+    await page.mouse.down();
+    await page.mouse.move(box.x + (box.width + width) / 2, y, { steps: 4 });
+    await page.mouse.move(box.x + width + 1, y, { steps: 4 });
+    await page.mouse.up();
+    await sleep(300);
+    return box.width;
+}
+
+/**
+ * Ranks together: right-click the torchrun line of together.sh → Debug Training Command →
+ * ranks 0,1; only rank 0 reaches the breakpoint, and rank 1 (waiting in the all_reduce) is
+ * shown paused too; Training Jobs shows both ranks' live state (docs/ranks-view.png); Continue
+ * All Ranks → both run; stop → no process left.
+ */
+async function scenarioTogether(page, ws) {
+    const timings = {};
+    say('together: a breakpoint only rank 0 reaches, then right-click together.sh');
+    await palette(page, 'View: Close All Editor Groups');
+    await openFile(page, 'together_train.py');
+    const py = fs.readFileSync(path.join(ws, 'together_train.py'), 'utf8').split('\n');
+    const bp = py.findIndex((l) => l.includes('# the e2e breakpoint')) + 1;
+    await goToLine(page, bp);
+    await page.locator('.monaco-editor.focused').waitFor();
+    await page.keyboard.press('F9');
+    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+
+    await openFile(page, 'together.sh');
+    const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node 2 together_train.py' }).first();
+    await line.waitFor();
+    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    const tRight = await rowMenu(page, line, 'Debug Training Command');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 1 · node 0 · local 1' }).waitFor({ timeout: 30000 });
+    await page.locator('.quick-input-widget input').fill('0,1');
+    const tEnter = Date.now();
+    await page.keyboard.press('Enter');
+
+    say('waiting for rank 0 at the breakpoint and rank 1 paused with it');
+    let stacks;
+    await waitFor('both ranks paused in the Call Stack', async () => {
+        stacks = await rankSubtrees(page);
+        return /Paused on breakpoint/i.test(stacks[0] ?? '') && /Paused: waiting in all_reduce/i.test(stacks[1] ?? '');
+    }, 60000).catch((e) => {
+        throw new Error(`${e.message}; Call Stack: ${JSON.stringify(stacks)}`);
+    });
+    timings.pausedMs = Date.now() - tEnter;
+    // Each rank's frames: rank 0 at the breakpoint, rank 1 in the all_reduce (read from outside).
+    // VS Code expands the focused session only when its tree was up to date (the rank sessions
+    // stop at once here): expand a collapsed one, as a user would.
+    const reduceLine = py.findIndex((l) => l.includes('dist.all_reduce(state)')) + 1;
+    for (const [r, ln] of [[0, bp], [1, reduceLine]]) {
+        const row = page.locator('.debug-call-stack .monaco-list-row', { hasText: new RegExp(`^\\s*rank ${r}(?!\\d)`) }).first();
+        if ((await row.getAttribute('aria-expanded')) === 'false') await row.locator('.monaco-tl-twistie').click();
+        await frameRow(page, 'together_train.py', ln).first().waitFor({ timeout: 15000 });
+    }
+    say(`both ranks paused ${timings.pausedMs} ms after the quick-pick's answer (${Date.now() - tRight} ms after the right-click): ${JSON.stringify(stacks)}`);
+    await shot(page, '19-together-paused');
+
+    await palette(page, 'View: Show Run and Debug');
+    await openJobsView(page);
+    const pane = jobsPane(page);
+    const rankRow = (r, state) => pane.locator('.monaco-list-row', { hasText: new RegExp(`rank ${r}(?!\\d)[\\s\\S]*${state}`) }).first();
+    await rankRow(0, `paused at together_train\\.py:${bp}`).waitFor({ timeout: 30000 });
+    await rankRow(1, `paused at together_train\\.py:${reduceLine} in <module>, waiting in all_reduce`).waitFor({ timeout: 30000 });
+    const paneRows = (await pane.locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ')).join(' | ');
+    say(`Training Jobs: ${paneRows}`);
+    // The README's picture: the pane alone, with the side bar wide enough for its rows' text.
+    const narrow = await sideBarWidth(page, 760);
+    await pane.screenshot({ path: path.join(ART, '20-together-jobs-view.png') });
+    fs.mkdirSync(path.join(ROOT, 'docs'), { recursive: true });
+    await pane.screenshot({ path: path.join(ROOT, 'docs', 'ranks-view.png') });
+    await sideBarWidth(page, narrow);
+
+    say('Continue All Ranks');
+    const tCont = Date.now();
+    await palette(page, 'Rank Debugger: Continue All Ranks');
+    await waitFor('both ranks running in the Call Stack', async () => {
+        stacks = await rankSubtrees(page);
+        return stacks[0] !== undefined && stacks[1] !== undefined && !/Paused|waiting in/i.test(`${stacks[0]} ${stacks[1]}`);
+    }, 30000).catch((e) => {
+        throw new Error(`${e.message}; Call Stack: ${JSON.stringify(stacks)}`);
+    });
+    await rankRow(0, 'running').waitFor({ timeout: 15000 });
+    await rankRow(1, 'running').waitFor({ timeout: 15000 });
+    timings.continueMs = Date.now() - tCont;
+    say(`both ranks run again ${timings.continueMs} ms after Continue All Ranks: ${JSON.stringify(stacks)}`);
+    await shot(page, '21-together-running');
+
+    say('stopping the job');
+    const tStop = Date.now();
+    await stopDebugging(page);
+    const left = await waitFor('the job to end', () => (jobProcesses(ws).length ? false : 'none'), 20000).catch(() => jobProcesses(ws));
+    if (left !== 'none') throw new Error(`processes left after stop: ${left.join('; ')}`);
+    say(`stopped; no process left (${Date.now() - tStop} ms)`);
+    // The breakpoint off again for the scenarios after this one.
+    await page.locator('.tabs-container .tab', { hasText: 'together_train.py' }).first().click();
+    await goToLine(page, bp);
+    await page.keyboard.press('F9');
+    return timings;
+}
+
 async function terminal(page) {
     await palette(page, 'Terminal: Create New Terminal');
     const term = page.locator('.terminal-wrapper.active .xterm, .terminal .xterm').last();
@@ -825,6 +951,10 @@ async function main() {
         if (want('armui')) {
             const r5 = await scenarioArmedFromEditor(page, ws);
             results.push(`armed from the editor: job listed armed ${r5.armedMs} ms after Enter; Attach (clicked twice) → one rank 1 session, at the breakpoint in ${r5.attachMs} ms; stop left no process`);
+        }
+        if (want('together')) {
+            const r6 = await scenarioTogether(page, ws);
+            results.push(`ranks together: ranks 0,1 debugged; rank 0 at the breakpoint → both shown paused in ${r6.pausedMs} ms after the quick-pick; Continue All Ranks → both running in ${r6.continueMs} ms; stop left no process`);
         }
         if (want('shim')) {
             await scenarioTerminalShim(page, ws, bpLine);
