@@ -94,7 +94,28 @@ export class RankGroups implements vscode.Disposable {
         const pick = this.targets.ranks(job, args);
         const cmd: ControlCommand = verb === 'continue' || verb === 'pause' ? { command: verb, ranks: pick.ranks } : { command: 'step', ranks: pick.ranks, kind: verb as StepKind };
         const reply = await this.send(job, cmd);
-        if (reply) this.follow(job, new GroupProgress(verb, reply.ranks));
+        if (!reply) return;
+        const held = cmd.command === 'step' ? this.held(job, pick.ranks, reply.ranks) : undefined;
+        this.follow(job, new GroupProgress(verb, reply.ranks, '', held));
+    }
+
+    /**
+     * Ranks a command named that the supervisor left out of its reply because they wait in a
+     * collective (shown paused there, or reported `blocked`): rank → which collective. Read from
+     * the live states, which the supervisor's `blocked` event for them (sent before the reply,
+     * on another channel) may or may not have reached yet: either state says it.
+     */
+    private held(job: ControlJob, asked: readonly number[] | undefined, acted: readonly number[]): Map<number, string> {
+        const out = new Map<number, string>();
+        const t = job.tracked;
+        if (!t?.live) return out;
+        for (const rank of asked ?? [...t.ranks.keys()]) {
+            if (acted.includes(rank)) continue;
+            const live = t.live.get(rank);
+            if (live?.state === 'paused' && live.waiting) out.set(rank, live.waiting);
+            else if (live?.state === 'blocked') out.set(rank, live.in);
+        }
+        return out;
     }
 
     /** Run Chosen Ranks to Cursor: the active editor's file and line, a barrier every rank of the group holds at. */

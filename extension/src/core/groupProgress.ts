@@ -2,7 +2,10 @@
  * How a group command went, from the supervisor's reply (the ranks it acted on) and the events
  * that follow it: for a step or run-to, which ranks stopped, which wait in a collective
  * (`blocked`), and when all have arrived. Worded for the status bar or a notification:
- * `ranks 0,1,3 stepped over; rank 2 waiting in all_reduce`. No `vscode` import.
+ * `ranks 0,1,3 stepped over; rank 2 waiting in all_reduce`. A rank of the command that the
+ * supervisor could not move at all (shown paused while it waits in a collective: it cannot
+ * step before that returns) is not in the reply; it is `held` and said the same way.
+ * No `vscode` import.
  */
 import type { LaunchEvent } from './events';
 import type { Localize } from './localize';
@@ -26,6 +29,8 @@ export class GroupProgress {
         readonly ranks: readonly number[],
         /** `train.py:30` for run-to. */
         readonly target = '',
+        /** Ranks of the command left out of the reply because they wait in a collective, and which. */
+        readonly held: ReadonlyMap<number, string> = new Map(),
     ) {
         this.done = !this.waits || ranks.length === 0;
     }
@@ -80,13 +85,14 @@ export class GroupProgress {
     /** What to say now. */
     text(l10n: Localize): string {
         if (!this.ranks.length) return l10n.t('no chosen rank to act on');
-        if (this.done) return this.verbText(this.ranks, l10n);
         const parts: string[] = [];
-        if (this.arrived.size) parts.push(this.verbText([...this.arrived].sort((a, b) => a - b), l10n));
+        if (this.done) parts.push(this.verbText(this.ranks, l10n));
+        else if (this.arrived.size) parts.push(this.verbText([...this.arrived].sort((a, b) => a - b), l10n));
+        const waiting = this.done ? [...this.held] : [...this.blocked, ...this.held];
         const byCollective = new Map<string, number[]>();
-        for (const [rank, where] of [...this.blocked].sort((a, b) => a[0] - b[0])) byCollective.set(where, [...(byCollective.get(where) ?? []), rank]);
+        for (const [rank, where] of waiting.sort((a, b) => a[0] - b[0])) byCollective.set(where, [...(byCollective.get(where) ?? []), rank]);
         for (const [where, ranks] of byCollective) parts.push(l10n.t('{0} waiting in {1}', who(ranks), where || '?'));
-        const pending = this.ranks.filter((r) => !this.arrived.has(r) && !this.blocked.has(r));
+        const pending = this.done ? [] : this.ranks.filter((r) => !this.arrived.has(r) && !this.blocked.has(r));
         if (pending.length) parts.push(l10n.t('{0} still running', who(pending)));
         return parts.join('; ');
     }

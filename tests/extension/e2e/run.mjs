@@ -18,8 +18,11 @@
 //   6. ranks together: right-click the torchrun line of together.sh → ranks 0,1 → rank 0 stops at a
 //      breakpoint only it reaches; the Call Stack shows rank 0 paused on it and rank 1 paused
 //      too, waiting in all_reduce (frames read from outside); Training Jobs shows both ranks'
-//      live state (docs/ranks-view.png with RANKDEBUG_E2E_DOCS=1) → Continue All Ranks → both running →
-//      stop → no process left;
+//      live state (docs/ranks-view.png with RANKDEBUG_E2E_DOCS=1) → Step Over All Ranks → rank 0
+//      on the next line (step), reported with rank 1 waiting in all_reduce → Bind Breakpoint to
+//      Ranks… `1` on a line both ranks pass (the Breakpoints view shows the condition) →
+//      Continue All Ranks → rank 1 alone stops there, rank 0 paused with it → the breakpoint
+//      off → Continue All Ranks → both running → stop → no process left;
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
 // Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python).
 import { execFileSync, spawn } from 'node:child_process';
@@ -726,11 +729,29 @@ async function sideBarWidth(page, width) {
     return box.width;
 }
 
+/** Whether the active editor's glyph margin has a `cls` icon (a codicon class) on `line`. */
+async function glyphOnLine(page, cls, line) {
+    const editor = page.locator('.editor-group-container.active .monaco-editor').first();
+    if (!(await editor.count())) return false;
+    return editor.evaluate(
+        (editor, [c, n]) => {
+            const number = [...editor.querySelectorAll('.line-numbers')].find((el) => el.textContent.trim() === String(n));
+            if (!number) return false;
+            const y = number.getBoundingClientRect().top;
+            return [...editor.querySelectorAll(`.${c}`)].some((el) => Math.abs(el.getBoundingClientRect().top - y) < 4);
+        },
+        [cls, line],
+    );
+}
+
 /**
  * Ranks together: right-click the torchrun line of together.sh → Debug Training Command →
  * ranks 0,1; only rank 0 reaches the breakpoint, and rank 1 (waiting in the all_reduce) is
- * shown paused too; Training Jobs shows both ranks' live state (docs/ranks-view.png); Continue
- * All Ranks → both run; stop → no process left.
+ * shown paused too; Training Jobs shows both ranks' live state (docs/ranks-view.png); Step
+ * Over All Ranks → rank 0 one line on, rank 1 reported waiting in all_reduce; a breakpoint
+ * bound to rank 1 (Bind Breakpoint to Ranks…) on a line both pass → Continue All Ranks → rank
+ * 1 alone stops there (rank 0 paused with it); the breakpoint off; Continue All Ranks → both
+ * run; stop → no process left.
  */
 async function scenarioTogether(page, ws) {
     const timings = {};
@@ -789,6 +810,78 @@ async function scenarioTogether(page, ws) {
     // RANKDEBUG_E2E_DOCS=1 refreshes the README's copy (a test run leaves the tree as it was).
     if (process.env.RANKDEBUG_E2E_DOCS === '1') await pane.screenshot({ path: path.join(ROOT, 'docs', 'ranks-view.png') });
     await sideBarWidth(page, narrow);
+
+    // Step Over All Ranks: rank 0 steps one line; rank 1 cannot (it waits in the all_reduce)
+    // and the report says so.
+    say('Step Over All Ranks');
+    const stepLine = py.findIndex((l) => l.includes('# the e2e step')) + 1;
+    const tStep = Date.now();
+    await palette(page, 'Rank Debugger: Step Over All Ranks');
+    await waitFor(`rank 0 paused on step at line ${stepLine}, rank 1 still waiting`, async () => {
+        stacks = await rankSubtrees(page);
+        return /Paused on step/i.test(stacks[0] ?? '') && /Paused: waiting in all_reduce/i.test(stacks[1] ?? '') && (await frameRow(page, 'together_train.py', stepLine).count()) > 0;
+    }, 30000).catch((e) => {
+        throw new Error(`${e.message}; Call Stack: ${JSON.stringify(stacks)}`);
+    });
+    await waitFor(`the editor's current-line arrow on line ${stepLine}`, () => glyphOnLine(page, 'codicon-debug-stackframe', stepLine), 15000);
+    let report = '';
+    await waitFor('the step\'s report (rank 1 waiting in all_reduce)', async () => {
+        const texts = await page.locator('.statusbar-item, .notifications-toasts .notification-list-item').allInnerTexts();
+        report = texts.map((t) => t.replace(/\s+/g, ' ')).find((t) => /stepped over/.test(t)) ?? report;
+        return /rank 0 stepped over/.test(report) && /rank 1 waiting in all_reduce/.test(report);
+    }, 15000).catch((e) => {
+        throw new Error(`${e.message}; the report: ${JSON.stringify(report)}`);
+    });
+    await rankRow(0, `paused at together_train\\.py:${stepLine} in <module> \\(step\\)`).waitFor({ timeout: 15000 });
+    timings.stepMs = Date.now() - tStep;
+    say(`rank 0 stepped to line ${stepLine} ${timings.stepMs} ms after Step Over All Ranks; report: ${report.trim()}`);
+    await shot(page, '20b-together-stepped');
+
+    // A breakpoint bound to rank 1 on a line both ranks pass: only rank 1 stops there; rank 0
+    // is paused with it (stop together).
+    const boundLine = py.findIndex((l) => l.includes('# the e2e bound breakpoint')) + 1;
+    say(`Bind Breakpoint to Ranks… on line ${boundLine}: ranks 1`);
+    await showFile(page, 'together_train.py');
+    await goToLine(page, boundLine);
+    await palette(page, 'Rank Debugger: Bind Breakpoint to Ranks…');
+    await page.locator('.quick-input-widget', { hasText: `Bind the breakpoint at together_train.py:${boundLine} to ranks` }).waitFor({ timeout: 15000 });
+    await page.locator('.quick-input-widget input').fill('1');
+    await sleep(700); // the language server checks the ranks as they are typed
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await palette(page, 'View: Show Run and Debug');
+    const bpHeader = page.locator('.pane-header', { hasText: /^\s*Breakpoints/ }).first();
+    if ((await bpHeader.getAttribute('aria-expanded')) === 'false') await bpHeader.click();
+    const boundRow = page.locator('.debug-breakpoints .monaco-list-row', { hasText: 'together_train.py' }).filter({ hasText: String(boundLine) });
+    await waitFor('the Breakpoints view to show the condition ranks 1', async () => /Condition: ranks 1/.test((await boundRow.first().getAttribute('aria-label')) ?? ''), 15000);
+    await waitFor(`a conditional breakpoint's dot on line ${boundLine}`, () => glyphOnLine(page, 'codicon-debug-breakpoint-conditional', boundLine), 15000);
+    say(`Breakpoints view: ${(await boundRow.first().getAttribute('aria-label')).replace(/\s+/g, ' ')}`);
+
+    say('Continue All Ranks: rank 1 alone stops at the bound breakpoint');
+    const tBound = Date.now();
+    await palette(page, 'Rank Debugger: Continue All Ranks');
+    await waitFor(`rank 1 paused on the breakpoint at line ${boundLine}, rank 0 paused with it`, async () => {
+        stacks = await rankSubtrees(page);
+        return (
+            /Paused on breakpoint/i.test(stacks[1] ?? '') &&
+            new RegExp(`together_train\\.py\\s*${boundLine}:`).test(stacks[1]) &&
+            /Paused/i.test(stacks[0] ?? '') &&
+            !/Paused on (breakpoint|step)/i.test(stacks[0])
+        );
+    }, 30000).catch((e) => {
+        throw new Error(`${e.message}; Call Stack: ${JSON.stringify(stacks)}`);
+    });
+    await rankRow(1, `paused at together_train\\.py:${boundLine} in <module> \\(breakpoint\\)`).waitFor({ timeout: 15000 });
+    await rankRow(0, 'paused at together_train\\.py:\\d+ in <module>(, waiting in all_reduce| \\(pause\\))').waitFor({ timeout: 15000 });
+    timings.boundMs = Date.now() - tBound;
+    const boundRows = (await pane.locator('.monaco-list-row', { hasText: /rank \d/ }).allInnerTexts()).map((t) => t.replace(/\s+/g, ' ')).join(' | ');
+    say(`rank 1 at the bound breakpoint ${timings.boundMs} ms after Continue All Ranks: ${JSON.stringify(stacks)}; Training Jobs: ${boundRows}`);
+    await shot(page, '20c-together-bound');
+    // The bound breakpoint off again (before the ranks run on, and for the scenarios after this one).
+    await showFile(page, 'together_train.py');
+    await goToLine(page, boundLine);
+    await page.keyboard.press('F9');
+    await waitFor('the bound breakpoint to go', async () => !(await glyphOnLine(page, 'codicon-debug-breakpoint-conditional', boundLine)) && (await boundRow.count()) === 0, 15000);
 
     say('Continue All Ranks');
     const tCont = Date.now();
@@ -954,7 +1047,9 @@ async function main() {
         }
         if (want('together')) {
             const r6 = await scenarioTogether(page, ws);
-            results.push(`ranks together: ranks 0,1 debugged; rank 0 at the breakpoint → both shown paused in ${r6.pausedMs} ms after the quick-pick; Continue All Ranks → both running in ${r6.continueMs} ms; stop left no process`);
+            results.push(
+                `ranks together: ranks 0,1 debugged; rank 0 at the breakpoint → both shown paused in ${r6.pausedMs} ms after the quick-pick; Step Over All Ranks → rank 0 on the next line, rank 1 reported waiting in all_reduce (${r6.stepMs} ms); a breakpoint bound to rank 1 → Continue All Ranks → rank 1 alone at it in ${r6.boundMs} ms; Continue All Ranks → both running in ${r6.continueMs} ms; stop left no process`,
+            );
         }
         if (want('shim')) {
             await scenarioTerminalShim(page, ws, bpLine);

@@ -36,6 +36,17 @@ describe('core/groupProgress', () => {
         assert.equal(p.apply(ev({ event: 'stopped', rank: 0, reason: 'step' })), false, 'nothing after the end');
     });
 
+    it('says the ranks a step could not move: they wait in a collective (held), before and after the others arrive', () => {
+        const p = new GroupProgress('over', [0, 2], '', new Map([[1, 'all_reduce'], [3, 'barrier']]));
+        assert.equal(p.text(l10n), 'rank 1 waiting in all_reduce; rank 3 waiting in barrier; ranks 0,2 still running');
+        assert.equal(p.apply(ev({ event: 'blocked', rank: 1, in: 'all_reduce' })), false, 'held: not a rank the step moves');
+        p.apply(ev({ event: 'stopped', rank: 0, reason: 'step' }));
+        assert.equal(p.text(l10n), 'rank 0 stepped over; rank 1 waiting in all_reduce; rank 3 waiting in barrier; rank 2 still running');
+        p.apply(ev({ event: 'arrived', command: 'step', ranks: [0, 2] }));
+        assert.equal(p.done, true);
+        assert.equal(p.text(l10n), 'ranks 0,2 stepped over; rank 1 waiting in all_reduce; rank 3 waiting in barrier');
+    });
+
     it('says run-to with its line, and ranks waiting in different collectives', () => {
         const p = new GroupProgress('run-to', [0, 1, 2, 3, 4], 'train.py:30');
         p.apply(ev({ event: 'blocked', rank: 1, in: 'all_reduce' }));
