@@ -16,92 +16,35 @@ waits in.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from rankdebug.runtime.frames import LIBRARY_FILE, own_file
+from rankdebug.pyspy import (
+    COLLECTIVES,
+    DUMP_TIMEOUT_S,
+    PYSPY_PIN,
+    Frame,
+    StacksError,
+    Thread,
+    collective,
+    find_pyspy,
+    parse_dump,
+)
+from rankdebug.pyspy import dump as _dump
 
-PYSPY_PIN = "py-spy==0.4.2"
-DUMP_TIMEOUT_S = 20.0
+__all__ = ["COLLECTIVES", "DUMP_TIMEOUT_S", "PYSPY_PIN", "Frame", "StacksError", "Thread",
+           "collective", "dump", "find_pyspy", "parse_dump"]
+
 HANDLER_TIMEOUT_S = 3.0  # an armed rank answers in milliseconds, or not at all
 
-# torch.distributed functions a rank waits in (Python frames; the wait itself is in C++).
-COLLECTIVES = frozenset({
-    "all_reduce", "all_reduce_coalesced", "all_gather", "all_gather_into_tensor",
-    "all_gather_object", "all_gather_coalesced", "_all_gather_base", "all_to_all",
-    "all_to_all_single", "barrier", "monitored_barrier", "broadcast", "broadcast_object_list",
-    "gather", "gather_object", "reduce", "reduce_scatter", "reduce_scatter_tensor",
-    "_reduce_scatter_base", "scatter", "scatter_object_list", "send", "recv",
-    "send_object_list", "recv_object_list", "batch_isend_irecv", "wait_tensor",
-    "init_process_group", "new_group", "destroy_process_group", "_store_based_barrier",
-    "_sync_module_states", "_verify_param_shape_across_processes", "_sync_buffers",
-    "_sync_params_and_buffers",
-})
-_DIST_FILE = re.compile(r"torch[/\\](distributed|nn[/\\]parallel)[/\\]")
 _GENERIC = frozenset({
     "wrapper", "inner", "wrapped", "_fn", "fn", "decorate_context", "__call__",
     "_call_impl", "_wrapped_call_impl", "wrap", "_wrapper", "func", "new_fn",
 })
 SUMMARY_NAMES = 5
-
-
-class StacksError(Exception):
-    """py-spy is missing, or cannot read processes here at all."""
-
-
-@dataclass
-class Frame:
-    name: str
-    file: str
-    line: int
-
-    @property
-    def library(self) -> bool:
-        return bool(LIBRARY_FILE.search(self.file))
-
-    def short(self) -> str:
-        parts = self.file.replace("\\", "/").split("/")
-        if self.library:
-            for marker in ("site-packages", "dist-packages"):
-                if marker in parts:
-                    parts = parts[parts.index(marker) + 1:]
-                    break
-            else:
-                parts = parts[-1:]
-        else:
-            parts = parts[-2:]
-        return f"{'/'.join(parts)}:{self.line}"
-
-    def to_json(self) -> dict[str, Any]:
-        """What ``--json`` shows of a frame: where it is, and whether it is library code
-        (the extension dims those) with its short place."""
-        return {"name": self.name, "file": self.file, "line": self.line,
-                "library": self.library, "short": self.short()}
-
-
-@dataclass
-class Thread:
-    name: str
-    thread_id: int | None
-    os_thread_id: int | None
-    main: bool
-    active: bool
-    owns_gil: bool
-    frames: list[Frame]
-    # Held at an uncaught exception (``rankdebug.runtime.hold``): its frames are the
-    # traceback's; exception, message, file, line, function.
-    raised: dict[str, Any] | None = None
-
-    def key(self) -> tuple[tuple[str, str, int], ...]:
-        return tuple((f.name, f.file, f.line) for f in self.frames)
 
 
 @dataclass
@@ -152,38 +95,11 @@ class Group:
         }
 
 
-def find_pyspy() -> str:
-    """The py-spy binary: next to this Python first (a venv not on PATH), then on PATH."""
-    here = os.path.join(os.path.dirname(sys.executable), "py-spy")
-    if os.access(here, os.X_OK):
-        return here
-    found = shutil.which("py-spy")
-    if found is None:
-        raise StacksError(
-            f"py-spy is not installed: pip install '{PYSPY_PIN}' (it ships its own binary)")
-    return found
-
-
 def dump(pid: int, *, nonblocking: bool = False, timeout: float = DUMP_TIMEOUT_S,
          exe: str | None = None) -> list[Thread]:
-    """Every Python thread of ``pid`` (py-spy's order: innermost frame first)."""
-    argv = [exe or find_pyspy(), "dump", "--pid", str(pid), "--json"]
-    if nonblocking:
-        argv.append("--nonblocking")
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                             check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise StacksError(f"py-spy took more than {timeout:.0f} s") from exc
-    except OSError as exc:
-        raise StacksError(f"cannot run py-spy: {exc}") from exc
-    if out.returncode != 0:
-        raise StacksError(_pyspy_error(pid, out.stderr or out.stdout))
-    try:
-        data = json.loads(out.stdout)
-    except ValueError as exc:
-        raise StacksError(f"py-spy printed no stack: {out.stdout[:200]!r}") from exc
-    return parse_dump(data, pid)
+    """Every Python thread of ``pid`` (py-spy's order: innermost frame first); a refused
+    ptrace says why."""
+    return _dump(pid, nonblocking=nonblocking, timeout=timeout, exe=exe, explain=_pyspy_error)
 
 
 def _pyspy_error(pid: int, text: str) -> str:
@@ -194,47 +110,6 @@ def _pyspy_error(pid: int, text: str) -> str:
         hint = diagnose(pid)
         return f"{text}: {hint}" if hint else text
     return text
-
-
-def parse_dump(data: Any, pid: int) -> list[Thread]:
-    threads = []
-    for item in data if isinstance(data, list) else []:
-        if not isinstance(item, dict):
-            continue
-        raw = [f for f in item.get("frames") or [] if isinstance(f, dict)]
-        # rankdebug's own frames (the hook that runs a chosen rank's script) stay hidden.
-        frames = [
-            Frame(str(f.get("name", "?")), str(f.get("filename", "?")), int(f.get("line") or 0))
-            for f in raw if not own_file(str(f.get("filename", "")))
-        ]
-        if raw and not frames:
-            continue  # a thread of rankdebug's own
-        os_tid = item.get("os_thread_id")
-        name = str(item.get("thread_name") or "")
-        raised = item.get("raised")
-        threads.append(Thread(
-            name=name or f"thread {os_tid}",
-            thread_id=item.get("thread_id"),
-            os_thread_id=os_tid,
-            main=os_tid == pid or (os_tid is None and name == "MainThread"),
-            active=bool(item.get("active")),
-            owns_gil=bool(item.get("owns_gil")),
-            frames=frames,
-            raised=raised if isinstance(raised, dict) else None,
-        ))
-    threads.sort(key=lambda t: (not t.main, t.name))
-    return threads
-
-
-def collective(threads: list[Thread]) -> dict[str, Any] | None:
-    """The torch.distributed call a rank waits in: the innermost one on its main thread (or
-    on any thread when the main one has none)."""
-    for thread in sorted(threads, key=lambda t: not t.main):
-        for frame in thread.frames:
-            if frame.name in COLLECTIVES and _DIST_FILE.search(frame.file):
-                return {"name": frame.name, "file": frame.file, "line": frame.line,
-                        "thread": thread.name}
-    return None
 
 
 def _generic(name: str) -> bool:

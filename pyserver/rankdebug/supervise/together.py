@@ -40,7 +40,8 @@ BLOCKED_AFTER_S = 1.0
 # A rank asked to pause that has not stopped by then is read from outside: it may wait in
 # native code (a collective whose peer is stopped), where no pause can reach it. A rank
 # that is on a core (running library code, where justMyCode lets no pause land) is read
-# again later.
+# again later, up to ACTIVE_READS times; then it is shown in what it runs.
+ACTIVE_READS = 6
 WAIT_READ_S = 0.25
 STEPS = {"over": "next", "in": "stepIn", "out": "stepOut"}
 GROUP_COMMANDS = frozenset({"continue", "pause", "step", "run-to", "stop-mode"})
@@ -61,6 +62,7 @@ class RankDebug:
     where: dict[str, Any] | None = None
     pausing: bool = False  # the job has asked it to pause
     waiting: str | None = None  # shown paused while it waits in this (native code)
+    reads: int = 0  # stack reads since the job asked it to pause
     then: Callable[[], None] | None = None  # what to do at its next stop (run-to)
 
 
@@ -165,7 +167,7 @@ class Together:
         if not gate.client():
             return False  # nobody could see it paused, or continue it
         st = self._rank(rank)
-        st.pausing = True
+        st.pausing, st.reads = True, 0
         if gate.request("pause", {"threadId": st.thread or 0}) or (
                 gate.adapter is None and self.job.pause_untraced(rank)):  # it attaches
             timer = threading.Timer(WAIT_READ_S, self.job.post,
@@ -179,16 +181,18 @@ class Together:
     def _read_paused(self, rank: int) -> None:
         """A rank asked to pause has not stopped yet: read where it is (on a thread)."""
         pid = self.job.pid_of(rank)
-        if self._rank(rank).pausing and pid is not None:
+        st = self._rank(rank)
+        if st.pausing and pid is not None:
+            st.reads += 1
             threading.Thread(target=self._read_stack, args=(rank, pid), daemon=True).start()
 
     def _read_stack(self, rank: int, pid: int) -> None:
-        from rankdebug.jobs import stacks  # py-spy's runner: only when a rank is late
+        from rankdebug import pyspy  # only when a rank is late
         from rankdebug.runtime.frames import own_file
 
         try:
-            threads = stacks.dump(pid, nonblocking=True, timeout=10.0)
-        except stacks.StacksError as exc:
+            threads = pyspy.dump(pid, nonblocking=True, timeout=10.0)
+        except pyspy.StacksError as exc:
             why = f"rank {rank} did not pause and cannot be read: {exc}"
             self.job.post(lambda: self.job.emit_job({"event": "error", "rank": rank,
                                                      "message": why}))
@@ -196,13 +200,16 @@ class Together:
         main = next((t for t in threads if t.main), threads[0] if threads else None)
         if main is None:
             return
-        if main.active:  # on a core, running code (an import, say): the pause comes soon
+        if main.active and self._rank(rank).reads < ACTIVE_READS:
+            # On a core, running code (an import, say): the pause comes soon.
             self.job.post(lambda: self._read_again(rank))
             return
-        found = stacks.collective(threads)
+        found = pyspy.collective(threads)
         frames = [WaitFrame(f.name, f.file, f.line, f.library)
                   for f in main.frames if not own_file(f.file)]
-        what = found["name"] if found else (frames[0].name if frames else "native code")
+        # A collective by name; else the library call it is in (backward, a queue's get).
+        what = found["name"] if found else (
+            frames[0].name if frames and frames[0].library else "native code")
         self.job.post(lambda: self._show_waiting(rank, what, frames))
 
     def _read_again(self, rank: int) -> None:
@@ -408,11 +415,11 @@ class Together:
 
     def _read_wait(self, rank: int, pid: int) -> None:
         """On a thread of its own."""
-        from rankdebug.jobs import stacks  # py-spy's runner: only when a rank is late
+        from rankdebug import pyspy  # only when a rank is late
 
         try:
-            found = stacks.collective(stacks.dump(pid, nonblocking=True, timeout=10.0))
-        except stacks.StacksError:
+            found = pyspy.collective(pyspy.dump(pid, nonblocking=True, timeout=10.0))
+        except pyspy.StacksError:
             return
         if found is not None:
             self.job.post(lambda: self._blocked(rank, found))
