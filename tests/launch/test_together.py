@@ -231,6 +231,7 @@ def test_crash_is_held_for_inspection(tmp_path: Path) -> None:
         clients = _clients(launch, 2, {}, exceptions=["uncaught"])
         stops = _stops(launch, 2)
         assert stops[1]["reason"] == "exception" and stops[1]["line"] == line, stops
+        assert stops[1]["function"] == "<module>", stops  # debugpy's "(Current frame)" cut
         assert stops[0]["reason"] == "pause", stops
         stopped = clients[1].stopped(10)
         top = _top(clients[1], stopped)

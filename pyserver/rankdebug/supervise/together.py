@@ -259,8 +259,11 @@ class Together:
     def _stopped_at(self, rank: int, reason: str, resp: dict[str, Any]) -> None:
         frames = (resp.get("body") or {}).get("stackFrames") or []
         top = frames[0] if frames and isinstance(frames[0], dict) else {}
+        name = top.get("name")
+        if isinstance(name, str):  # debugpy marks the raising frame at an exception stop
+            name = name.removesuffix(" (Current frame)")
         where = {"file": (top.get("source") or {}).get("path"), "line": top.get("line"),
-                 "function": top.get("name")}
+                 "function": name}
         st = self._rank(rank)
         if st.stopped:  # else it ran on meanwhile
             st.where = where
