@@ -434,3 +434,27 @@ def test_a_client_that_vanishes_while_paused_leaves_the_rank_to_the_next(tmp_pat
         _next_client_stops(launch, ev, late)
     finally:
         launch.close()
+
+
+@pytest.mark.timeout(120)
+def test_killing_the_supervisor_outright_leaves_no_adapter(tmp_path: Path) -> None:
+    """SIGKILL of ``rankdebug launch`` while a rank is traced, the rank one that survives
+    its parent-death signal (it ignores SIGTERM): its debugpy adapter, still connected to
+    the rank, ends all the same (it watches the supervisor)."""
+    script = str(SCRIPTS / "stubborn.py")
+    late = line_of("stubborn.py", "# LATE")
+    launch = Launch(["--ranks", "0", "--", sys.executable, script], tmp_path)
+    try:
+        client = _client(launch)
+        client.attach({script: [late]})
+        client.stopped()
+        job = launch.job
+        assert job is not None and job_adapters(job)
+        launch.proc.kill()  # no chance to clean up
+        deadline = time.monotonic() + 10
+        while job_adapters(job) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert job_adapters(job) == []
+        client.close()
+    finally:
+        launch.close()

@@ -4,7 +4,9 @@ debugpy's adapter listens on loopback TCP with no authentication of its clients.
 gate only the gate is meant to talk to it, but any local user could find its port. This
 entry point runs the adapter unchanged except that every connection it accepts is first
 checked with ``peer.allowed`` (the kernel's socket table names the connecting user) and
-closed if it is not the job's owner.
+closed if it is not the job's owner. It also ends when the supervisor that started it
+(``RANKDEBUG_SUPERVISOR_PID``) is gone, even killed outright: the adapter daemonizes, so no
+parent-death signal reaches it, and a client still connected would keep it listening.
 
     python -m rankdebug.supervise.adapter_main DEBUGPY_ADAPTER_DIR ADAPTER_ARGS...
 """
@@ -16,12 +18,42 @@ import os
 import runpy
 import socket
 import sys
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
+
+WATCH_S = 0.5
+
+
+def _watch(supervisor: int) -> None:
+    """End this process once ``supervisor`` is gone (in a thread of its own)."""
+    def run() -> None:
+        while True:
+            time.sleep(WATCH_S)
+            if _gone(supervisor):
+                os._exit(0)
+
+    threading.Thread(target=run, name="rankdebug-supervisor-watch", daemon=True).start()
+
+
+def _gone(pid: int) -> bool:
+    """Ended, or ended and not yet reaped by its parent (a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return True
+    return stat[stat.rfind(b")") + 2:][:1] in (b"Z", b"X")
 
 
 def main(argv: list[str]) -> None:
     adapter_dir, args = argv[0], argv[1:]
+    supervisor = os.environ.get("RANKDEBUG_SUPERVISOR_PID", "")
+    if supervisor.isdigit():
+        # The adapter forks to daemonize: the watch must run in the process that stays.
+        os.register_at_fork(after_in_child=lambda: _watch(int(supervisor)))
+        _watch(int(supervisor))
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(adapter_dir))))
     from debugpy.common import sockets
 

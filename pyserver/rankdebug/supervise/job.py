@@ -155,7 +155,8 @@ class Supervisor:
         threading.Thread(target=self._start_adapter, args=(rank,), daemon=True).start()
 
     def _start_adapter(self, rank: int) -> None:
-        env = dict(os.environ, RANKDEBUG_JOB=self.job)  # tagged for the final sweep
+        # Tagged for the final sweep; it ends by itself if this process is killed outright.
+        env = dict(os.environ, RANKDEBUG_JOB=self.job, RANKDEBUG_SUPERVISOR_PID=str(os.getpid()))
         # Behind a gate (every chosen rank) the adapter is the gate's alone: any free
         # loopback port.
         gated = rank in self._gates or self._chosen(rank)
