@@ -117,6 +117,25 @@ def _explicit(parts: Sequence[str]) -> list[int]:
     return out
 
 
+def numbers(item: str) -> list[int]:
+    """The ranks an item of a well-formed spec names by number (none for ``all``/``localN``)."""
+    return _explicit([item])
+
+
+def compact(ranks: Sequence[int]) -> str:
+    """Rank numbers as the shortest spec: ``[0, 1, 2, 4]`` → ``0-2,4``."""
+    known = sorted(set(ranks))
+    parts = []
+    i = 0
+    while i < len(known):
+        j = i
+        while j + 1 < len(known) and known[j + 1] == known[j] + 1:
+            j += 1
+        parts.append(str(known[i]) if i == j else f"{known[i]}-{known[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
 def _numbers_only(parts: Sequence[str]) -> bool:
     return all(i != "all" and not i.startswith("local") for i in parts)
 

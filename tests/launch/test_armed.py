@@ -136,17 +136,22 @@ def test_stacks_through_the_handlers_single_out_the_stuck_rank(armed: Armed) -> 
 
 def test_eval_reads_the_users_frames_and_reports_errors(armed: Armed) -> None:
     for rank in range(NPROC):
-        got = as_json(rankdebug("eval", armed.job, str(rank), "lr", "--json"))
+        out = rankdebug("eval", armed.job, str(rank), "lr", "--json")
+        got = json.loads(out.stdout.splitlines()[0])
         assert got["event"] == "result" and got["rank"] == rank
         assert float(got["text"]) == pytest.approx(0.001 * (rank + 1))
         assert got["type"] == "float"
+        assert as_json(out) == {"event": "compare", "groups": [{"ranks": [rank],
+                                                                "text": got["text"]}]}
     tensor = rankdebug("eval", armed.job, "0", "t * 2")
     assert tensor.returncode == 0 and tensor.stdout.strip().startswith("tensor([")
     bad = rankdebug("eval", armed.job, "1", "1/0", "--json")
     assert bad.returncode == 1
-    assert "ZeroDivisionError" in json.loads(bad.stdout)["error"]["message"]
-    stmt = rankdebug("eval", armed.job, "1", "x = 1")
-    assert stmt.returncode == 1 and "not an expression" in stmt.stderr
+    error = json.loads(bad.stdout.splitlines()[0])
+    assert (error["event"], error["rank"]) == ("error", 1)
+    assert error["message"] == "ZeroDivisionError: division by zero"
+    stmt = rankdebug("eval", armed.job, "1", "x = 1\nx + 1")
+    assert stmt.returncode == 0 and stmt.stdout.strip() == "2"
     t0 = time.monotonic()
     slow = rankdebug("eval", armed.job, "1", "__import__('time').sleep(30)", "--timeout", "1")
     assert slow.returncode == 1 and "no result after 1 s" in slow.stderr

@@ -107,7 +107,8 @@ def _listed_as_raised(launch: Launch, job: str, pid: int) -> None:
 def _inspected(job: str, nproc: int) -> None:
     """eval reads the raising frame (the waiting ranks answer as usual); stacks show the
     held rank where it raised, the others at the barrier."""
-    got = json.loads(rankdebug("eval", job, "1", "(scale, values)", "--json").stdout)
+    got = json.loads(rankdebug("eval", job, "1", "(scale, values)", "--json").stdout
+                     .splitlines()[0])
     assert (got["event"], got["text"]) == ("result", "(0, [1, 7])")
     assert rankdebug("eval", job, "0", "lr").stdout.strip() == "0.001"
     report = json.loads(rankdebug("stacks", job, "--json").stdout)

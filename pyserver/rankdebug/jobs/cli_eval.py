@@ -1,74 +1,242 @@
-"""``rankdebug eval JOB RANK EXPR``: evaluate an expression in a live rank, no debugger.
+"""``rankdebug eval JOB RANKS CODE``: run code in live ranks and compare the values.
 
     rankdebug eval 20261122-152550 1 "optimizer.param_groups[0]['lr']"
-    rankdebug eval JOB 0 "torch.cuda.memory_allocated()" --json --timeout 5
+    rankdebug eval JOB all "model.fc.weight" --json
+    rankdebug eval JOB 0-3 "loss.item()" --tolerance 1e-6
+    rankdebug eval JOB 0 "self.state.global_step" --frame training_step
 
-Works on jobs started with ``rankdebug launch --arm``: the rank's handler evaluates the
-expression in a thread of its own, with the names of the user's frames on the main thread's
-stack (innermost first) and of ``__main__``, while the rank runs on. Prints the value's repr
-(``--json``: ``{"event": "result", "job", "rank", "pid", "expr", "text", "type"}``).
-Errors: exit status 1 (the expression failed, or no answer within ``--timeout``), 2 (a bad
-request: no such job or rank, or a job that is not armed), with ``{"error": {"message"}}``
-on stdout under ``--json``.
+RANKS uses the quick-pick's grammar (``all``, ``0-3``, ``1,3``, ``local0``). Every rank
+with a handler answers: ranks of a job started with ``rankdebug launch --arm``, chosen
+ranks (running, or paused under the debugger) and ranks held at an exception. The code runs
+in a thread of each rank, as a small REPL (``runtime.repl``: statements run, prints are
+captured, the last expression is the value), in the user's frames on the main thread's
+stack, or the frame ``--frame`` names (an index, 0 the innermost, or a function name).
+
+``--json``: one line per rank, ``{"event": "result", "rank", "text", "type"}`` (plus
+``"summary"`` for tensors and arrays, ``"output"`` for what was printed) or
+``{"event": "error", "rank", "message"}``; then ``{"event": "compare", "groups":
+[{"ranks", "text"}, ...]}``, the largest group first; a tensor group that differs from the
+largest says where (``"differs": {"from", "first", "last", "at"}``). Without ``--json``: the
+value alone for one rank, else a table with the odd ranks marked.
+
+Exit status 0 when every rank answered, 1 when one failed (the code raised, no answer within
+``--timeout``), 2 for a bad request (no such job or rank, a bad RANKS, no handler).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-from rankdebug.jobs.discover import discover, find_job
+from rankdebug import ranks as rank_spec
+from rankdebug.errors import BAD_INPUT, FAILED, BadInput, envelope
+from rankdebug.jobs import compare
+from rankdebug.jobs.discover import Job, Rank, discover, find_job
 from rankdebug.runtime.wire import WireError, ask
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = "Evaluate an expression in a live rank of an armed job."
+    parser.description = ("Run code in live ranks (armed, chosen or held) and compare the "
+                          "values across ranks.")
     parser.add_argument("job", help="job id, id prefix or launcher pid")
-    parser.add_argument("rank", type=int, help="the rank to ask")
-    parser.add_argument("expr", help="a Python expression, e.g. 'optimizer.param_groups[0]'")
-    parser.add_argument("--json", action="store_true", help="JSON on stdout")
+    parser.add_argument("ranks", help="which ranks: 0, 1,3, 0-3, all or local0")
+    parser.add_argument("expr", help="Python code, e.g. 'optimizer.param_groups[0]'; "
+                                     "statements run, the last expression is the value")
+    parser.add_argument("--json", action="store_true", help="JSON lines on stdout")
     parser.add_argument("--timeout", type=float, default=10.0,
-                        help="seconds to wait for the value (default %(default)s)")
+                        help="seconds to wait for a rank (default %(default)s)")
+    parser.add_argument("--tolerance", type=float, default=None, metavar="T",
+                        help="numbers and tensors within T of each other are equal")
+    parser.add_argument("--frame", default=None,
+                        help="the frame to run in: an index (0 = innermost) or a function "
+                             "name (default: the user's frames, innermost first)")
+    parser.add_argument("--function", default=None, help=argparse.SUPPRESS)
 
 
-def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+def _fail(args: argparse.Namespace, message: str, code: int = BAD_INPUT) -> int:
     if args.json:
-        print(json.dumps({"error": {"message": message}}))
+        print(json.dumps(envelope(message)))
     else:
         print(f"rankdebug eval: {message}", file=sys.stderr)
     return code
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        return _fail(args, "--timeout must be more than 0 seconds", 2)
+def _pick(job: Job, spec: str) -> tuple[list[Rank], list[int]]:
+    """The job's ranks that ``spec`` names, and numbers it names that the job lacks."""
+    parts = rank_spec.items(spec)  # raises RanksError on a malformed spec
+    picked = [r for r in job.ranks
+              if r.rank is not None and rank_spec.chosen(spec, r.rank, r.local_rank)]
+    have = {r.rank for r in job.ranks if r.rank is not None}
+    missing = sorted({n for p in parts if p[0].isdigit()
+                      for n in rank_spec.numbers(p)} - have)
+    return sorted(picked, key=lambda r: r.rank or 0), missing
+
+
+def _no_handler(job: Job, rank: Rank) -> str:
+    return (f"rank {rank.rank} of job {job.id} has no handler: eval works on ranks of a job "
+            "started with `rankdebug launch --arm`, on chosen ranks and on ranks held at an "
+            f"exception; attach a debugger instead (`rankdebug attach {job.id} {rank.rank}`)")
+
+
+def _frame(text: str | None) -> int | str | None:
+    if text is None:
+        return None
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _ask_one(args: argparse.Namespace, key: str, rank: Rank) -> dict[str, Any]:
+    request: dict[str, Any] = {"command": "eval", "expr": args.expr, "timeout": args.timeout,
+                               "keep": key}
+    if args.frame is not None:
+        request["frame"] = _frame(args.frame)
+    if args.function:
+        request["function"] = args.function
+    assert rank.socket is not None
+    try:
+        # The rank's own timeout answers first; ours covers a rank that cannot answer at all.
+        reply = ask(rank.socket, request, timeout=args.timeout + 5.0)
+    except WireError as exc:
+        reply = dict(exc.reply or {"event": "error", "message": str(exc)})
+    reply["rank"] = rank.rank
+    return reply
+
+
+def _result_line(job: Job, args: argparse.Namespace, reply: dict[str, Any]) -> dict[str, Any]:
+    if reply.get("event") != "result":
+        return {"event": "error", "rank": reply["rank"],
+                "message": str(reply.get("message", "no answer")),
+                **({"line": reply["line"]} if "line" in reply else {})}
+    out = {"event": "result", "job": job.id, "rank": reply["rank"], "pid": reply.get("pid"),
+           "expr": args.expr, "text": str(reply.get("text", "")), "type": reply.get("type")}
+    for extra in ("summary", "output", "number"):
+        if extra in reply:
+            out[extra] = reply[extra]
+    return out
+
+
+def _short(summary: dict[str, Any]) -> str:
+    def num(x: object) -> str:
+        return f"{x:.6g}" if isinstance(x, float) else str(x)
+
+    bits = [f"{list(summary['shape'])} {summary['dtype']}",
+            f"min {num(summary['min'])} max {num(summary['max'])} mean {num(summary['mean'])}"]
+    if summary.get("nan"):
+        bits.append(f"nan {summary['nan']}")
+    if summary.get("inf"):
+        bits.append(f"inf {summary['inf']}")
+    if summary.get("checksum"):
+        bits.append(f"md5 {summary['checksum'][:8]}")
+    return "  ".join(bits)
+
+
+def _first_line(text: str, width: int = 60) -> str:
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= width and "\n" not in text.strip() else line[:width - 1] + "…"
+
+
+def render(lines: list[dict[str, Any]], groups: list[compare.Group]) -> str:
+    odd = {r for g in groups[1:] for r in g.ranks}
+    out = []
+    for line in lines:
+        mark = "*" if line["rank"] in odd else " "
+        if line["event"] == "error":
+            out.append(f"{mark} rank {line['rank']:>3}  error: {line['message']}")
+            continue
+        what = _short(line["summary"]) if "summary" in line else _first_line(line["text"])
+        out.append(f"{mark} rank {line['rank']:>3}  {what}")
+        out.extend(f"             | {text}" for text in line.get("output", "").splitlines())
+    if len(groups) > 1:
+        out.append("")
+        for g in groups:
+            where = ""
+            if g.differs and g.differs.get("first") is not None:
+                d = g.differs
+                span = (f"element {d['first']}" if d["first"] == d["last"]
+                        else f"elements {d['first']}..{d['last']}")
+                where = f"  differs from rank {d['from']} at {span} (index {d['at']})"
+            who = ("ranks " if len(g.ranks) > 1 else "rank ") + rank_spec.compact(g.ranks)
+            out.append(f"  {who}: {_first_line(g.text, 40)}{where}")
+    elif groups:
+        out.append(f"\nall {len(groups[0].ranks)} ranks equal")
+    return "\n".join(out) + "\n"
+
+
+def _targets(args: argparse.Namespace) -> tuple[Job, list[Rank], list[Rank]]:
+    """The job, its ranks RANKS names, and those of them with a handler; raises BadInput."""
     found = discover(gpus=False)
     job = find_job(found.jobs, args.job)
     if job is None:
-        return _fail(args, f"no job {args.job!r} (see `rankdebug jobs`)", 2)
-    rank = job.rank(args.rank)
-    if rank is None:
-        return _fail(args, f"job {job.id} has no rank {args.rank}", 2)
-    if not rank.armed or rank.socket is None:
-        return _fail(
-            args,
-            f"rank {args.rank} of job {job.id} has no handler: eval works on jobs started "
-            "with `rankdebug launch --arm`; attach a debugger instead "
-            f"(`rankdebug attach {job.id} {args.rank}`) and evaluate there",
-            2,
-        )
+        raise BadInput(f"no job {args.job!r} (see `rankdebug jobs`)")
     try:
-        # The rank's own timeout answers first; ours covers a rank that cannot answer at all.
-        reply = ask(rank.socket, {"command": "eval", "expr": args.expr,
-                                  "timeout": args.timeout}, timeout=args.timeout + 5.0)
-    except WireError as exc:
-        return _fail(args, f"rank {args.rank}: {exc}", 1)
-    text = str(reply.get("text", ""))
+        picked, missing = _pick(job, args.ranks)
+    except rank_spec.RanksError as exc:
+        raise BadInput(str(exc).replace("--ranks", "RANKS")) from None
+    if missing:
+        raise BadInput(f"job {job.id} has no rank {', '.join(map(str, missing))}")
+    if not picked:
+        raise BadInput(f"job {job.id} has no rank matching {args.ranks!r} yet")
+    reachable = [r for r in picked if r.socket is not None]
+    if not reachable:
+        raise BadInput(_no_handler(job, picked[0]))
+    return job, picked, reachable
+
+
+def _groups(args: argparse.Namespace, key: str, reachable: list[Rank],
+            lines: list[dict[str, Any]]) -> list[compare.Group]:
+    sockets = {r.rank: r.socket for r in reachable}
+
+    def digest(rank: int, ranges: list[list[int]]) -> list[dict[str, Any]]:
+        path = sockets[rank]
+        assert path is not None
+        got = ask(path, {"command": "digest", "keep": key, "ranges": ranges},
+                  timeout=args.timeout + 5.0)
+        return list(got["ranges"])
+
+    results = [line for line in lines if line["event"] == "result"]
+    try:
+        return compare.group(results, args.tolerance, digest)
+    except (WireError, KeyError) as exc:  # a rank that ended meanwhile: groups unnarrowed
+        print(f"rankdebug eval: cannot narrow the difference down: {exc}", file=sys.stderr)
+        return compare.group(results, args.tolerance)
+
+
+def _print(args: argparse.Namespace, lines: list[dict[str, Any]],
+           groups: list[compare.Group]) -> None:
     if args.json:
-        print(json.dumps({"event": "result", "job": job.id, "rank": args.rank,
-                          "pid": reply.get("pid"), "expr": args.expr, "text": text,
-                          "type": reply.get("type")}))
+        for line in lines:
+            print(json.dumps(line))
+        print(json.dumps({"event": "compare", "groups": [g.to_json() for g in groups]}))
+    elif len(lines) == 1:
+        line = lines[0]
+        if line["event"] == "error":
+            print(f"rankdebug eval: rank {line['rank']}: {line['message']}", file=sys.stderr)
+        else:
+            sys.stdout.write(line.get("output", ""))
+            print(line["text"])
     else:
-        print(text)
-    return 0
+        sys.stdout.write(render(lines, groups))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        return _fail(args, "--timeout must be more than 0 seconds")
+    if args.tolerance is not None and not args.tolerance >= 0:
+        return _fail(args, "--tolerance must be 0 or more")
+    try:
+        job, picked, reachable = _targets(args)
+    except BadInput as exc:
+        return _fail(args, exc.message)
+    key = f"eval-{os.getpid()}-{time.monotonic_ns()}"
+    with ThreadPoolExecutor(max_workers=min(32, len(reachable))) as pool:
+        replies = list(pool.map(lambda r: _ask_one(args, key, r), reachable))
+    lines = [_result_line(job, args, reply) for reply in replies]
+    lines += [{"event": "error", "rank": r.rank, "message": _no_handler(job, r)}
+              for r in picked if r.socket is None]
+    lines.sort(key=lambda line: int(line["rank"]))
+    _print(args, lines, _groups(args, key, reachable, lines))
+    return FAILED if any(line["event"] == "error" for line in lines) else 0

@@ -34,6 +34,7 @@ from rankdebug.pyspy import (
     parse_dump,
 )
 from rankdebug.pyspy import dump as _dump
+from rankdebug.ranks import compact
 
 __all__ = ["COLLECTIVES", "DUMP_TIMEOUT_S", "PYSPY_PIN", "Frame", "StacksError", "Thread",
            "collective", "dump", "find_pyspy", "parse_dump"]
@@ -144,17 +145,9 @@ def summary(frames: list[Frame]) -> str:
 def ranks_label(ranks: list[int | None], pids: list[int]) -> str:
     """``ranks 0-2,4`` / ``rank 3`` / ``pid 123``."""
     known = sorted(r for r in ranks if r is not None)
-    parts = []
-    i = 0
-    while i < len(known):
-        j = i
-        while j + 1 < len(known) and known[j + 1] == known[j] + 1:
-            j += 1
-        parts.append(str(known[i]) if i == j else f"{known[i]}-{known[j]}")
-        i = j + 1
     out = []
     if known:
-        out.append(("ranks " if len(known) > 1 else "rank ") + ",".join(parts))
+        out.append(("ranks " if len(known) > 1 else "rank ") + compact(known))
     unknown = [p for r, p in zip(ranks, pids, strict=True) if r is None]
     if unknown:
         out.append(("pids " if len(unknown) > 1 else "pid ") + ",".join(map(str, unknown)))

@@ -222,6 +222,7 @@ def prepare(rank: int, local_rank: int | None, world_size: int | None,
 def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     """Called by the bootstrap in a chosen rank before the user's script runs."""
     prepare(rank, local_rank, world_size, chosen=True)
+    _serve_handler()
     if _env("RANKDEBUG_ATTACH", "start") == "hit":
         if _start_untraced():
             return
@@ -286,13 +287,45 @@ def _read_ctl() -> dict[str, Any] | None:
     return reply
 
 
-def arm(folder: str) -> None:
-    """Serve the rank's control socket (``rankdebug launch --arm``; see ``handler``)."""
+def arm(folder: str, *, armed: bool = True) -> None:
+    """Serve the rank's control socket (``rankdebug launch --arm``; see ``handler``).
+    ``armed``: the socket is how the rank is debugged later (not a chosen rank's)."""
     from rankdebug.runtime import handler
 
     path = handler.start(folder, state.rank, attach=_attach_reply)
     if path is not None:
-        send("handler", socket=path)
+        send("handler", socket=path, armed=armed)
+
+
+def job_folder() -> str | None:
+    """The job's registry folder (ranks' control sockets live there)."""
+    folder = _env("RANKDEBUG_ARM")
+    if folder:
+        return folder
+    ctl = _env("RANKDEBUG_CTL")
+    if ctl:
+        return os.path.dirname(ctl)
+    job = _env("RANKDEBUG_JOB")
+    if not job:
+        return None
+    from rankdebug.runtime import registry
+
+    try:
+        return registry.job_dir(job)
+    except (OSError, registry.RegistryError):
+        return None
+
+
+def _serve_handler() -> None:
+    """A chosen rank serves a control socket too, so that eval, stacks and Compare Across
+    Ranks reach it whether it runs or is paused (the handler's threads are never traced)."""
+    from rankdebug.runtime import handler
+
+    if handler.handler.sock is not None and handler.handler.pid == os.getpid():
+        return  # armed already
+    folder = job_folder()
+    if folder:
+        arm(folder, armed=False)
 
 
 def attach_now() -> tuple[str, int]:

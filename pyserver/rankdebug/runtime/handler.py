@@ -9,6 +9,11 @@ reply per request, several requests per connection:
     {"command": "ping"}                          -> {"event": "armed", "rank", "pid"}
     {"command": "attach"}                        -> {"event": "listening", "host", "port", ...}
     {"command": "eval", "expr": E, "timeout": S} -> {"event": "result", "text", "type"}
+        optional: "frame" (index or function name), "function" (prefer its frame), "keep"
+        (a key: keep a tensor's snapshot for digest); the reply may carry "output" (what the
+        code printed), "number" (a scalar's value), "summary" (``runtime.summary``)
+    {"command": "digest", "keep": K, "ranges": [[a, b], ...]}
+                                                 -> {"event": "digest", "ranges": [...]}
     {"command": "stacks"}                        -> {"event": "stacks", "threads": [...]}
     a request that fails                         -> {"event": "error", "message": ...}
 
@@ -25,11 +30,14 @@ Pure Python, 3.9 and later; debugpy is imported only by ``attach``.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import re
 import socket
 import struct
 import sys
 import threading
+import time
 
 from rankdebug.runtime import wire
 
@@ -39,6 +47,8 @@ if TYPE_CHECKING:
 
 MAX_TEXT = 100_000  # characters of an eval result sent back (repr of a big tensor)
 MAX_REQUEST = 1 << 20
+# debugpy's and pydevd's files: the frames a paused rank shows above the user's.
+_DEBUGGER_FILE = re.compile(r"[/\\](debugpy|pydevd\w*|_pydevd\w*|_pydev_\w*)[/\\]")
 
 
 class _Handler:
@@ -183,7 +193,10 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         timeout = request.get("timeout", 10.0)
         if not isinstance(timeout, (int, float)) or timeout <= 0:
             timeout = 10.0
-        return evaluate(expr, float(timeout))
+        return evaluate(expr, float(timeout), request.get("frame"), request.get("function"),
+                        request.get("keep"))
+    if command == "digest":
+        return digest(request)
     if command == "attach":
         if handler.attach is None:
             return {"event": "error", "message": "this rank cannot start a debugger"}
@@ -221,49 +234,120 @@ def stacks() -> list[dict[str, Any]]:
 # --- eval -------------------------------------------------------------------------------
 
 
-def namespace() -> tuple[dict[str, Any], dict[str, Any]]:
-    """Where an expression is evaluated: the user's frames on the main thread's stack (of a
-    rank held at an exception: the traceback's), the innermost first (its locals win), then
-    the ``__main__`` module.
-
-    Returns (globals, locals): the globals of the innermost user frame (or ``__main__``),
-    and the merged locals of every user frame.
-    """
+def _stack() -> list[Any]:
+    """The frames eval can pick from, innermost first: the main thread's (of a rank held at
+    an exception: the traceback's), without rankdebug's and the debugger's own."""
     from rankdebug.runtime import frames
 
-    main = sys.modules.get("__main__")
-    module_globals: dict[str, Any] = dict(vars(main)) if main is not None else {}
     held = _held()
     if held:
         stack = held[0].frames()
     else:
         stack = frames.walk(sys._current_frames().get(threading.main_thread().ident or 0))
+    # A rank paused under debugpy waits in the debugger's frames (and threading's, which
+    # it calls): everything above the last of them is the debugger's, not the user's.
+    cut = 0
+    for i, f in enumerate(stack):
+        if _DEBUGGER_FILE.search(f.f_code.co_filename):
+            cut = i + 1
+        elif frames.user_file(f.f_code.co_filename):
+            break
+    return [f for f in stack[cut:] if not frames.own_file(f.f_code.co_filename)]
+
+
+def _pick(stack: list[Any], frame: object) -> Any:
+    """``frame``: an index into ``stack`` or a function name (its innermost frame)."""
+    if isinstance(frame, int) and not isinstance(frame, bool):
+        if 0 <= frame < len(stack):
+            return stack[frame]
+        raise LookupError(f"no frame {frame}: the main thread has {len(stack)} (0 is the "
+                          "innermost)")
+    for f in stack:
+        if f.f_code.co_name == frame:
+            return f
+    raise LookupError(f"no frame of a function {frame!r} on the main thread's stack")
+
+
+def namespace(frame: object = None, function: object = None,
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Where code is evaluated: with ``frame`` (an index or a function name), that frame;
+    else the innermost frame of ``function`` where there is one (the frame a client compared
+    from); else the user's frames on the main thread's stack, the innermost first (its
+    locals win), then the ``__main__`` module.
+
+    Returns (globals, locals).
+    """
+    from rankdebug.runtime import frames
+
+    stack = _stack()
+    if frame is not None:
+        one = _pick(stack, frame)
+        return one.f_globals, dict(one.f_locals)
+    if isinstance(function, str) and function:
+        for one in stack:
+            if one.f_code.co_name == function:
+                return one.f_globals, dict(one.f_locals)
+    main = sys.modules.get("__main__")
+    module_globals: dict[str, Any] = dict(vars(main)) if main is not None else {}
     user = [f for f in stack if frames.user_file(f.f_code.co_filename)]
     merged: dict[str, Any] = {}
-    for frame in reversed(user):  # outermost first: inner frames overwrite
-        merged.update(frame.f_locals)
+    for one in reversed(user):  # outermost first: inner frames overwrite
+        merged.update(one.f_locals)
     globals_ = user[0].f_globals if user else (vars(main) if main is not None else {})
     return globals_, {**module_globals, **merged}
 
 
-def evaluate(expr: str, timeout: float) -> dict[str, Any]:
-    """Evaluate ``expr`` in a thread of its own; its repr, or why not, within ``timeout``."""
-    try:
-        code = compile(expr.strip(), "<rankdebug eval>", "eval")
-    except SyntaxError as exc:
-        return {"event": "error",
-                "message": f"not an expression: {exc.msg} (column {exc.offset or 0})"}
+# Snapshots kept for ``digest`` (Compare Across Ranks narrows a difference down, and the
+# rank may run on meanwhile): key -> (when, elements). A few, for a short while.
+_kept: dict[str, tuple[float, Any]] = {}
+MAX_KEPT = 4
+KEEP_S = 120.0
+
+
+def _keep(key: object, elements: Any) -> None:
+    if not isinstance(key, str) or not key or elements is None:
+        return
+    now = time.monotonic()
+    for old in [k for k, (t, _) in _kept.items() if now - t > KEEP_S or k == key]:
+        del _kept[old]
+    while len(_kept) >= MAX_KEPT:
+        _kept.pop(next(iter(_kept)))
+    elements.snapshot()
+    _kept[key] = (now, elements)
+
+
+def evaluate(expr: str, timeout: float, frame: object = None, function: object = None,
+             keep: object = None) -> dict[str, Any]:
+    """Run ``expr`` (see ``repl``) in a thread of its own: its value's repr and type (with a
+    summary for a tensor or an array) and what it printed, or why not, within ``timeout``."""
+    from rankdebug.runtime import repl, summary
+
     result: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            globals_, locals_ = namespace()
-            value = eval(code, globals_, locals_)
+            globals_, locals_ = namespace(frame, function)
+            value, output = repl.run(expr, globals_, locals_)
             text = repr(value)
             if len(text) > MAX_TEXT:
                 text = text[:MAX_TEXT] + f"… ({len(text) - MAX_TEXT} more characters)"
             result.update(event="result", text=text, type=type(value).__name__)
-        except BaseException as exc:  # SystemExit and friends too: it is the user's text
+            if output:
+                result["output"] = output
+            if isinstance(value, (bool, int, float)) and (
+                    not isinstance(value, int) or abs(value) < 2 ** 53):
+                result["number"] = value if math.isfinite(value) else str(value)
+            described, elements = summary.summarize(value)
+            if described is not None:
+                result["summary"] = described
+                _keep(keep, elements)
+        except repl.EvalError as exc:
+            result.update(event="error", message=str(exc))
+            if exc.line is not None:
+                result["line"] = exc.line
+        except LookupError as exc:  # no such frame
+            result.update(event="error", message=str(exc).strip("'\""))
+        except BaseException as exc:  # the repr raised, or SystemExit: it is the user's code
             result.update(event="error", message=f"{type(exc).__name__}: {exc}")
 
     worker = threading.Thread(target=run, name="rankdebug-handler-eval", daemon=True)
@@ -274,3 +358,19 @@ def evaluate(expr: str, timeout: float) -> dict[str, Any]:
         return {"event": "error",
                 "message": f"no result after {timeout:g} s (the expression still runs)"}
     return result
+
+
+def digest(request: dict[str, Any]) -> dict[str, Any]:
+    """Checksums (or elements) of ranges of a value an ``eval`` kept."""
+    from rankdebug.runtime import summary
+
+    kept = _kept.get(str(request.get("keep")))
+    elements = kept[1] if kept is not None else None
+    if elements is None:
+        return {"event": "error", "message": "no value kept under that key (evaluate first)"}
+    ranges = request.get("ranges")
+    if not isinstance(ranges, list) or not all(
+            isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)
+            for r in ranges):
+        return {"event": "error", "message": "digest needs ranges: [[a, b], ...]"}
+    return {"event": "digest", "ranges": summary.digest(elements, ranges)}

@@ -285,22 +285,9 @@ def _reachable(where: Where) -> str | None:
 
 
 def _job_folder() -> str | None:
-    """The job's registry folder (armed ranks' sockets live there)."""
-    folder = os.environ.get("RANKDEBUG_ARM")
-    if folder:
-        return folder
-    ctl = os.environ.get("RANKDEBUG_CTL")
-    if ctl:
-        return os.path.dirname(ctl)
-    job = os.environ.get("RANKDEBUG_JOB")
-    if not job:
-        return None
-    from rankdebug.runtime import registry
+    from rankdebug.runtime import debug
 
-    try:
-        return registry.job_dir(job)
-    except (OSError, registry.RegistryError):
-        return None
+    return debug.job_folder()
 
 
 def _report(info: dict[str, Any], socket_path: str | None) -> None:

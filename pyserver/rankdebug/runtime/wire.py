@@ -23,7 +23,12 @@ ASK_TIMEOUT_S = 10.0
 
 
 class WireError(Exception):
-    """The other end did not answer, answered with an error, or spoke something else."""
+    """The other end did not answer, answered with an error (``reply``), or spoke something
+    else."""
+
+    def __init__(self, message: str, reply: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.reply = reply
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -93,7 +98,7 @@ def ask(path: str, request: dict[str, Any], timeout: float = ASK_TIMEOUT_S) -> d
     if reply is None:
         raise WireError("the rank closed its control socket without an answer")
     if reply.get("event") == "error":
-        raise WireError(str(reply.get("message") or "the rank reported an error"))
+        raise WireError(str(reply.get("message") or "the rank reported an error"), reply)
     return reply
 
 

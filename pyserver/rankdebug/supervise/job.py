@@ -310,7 +310,9 @@ class Supervisor:
         elif event == "handler":
             path = msg.get("socket")
             conn.socket = path if isinstance(path, str) else None
-            fields.update(socket=conn.socket, armed=conn.socket is not None)
+            # A chosen rank's socket serves eval and stacks; it is not how it is debugged.
+            fields.update(socket=conn.socket,
+                          armed=conn.socket is not None and msg.get("armed") is not False)
         elif event == "listening":
             fields.update(state="listening", host=msg.get("host"), port=msg.get("port"))
             self.emit(

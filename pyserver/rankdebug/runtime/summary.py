@@ -1,0 +1,221 @@
+"""What a tensor or array holds, in a few numbers, and digests of its element ranges, so that
+ranks can be compared without moving the data (``rankdebug eval JOB RANKS EXPR``).
+
+``summarize(value)``: for a ``torch.Tensor`` (a ``Parameter``, a ``DTensor``'s local shard)
+or a NumPy array: shape, dtype, device, min, max, mean, norm (over the finite elements;
+``None`` when there are none), NaN and Inf counts, and the MD5 of the contents as laid out in
+memory (row-major, contiguous): equal checksums mean bitwise-equal tensors.
+
+``digest(value, ranges)``: for each ``[a, b)`` range of the flattened value, either its
+elements (a short range) or ``CHUNKS`` chunks, each with its checksum, finite min and max and
+NaN/Inf counts: the comparing side narrows a difference down to single elements in a few
+rounds, and tells "close within T" from "far" on the way (a chunk whose min or max is more
+than T apart holds an element more than T apart).
+
+torch and NumPy are never imported here: a value is one of theirs only if its module is
+already loaded. Stdlib only, Python 3.9 and later.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import math
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+CHUNKS = 64  # chunks per range: a 1e9-element difference is found in 5 rounds
+LEAF = 64  # a range this short comes back as its elements
+
+
+def _md5() -> Any:
+    try:
+        return hashlib.md5(usedforsecurity=False)  # a checksum; FIPS builds refuse plain md5
+    except TypeError:  # Python 3.8's signature
+        return hashlib.md5()
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _number(x: float) -> float | str:
+    """An element as JSON can carry it: a float, or "nan", "inf", "-inf"."""
+    return x if math.isfinite(x) else str(x)
+
+
+class _Torch:
+    """A tensor's elements, flattened, on the CPU and contiguous (the copy is kept, so later
+    digests of the same value read memory only)."""
+
+    def __init__(self, torch: Any, tensor: Any) -> None:
+        self.torch = torch
+        t = tensor.detach()
+        if hasattr(t, "to_local"):  # a DTensor: this rank's shard
+            t = t.to_local()
+        self.shape = list(t.shape)
+        self.dtype = str(t.dtype)
+        self.device = str(t.device)
+        if t.layout != torch.strided:
+            t = t.to_dense()
+        self.flat = t.reshape(-1).cpu().contiguous()
+        self.n = int(self.flat.numel())
+        self.floating = bool(t.is_floating_point())
+        self.complex = bool(t.is_complex())
+
+    def snapshot(self) -> None:
+        """Copy the elements, so that later digests read them as they were now."""
+        self.flat = self.flat.clone()
+
+    def raw(self) -> memoryview:
+        size = self.n * self.flat.element_size()
+        if size == 0:
+            return memoryview(b"")
+        return memoryview((ctypes.c_char * size).from_address(self.flat.data_ptr())).cast("B")
+
+    @property
+    def itemsize(self) -> int:
+        return int(self.flat.element_size())
+
+    def stats(self, a: int, b: int) -> dict[str, Any]:
+        torch = self.torch
+        part = self.flat[a:b]
+        if self.complex:
+            part = torch.view_as_real(part).reshape(-1)
+        if part.dtype == torch.bool:
+            part = part.to(torch.uint8)
+        if self.floating or self.complex:
+            nan = int(torch.isnan(part).sum())
+            inf = int(torch.isinf(part).sum())
+            finite = part[torch.isfinite(part)] if nan or inf else part
+        else:
+            nan = inf = 0
+            finite = part
+        out: dict[str, Any] = {"nan": nan, "inf": inf, "min": None, "max": None,
+                               "mean": None, "norm": None}
+        if finite.numel():
+            f64 = finite.to(torch.float64)
+            out.update(min=_finite(float(f64.min())), max=_finite(float(f64.max())),
+                       mean=_finite(float(f64.mean())), norm=_finite(float(f64.norm())))
+        return out
+
+    def values(self, a: int, b: int) -> list[float | str]:
+        part = self.flat[a:b]
+        if self.complex:
+            return [_number(float(x)) for x in self.torch.view_as_real(part).reshape(-1)]
+        return [_number(float(x)) for x in part.tolist()]
+
+
+class _Numpy:
+    def __init__(self, np: Any, array: Any) -> None:
+        self.np = np
+        self.shape = list(array.shape)
+        self.dtype = str(array.dtype)
+        self.device = "cpu"
+        self.flat = np.ascontiguousarray(array).reshape(-1)
+        self.n = int(self.flat.size)
+        self.floating = bool(np.issubdtype(array.dtype, np.floating))
+        self.complex = bool(np.issubdtype(array.dtype, np.complexfloating))
+        self.numeric = bool(np.issubdtype(array.dtype, np.number)
+                            or np.issubdtype(array.dtype, np.bool_))
+
+    def snapshot(self) -> None:
+        self.flat = self.flat.copy()
+
+    def raw(self) -> memoryview:
+        return memoryview(self.flat.view(self.np.uint8)) if self.n else memoryview(b"")
+
+    @property
+    def itemsize(self) -> int:
+        return int(self.flat.itemsize)
+
+    def stats(self, a: int, b: int) -> dict[str, Any]:
+        np = self.np
+        out: dict[str, Any] = {"nan": 0, "inf": 0, "min": None, "max": None,
+                               "mean": None, "norm": None}
+        if not self.numeric:
+            return out
+        part = self.flat[a:b]
+        if self.complex:
+            part = part.view(part.real.dtype)
+        part = part.astype(np.float64)
+        if self.floating or self.complex:
+            out["nan"] = int(np.isnan(part).sum())
+            out["inf"] = int(np.isinf(part).sum())
+            part = part[np.isfinite(part)]
+        if part.size:
+            out.update(min=_finite(float(part.min())), max=_finite(float(part.max())),
+                       mean=_finite(float(part.mean())),
+                       norm=_finite(float(np.sqrt((part * part).sum()))))
+        return out
+
+    def values(self, a: int, b: int) -> list[float | str]:
+        part = self.flat[a:b]
+        if self.complex:
+            part = part.view(part.real.dtype)
+        if not self.numeric:
+            return [str(x) for x in part.tolist()]
+        return [_number(float(x)) for x in part.tolist()]
+
+
+def view(value: Any) -> _Torch | _Numpy | None:
+    """The value as elements, if it is a tensor or an array (of a module already loaded)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, getattr(torch, "Tensor", ())):
+        return _Torch(torch, value)
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, getattr(np, "ndarray", ())):
+        return _Numpy(np, value)
+    return None
+
+
+def _checksum(raw: memoryview) -> str:
+    h = _md5()
+    h.update(raw)
+    return str(h.hexdigest())
+
+
+def summarize(value: Any) -> tuple[dict[str, Any] | None, _Torch | _Numpy | None]:
+    """The summary of a tensor or an array (None for anything else), and its element view
+    (kept by the caller for ``digest``)."""
+    try:
+        elements = view(value)
+    except Exception:  # a meta tensor, a fake tensor, a subclass that refuses: no summary
+        return None, None
+    if elements is None:
+        return None, None
+    out: dict[str, Any] = {"shape": elements.shape, "dtype": elements.dtype,
+                           "device": elements.device, "numel": elements.n}
+    out.update(elements.stats(0, elements.n))
+    try:
+        out["checksum"] = _checksum(elements.raw())
+    except Exception:
+        out["checksum"] = None
+    return out, elements
+
+
+def digest(elements: _Torch | _Numpy, ranges: list[list[int]]) -> list[dict[str, Any]]:
+    """Per ``[a, b)`` range: {"values": [...]} when it is at most ``LEAF`` long, else
+    {"chunks": [{"a", "b", "h", "min", "max", "nan", "inf"}, ...]}."""
+    raw = elements.raw()
+    size = elements.itemsize
+    out: list[dict[str, Any]] = []
+    for lo_hi in ranges:
+        a, b = max(0, int(lo_hi[0])), min(elements.n, int(lo_hi[1]))
+        if b - a <= LEAF:
+            out.append({"a": a, "b": b, "values": elements.values(a, b)})
+            continue
+        step = -(-(b - a) // CHUNKS)
+        chunks = []
+        for lo in range(a, b, step):
+            hi = min(b, lo + step)
+            h = _md5()
+            h.update(raw[lo * size:hi * size])
+            one = elements.stats(lo, hi)
+            chunks.append({"a": lo, "b": hi, "h": h.hexdigest()[:16], "min": one["min"],
+                           "max": one["max"], "nan": one["nan"], "inf": one["inf"]})
+        out.append({"a": a, "b": b, "chunks": chunks})
+    return out
