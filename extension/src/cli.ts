@@ -4,7 +4,7 @@
  * optional cancellation. The answer is read by core/cliOutput.ts.
  */
 import { execFile } from 'node:child_process';
-import { cliAnswer, CliError } from './core/cliOutput';
+import { cliAnswer, CliError, jsonLines } from './core/cliOutput';
 import { log } from './log';
 import { cliPrefix } from './python';
 
@@ -16,6 +16,8 @@ export interface CliOptions {
 
 export interface CliRun {
     answer: Record<string, unknown>;
+    /** Every JSON line printed, in order (`eval` prints one per rank, then `compare`). */
+    lines: Record<string, unknown>[];
     code: number;
     ms: number;
 }
@@ -52,7 +54,7 @@ export function runCli(python: string, args: string[], options: CliOptions = {})
                 }
                 const code = typeof e?.code === 'number' ? e.code : 0;
                 try {
-                    resolve({ answer: cliAnswer(stdout, stderr, code), code, ms });
+                    resolve({ answer: cliAnswer(stdout, stderr, code), lines: jsonLines(stdout), code, ms });
                 } catch (x) {
                     log().debug(`rankdebug ${args.join(' ')}: exit ${code} in ${ms} ms; stderr: ${stderr.trim().slice(-2000)}`);
                     reject(x);

@@ -71,7 +71,7 @@ export class RankEval implements vscode.Disposable {
                     return runCli(await this.python(), ['eval', job.id, String(rank.rank), expr, '--json', '--timeout', '10'], { timeoutMs: 30000, signal: abort.signal });
                 },
             );
-            const result = readEvalResult(run.answer, expr);
+            const result = readEvalResult(run.lines, expr);
             if (!result) throw new Error(vscode.l10n.t('rankdebug eval gave no result'));
             const out = this.output();
             out.appendLine(evalLine(rank.rank, result));

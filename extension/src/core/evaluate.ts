@@ -12,8 +12,10 @@ export interface EvalResult {
 }
 
 /** Reads `{"event": "result", "rank", "pid", "expr", "text", "type"}`; undefined for anything else. */
-export function readEvalResult(answer: Record<string, unknown>, expr: string): EvalResult | undefined {
-    if (answer.event !== 'result' || typeof answer.text !== 'string') return undefined;
+export function readEvalResult(lines: readonly Record<string, unknown>[], expr: string): EvalResult | undefined {
+    const answer = lines.find((l) => l.event === 'result' || l.event === 'error');
+    if (answer?.event === 'error') throw new Error(typeof answer.message === 'string' ? answer.message : 'the rank reported an error');
+    if (answer?.event !== 'result' || typeof answer.text !== 'string') return undefined;
     return {
         rank: typeof answer.rank === 'number' ? answer.rank : null,
         pid: typeof answer.pid === 'number' ? answer.pid : null,

@@ -136,11 +136,13 @@ describe('core/cliOutput', () => {
 
 describe('core/evaluate', () => {
     it('reads a result and words the output line', () => {
-        const r = readEvalResult({ event: 'result', job: 'j', rank: 1, pid: 9, expr: "opt.param_groups[0]['lr']", text: '0.001', type: 'float' }, 'x');
+        const compareLine = { event: 'compare', groups: [{ ranks: [1], text: '0.001' }] };
+        const r = readEvalResult([{ event: 'result', job: 'j', rank: 1, pid: 9, expr: "opt.param_groups[0]['lr']", text: '0.001', type: 'float' }, compareLine], 'x');
         assert.ok(r);
         assert.equal(evalLine(1, r), "rank 1 › opt.param_groups[0]['lr'] = 0.001");
         assert.equal(evalLine(0, { ...r, expr: 't', text: 'tensor([1,\n 2])' }), 'rank 0 › t = \ntensor([1,\n 2])');
-        assert.equal(readEvalResult({ event: 'listening' }, 'x'), undefined);
+        assert.equal(readEvalResult([{ event: 'listening' }], 'x'), undefined);
+        assert.throws(() => readEvalResult([{ event: 'error', rank: 1, message: 'line 2: NameError: x' }, compareLine], 'x'), /line 2: NameError: x/);
     });
 
     it('remembers recent expressions, newest first, no duplicates', () => {
