@@ -269,3 +269,38 @@ def test_attach_refuses_a_traced_process() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_odd_ones_need_to_stay_apart_in_every_read() -> None:
+    from rankdebug.jobs.odd_ones import odd_ranks
+
+    assert odd_ranks([{0: "a", 1: "a", 2: "b"}]) == {2}  # one read: apart is odd
+    loop = [{0: "x", 1: "x", 2: "y"}, {0: "y", 1: "y", 2: "z"}, {0: "z", 1: "z", 2: "x"}]
+    assert odd_ranks(loop) == set()  # elsewhere in a running loop, moving like the rest
+    stuck = [{0: "x", 1: "x", 2: "s"}, {0: "y", 1: "y", 2: "s"}, {0: "z", 1: "z", 2: "s"}]
+    assert odd_ranks(stuck) == {2}  # stays put while the others move
+    waited = [{0: "w", 1: "w", 2: "p"}, {0: "w", 1: "w", 2: "q"}, {0: "w", 1: "w", 2: "r"}]
+    assert odd_ranks(waited) == {2}  # the others wait for it while it runs elsewhere
+    once = [{0: "w", 1: "w", 2: "s"}, {0: "w", 1: "w", 2: "w"}]
+    assert odd_ranks(once) == set()  # joined the others in one read
+    assert odd_ranks([{0: "a", 1: "b", 2: "c"}] * 3) == set()  # no two ranks agree
+
+
+def test_collective_check_names_the_rank_behind_and_the_numbers() -> None:
+    from rankdebug.jobs.collective_check import check
+
+    def state(op: str | None, seq: int) -> dict[str, object]:
+        current = {"op": op, "seq": seq, "group": "0"} if op else None
+        return {"current": current,
+                "groups": {"0": {"desc": "default_pg", "ranks": [0, 1, 2, 3], "issued": seq}}}
+
+    found = check({0: state("all_reduce", 1205), 1: state("all_reduce", 1205),
+                   2: state("all_reduce", 1204), 3: state("all_reduce", 1205)})
+    assert found == [{
+        "group": "0", "desc": "default_pg", "odd": [2],
+        "message": "group 0 (default_pg): rank 2 is at all_reduce #1204; "
+                   "ranks 0-1,3 at all_reduce #1205",
+        "positions": [{"ranks": [0, 1, 3], "op": "all_reduce", "seq": 1205},
+                      {"ranks": [2], "op": "all_reduce", "seq": 1204}]}]
+    assert check({r: state("all_reduce", 7) for r in range(4)}) == []
+    assert check({0: {"error": "torch changed"}, 1: state(None, 3)}) == []

@@ -217,3 +217,43 @@ def test_chosen_ranks_paused_under_the_debugger_answer_too(tmp_path: Path) -> No
         for client in clients.values():
             client.close()
         job.end()
+
+
+def test_a_healthy_running_loop_is_never_the_odd_one_out(armed: Job) -> None:
+    (armed.tmp / "go").touch()  # every rank now steps: all_reduce, then a short sleep
+    for _ in range(3):
+        report = json.loads(rankdebug("stacks", armed.id, "--json").stdout)
+        assert report["samples"] == 3
+        assert report["odd"] == [], report["groups"]
+        assert report["collectives"] == [], report["collectives"]
+        assert sum(root["count"] for root in report["tree"]) == NPROC
+
+
+def test_a_skipped_collective_names_the_rank_and_the_numbers(tmp_path: Path) -> None:
+    launch = Launch(["--arm", "--", tool("torchrun"), "--standalone", "--nproc_per_node", "4",
+                     "skip_collective.py"], tmp_path)
+    try:
+        job = str(launch.event("job")["job"])
+
+        def stuck() -> dict[str, Any] | None:
+            out = rankdebug("stacks", job, "--json", "--samples", "2")
+            report: dict[str, Any] = json.loads(out.stdout) if out.stdout else {}
+            return report if len(report.get("collectives", [])) == 2 else None
+
+        report = wait_for("ranks 0-2 in all_reduce, rank 3 in the barrier", stuck, 120)
+        first, second = report["collectives"]
+        assert first["message"] == ("group 0 (default_pg): rank 3 is past #5, in none of its "
+                                    "collectives; ranks 0-2 at all_reduce #6")
+        assert first["odd"] == [3] and second["odd"] == [3]
+        assert second["message"].startswith("group 1 (sync): rank 3 is at barrier #1;")
+        assert report["odd"] == [3]
+        by_rank = {r["rank"]: r for r in report["ranks"]}
+        assert by_rank[3]["collectives"]["current"]["op"] == "barrier"
+        text = rankdebug("stacks", job, "--tree").stdout
+        assert "collectives: group 0 (default_pg): rank 3 is past #5" in text
+        tree = [line.split() for line in text.splitlines() if "/4" in line]
+        assert tree[0][:2] == ["4/4", "<module>"]
+        assert any(row[:2] == ["3/4", "train_step"] for row in tree), text
+        assert any(row[:2] == ["1/4", "·barrier"] for row in tree), text
+    finally:
+        launch.close()

@@ -14,9 +14,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Hashable
 
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.discover import discover, find_job, rank_of_pid
+from rankdebug.jobs.odd_ones import odd_ranks
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="frames of every thread, not only the main threads'")
     parser.add_argument("--timeout", type=float, default=stk.DUMP_TIMEOUT_S,
                         help="seconds to wait for one rank (default %(default)s)")
+    parser.add_argument("--samples", type=int, default=3,
+                        help="reads of every rank, --interval apart; a rank is the odd one "
+                             "out only if it stays apart in all (default %(default)s)")
+    parser.add_argument("--interval", type=float, default=0.25,
+                        help="seconds between reads (default %(default)s)")
+    parser.add_argument("--tree", action="store_true",
+                        help="the main threads merged into one tree, ranks at each frame")
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = 2) -> int:
@@ -42,42 +51,82 @@ def _fail(args: argparse.Namespace, message: str, code: int = 2) -> int:
     return code
 
 
-def run(args: argparse.Namespace) -> int:
-    if bool(args.job) == bool(args.pid):
-        return _fail(args, "give a JOB or one or more --pid")
+Targets = list[tuple[int, int | None, str | None]]
+
+
+def _targets(args: argparse.Namespace) -> tuple[str | None, Targets, dict[int, str]]:
+    """The job's id, the (pid, rank, host) to read and the ranks' handler sockets by pid;
+    raises ValueError (a bad request) or LookupError (a job with no rank running yet)."""
     found = discover(gpus=False)
-    job_id: str | None = None
     if args.job:
         job = find_job(found.jobs, args.job)
         if job is None:
-            return _fail(args, f"no job {args.job!r} (see `rankdebug jobs`)")
-        job_id = job.id
-        targets: list[tuple[int, int | None, str | None]] = [
-            (r.pid, r.rank, r.host) for r in job.ranks if r.pid is not None]
-        sockets = {r.pid: r.socket for r in job.ranks
-                   if r.pid is not None and r.armed and r.socket is not None}
+            raise ValueError(f"no job {args.job!r} (see `rankdebug jobs`)")
+        targets: Targets = [(r.pid, r.rank, r.host) for r in job.ranks if r.pid is not None]
         if not targets:
-            return _fail(args, f"job {job.id} has no running rank yet", 1)
-    else:
-        targets = []
-        sockets = {}
-        for pid in args.pid:
-            hit = rank_of_pid(found.jobs, pid)
-            targets.append((pid, hit[1].rank if hit else None, found.host))
-            if hit and hit[1].armed and hit[1].socket is not None:
-                sockets[pid] = hit[1].socket
-            if hit and job_id is None:
-                job_id = hit[0].id
+            raise LookupError(f"job {job.id} has no running rank yet")
+        sockets = {r.pid: r.socket for r in job.ranks  # armed, chosen or held ranks
+                   if r.pid is not None and r.socket is not None}
+        return job.id, targets, sockets
+    job_id: str | None = None
+    targets, sockets = [], {}
+    for pid in args.pid:
+        hit = rank_of_pid(found.jobs, pid)
+        targets.append((pid, hit[1].rank if hit else None, found.host))
+        if hit and hit[1].socket is not None:
+            sockets[pid] = hit[1].socket
+        if hit and job_id is None:
+            job_id = hit[0].id
+    return job_id, targets, sockets
+
+
+def run(args: argparse.Namespace) -> int:
+    if bool(args.job) == bool(args.pid):
+        return _fail(args, "give a JOB or one or more --pid")
+    try:
+        job_id, targets, sockets = _targets(args)
+    except ValueError as exc:
+        return _fail(args, str(exc))
+    except LookupError as exc:
+        return _fail(args, str(exc), 1)
+    if args.samples < 1 or args.interval < 0:
+        return _fail(args, "--samples must be 1 or more and --interval 0 or more")
     t0 = time.monotonic()
     try:
-        taken = stk.take(targets, nonblocking=args.nonblocking, timeout=args.timeout,
-                         sockets=sockets)
+        reads = _reads(args, targets, sockets)
     except stk.StacksError as exc:
         return _fail(args, str(exc))
     seconds = time.monotonic() - t0
+    taken = reads[-1]
     groups = stk.group(taken)
+    flagged = odd_ranks([_read(one) for one in reads])
+    for g in groups:
+        g.odd = g.main and any((r.rank if r.rank is not None else -r.pid) in flagged
+                               for r in g.ranks)
+    # A disagreement on collectives counts when every read shows it.
+    messages = [{m["message"] for m in stk.mismatches(one)} for one in reads]
+    steady = [m for m in stk.mismatches(taken) if all(m["message"] in ms for ms in messages)]
+    view = stk.View(samples=args.samples, collectives=steady, tree=args.tree,
+                    verbose=args.verbose)
     if args.json:
-        print(json.dumps(stk.report(taken, groups, job_id, seconds)))
+        print(json.dumps(stk.report(taken, groups, job_id, seconds, view)))
     else:
-        sys.stdout.write(stk.render(taken, groups, job_id, seconds, verbose=args.verbose))
+        sys.stdout.write(stk.render(taken, groups, job_id, seconds, view))
     return 1 if any(rs.error for rs in taken) else 0
+
+
+def _reads(args: argparse.Namespace, targets: list[tuple[int, int | None, str | None]],
+           sockets: dict[int, str]) -> list[list[stk.RankStack]]:
+    reads = []
+    for i in range(args.samples):
+        if i:
+            time.sleep(args.interval)
+        reads.append(stk.take(targets, nonblocking=args.nonblocking, timeout=args.timeout,
+                              sockets=sockets))
+    return reads
+
+
+def _read(stacks: list[stk.RankStack]) -> dict[int, Hashable]:
+    """rank -> its main thread's stack, for the ranks read."""
+    return {rank: tuple((f.name, f.file, f.line) for f in frames)
+            for rank, frames in stk.main_stacks(stacks)}

@@ -56,6 +56,7 @@ class RankStack:
     threads: list[Thread] = field(default_factory=list)
     error: str | None = None
     collective: dict[str, Any] | None = None
+    collectives: dict[str, Any] | None = None  # from its handler: ``runtime.collectives``
     seconds: float = 0.0
     via: str | None = None  # "handler" | "py-spy"
     socket: str | None = None  # an armed rank's control socket
@@ -228,12 +229,46 @@ def _from_handler(rs: RankStack) -> list[Thread]:
     except WireError:
         return []
     rs.via = "handler"
+    found = reply.get("collectives")
+    rs.collectives = found if isinstance(found, dict) else None
     return parse_dump(reply.get("threads"), rs.pid)
 
 
+def main_stacks(stacks: list[RankStack]) -> list[tuple[int, list[Frame]]]:
+    """(rank, main thread's frames) of every rank read (a rank number, else -pid)."""
+    out = []
+    for rs in stacks:
+        main = next((t for t in rs.threads if t.main), None)
+        if main is not None:
+            out.append((rs.rank if rs.rank is not None else -rs.pid, main.frames))
+    return out
+
+
+def mismatches(stacks: list[RankStack]) -> list[dict[str, Any]]:
+    """The process groups whose ranks are at different collectives (``collective_check``)."""
+    from rankdebug.jobs.collective_check import check
+
+    return check({rs.rank: rs.collectives for rs in stacks
+                  if rs.rank is not None and rs.collectives is not None})
+
+
+@dataclass
+class View:
+    """How a reading is shown: reads taken, the collectives ranks disagree on (None: from
+    this reading), the merged tree, every thread's frames."""
+
+    samples: int = 1
+    collectives: list[dict[str, Any]] | None = None
+    tree: bool = False
+    verbose: bool = False
+
+
 def report(stacks: list[RankStack], groups: list[Group], job: str | None,
-           seconds: float) -> dict[str, Any]:
+           seconds: float, view: View | None = None) -> dict[str, Any]:
     """The JSON ``rankdebug stacks --json`` prints."""
+    from rankdebug.jobs.stack_tree import merge
+
+    view = view or View()
     odd = sorted({r.rank if r.rank is not None else -r.pid
                   for g in groups if g.odd for r in g.ranks})
     return {
@@ -242,7 +277,8 @@ def report(stacks: list[RankStack], groups: list[Group], job: str | None,
         "seconds": round(seconds, 3),
         "ranks": [{
             "rank": rs.rank, "pid": rs.pid, "host": rs.host, "error": rs.error,
-            "collective": rs.collective, "seconds": rs.seconds, "via": rs.via,
+            "collective": rs.collective, "collectives": rs.collectives,
+            "seconds": rs.seconds, "via": rs.via,
             "threads": [{
                 "name": t.name, "thread_id": t.thread_id, "os_thread_id": t.os_thread_id,
                 "main": t.main, "active": t.active, "owns_gil": t.owns_gil,
@@ -251,16 +287,32 @@ def report(stacks: list[RankStack], groups: list[Group], job: str | None,
         } for rs in stacks],
         "groups": [g.to_json() for g in groups],
         "odd": odd,
+        "samples": view.samples,
+        "tree": [n.to_json() for n in merge(main_stacks(stacks))],
+        "collectives": view.collectives if view.collectives is not None
+        else mismatches(stacks),
     }
 
 
 def render(stacks: list[RankStack], groups: list[Group], job: str | None, seconds: float,
-           *, verbose: bool = False) -> str:
-    """The plain-text view: one row per group, the odd ones marked, frames under each."""
+           view: View | None = None) -> str:
+    """The plain-text view: the collectives ranks disagree on, then one row per group, the
+    odd ones marked, frames under each (``tree``: the merged tree instead)."""
+    from rankdebug.jobs.stack_tree import merge
+    from rankdebug.jobs.stack_tree import render as render_tree
+
+    view = view or View()
     lines = []
     head = f"job {job}" if job else "processes"
     ok = [rs for rs in stacks if rs.error is None]
     lines.append(f"{head}: {len(ok)} of {len(stacks)} ranks read in {seconds:.2f} s")
+    for found in mismatches(stacks) if view.collectives is None else view.collectives:
+        lines.append(f"  collectives: {found['message']}")
+    if view.tree:
+        lines.append("")
+        lines.append("main threads, merged (ranks at each frame; · library code):")
+        lines.extend(render_tree(merge(main_stacks(stacks)), len(ok)))
+        return "\n".join(lines) + "\n"
     for rs in stacks:
         if rs.error is not None:
             lines.append(f"  {ranks_label([rs.rank], [rs.pid])} (pid {rs.pid}): {rs.error}")
@@ -278,7 +330,7 @@ def render(stacks: list[RankStack], groups: list[Group], job: str | None, second
         state = "" if g.active else " (idle)"
         thread = "" if g.main else f" {g.thread}:"
         lines.append(f"  {g.label()}:{thread} {g.summary}{where}{state}{mark}")
-        if g.main or verbose:
+        if g.main or view.verbose:
             width = max((len(f.name) for f in g.frames), default=0)
             for f in g.frames:
                 lines.append(f"      {f.name.ljust(width)}  {f.short()}")

@@ -14,7 +14,8 @@ reply per request, several requests per connection:
         code printed), "number" (a scalar's value), "summary" (``runtime.summary``)
     {"command": "digest", "keep": K, "ranges": [[a, b], ...]}
                                                  -> {"event": "digest", "ranges": [...]}
-    {"command": "stacks"}                        -> {"event": "stacks", "threads": [...]}
+    {"command": "stacks"}                        -> {"event": "stacks", "threads": [...],
+                                                     "collectives": ``runtime.collectives``}
     a request that fails                         -> {"event": "error", "message": ...}
 
 A rank held at an uncaught exception (``rankdebug.runtime.hold``) answers too: ``ping``'s
@@ -185,7 +186,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             reply["raised"] = dict(held[0].info)
         return reply
     if command == "stacks":
-        return {"event": "stacks", "threads": stacks()}
+        return {"event": "stacks", "threads": stacks(), "collectives": _collectives()}
     if command == "eval":
         expr = request.get("expr")
         if not isinstance(expr, str) or not expr.strip():
@@ -202,6 +203,16 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             return {"event": "error", "message": "this rank cannot start a debugger"}
         return handler.attach()
     return {"event": "error", "message": f"unknown command {command!r}"}
+
+
+def _collectives() -> dict[str, Any] | None:
+    """Where this rank is in its process groups' collectives (``runtime.collectives``)."""
+    from rankdebug.runtime import collectives
+
+    try:
+        return collectives.state()
+    except Exception as exc:  # torch internals of another version: the stacks still count
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _own_threads() -> set[int]:
