@@ -333,6 +333,12 @@ class Together:
                 self.job.emit_job({"event": "blocked", "rank": rank, "in": st.waiting})
         acted = [r for r in group if self._rank(r).stopped and self._rank(r).waiting is None
                  and self._rank(r).thread is not None]
+        blocked = [r for r in group if self._rank(r).waiting is not None]
+        if not acted and blocked:
+            # Every rank asked waits in a collective: none steps, and that is the answer
+            # (each has said "blocked"); they stop for real when the collective returns.
+            self.job.emit_job({"event": "arrived", "command": "step", "ranks": []})
+            return blocked
         if acted:
             self.flights.append(Flight("step", acted, set(acted), set()))
         for rank in acted:
