@@ -2,15 +2,17 @@
  * Rank Debugger: Show Stacks — one webview panel per job (reused), every group of ranks with
  * the same stack as a column side by side. Runs `rankdebug stacks JOB --json`; the model is
  * core/stacks.ts, the HTML core/stacksHtml.ts (escaped text, strict CSP, no remote content).
- * The page posts `refresh` and `open` (column and frame indexes); the file and line opened
- * come from this side's model, never from the page.
+ * The page shows the main threads merged as a tree (the default for more than one rank) or
+ * the columns. It posts `refresh`, `open` (column and frame indexes), `openNode` and `group`
+ * (a tree node's index); the file, line and ranks acted on come from this side's model,
+ * never from the page. A node's group action runs `rankdebug.ranks.makeGroup` with its ranks.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { runCli } from './cli';
 import { jobLabel, type JobInfo } from './core/jobList';
-import { toStacksView, type StacksView } from './core/stacks';
+import { compactRanks, toStacksView, type FrameView, type StacksView } from './core/stacks';
 import { renderMessage, renderStacks, type StacksLabels } from './core/stacksHtml';
 import type { JobNode } from './jobsView';
 import { log } from './log';
@@ -21,6 +23,7 @@ interface Message {
     type?: unknown;
     column?: unknown;
     frame?: unknown;
+    node?: unknown;
 }
 
 class StacksPanel implements vscode.Disposable {
@@ -86,6 +89,8 @@ class StacksPanel implements vscode.Disposable {
             idle: vscode.l10n.t('idle'),
             waitingIn: (c) => vscode.l10n.t('waiting in {0}', c),
             thread: (t) => vscode.l10n.t('thread {0}', t),
+            // The Tree view's words (Tree, Columns, group, …) are core/stacksHtml.ts's defaults
+            // until l10n/bundle.l10n.zh-cn.json has them.
         };
     }
 
@@ -94,8 +99,29 @@ class StacksPanel implements vscode.Disposable {
             await this.load();
             return;
         }
+        if (m.type === 'group' && typeof m.node === 'number') {
+            await this.makeGroup(m.node);
+            return;
+        }
+        if (m.type === 'openNode' && typeof m.node === 'number') {
+            await this.open(this.view?.nodes[m.node]?.frame);
+            return;
+        }
         if (m.type !== 'open' || typeof m.column !== 'number' || typeof m.frame !== 'number') return;
-        const frame = this.view?.columns[m.column]?.frames[m.frame];
+        await this.open(this.view?.columns[m.column]?.frames[m.frame]);
+    }
+
+    /** Make Group… with a tree node's ranks, as if they were the rank rows selected in Training Jobs. */
+    private async makeGroup(index: number): Promise<void> {
+        const node = this.view?.nodes[index];
+        const ranks = node?.ranks.filter((r) => r >= 0) ?? [];
+        if (!ranks.length) return;
+        const rows = ranks.map((rank) => ({ kind: 'rank', job: this.job, rank: { rank } }) as unknown as JobNode);
+        log().info(`stacks of ${this.job.id}: make a group of ranks ${compactRanks(ranks)}`);
+        await vscode.commands.executeCommand('rankdebug.ranks.makeGroup', rows[0], rows);
+    }
+
+    private async open(frame: FrameView | undefined): Promise<void> {
         if (!frame?.openable) return;
         if (!fs.existsSync(frame.file)) {
             void vscode.window.showWarningMessage(vscode.l10n.t('{0} is not on this machine.', frame.file));

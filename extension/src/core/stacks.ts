@@ -25,6 +25,8 @@ export interface ColumnView {
     summary: string;
     /** The collective the ranks wait in, or null. */
     collective: string | null;
+    /** The collective each rank is at with its number (`all_reduce #6`), from `collectives.current`; null when none says. */
+    current: string | null;
     odd: boolean;
     active: boolean;
     ranks: (number | null)[];
@@ -38,6 +40,27 @@ export interface RankError {
     message: string;
 }
 
+/** One node of the merged tree of the main threads (outermost frame at the root). */
+export interface TreeNodeView {
+    /** Preorder index in StacksView.nodes: what the page posts back. */
+    id: number;
+    frame: FrameView;
+    count: number;
+    /** Rank numbers; a negative one is -pid of a process with no rank. */
+    ranks: number[];
+    /** Every rank of the node is an odd one out (the branch where they went apart). */
+    odd: boolean;
+    children: TreeNodeView[];
+}
+
+/** A process group whose ranks are at different collectives. */
+export interface CollectiveMismatch {
+    group: string;
+    desc: string | null;
+    odd: number[];
+    message: string;
+}
+
 export interface StacksView {
     job: string | null;
     /** Seconds since the epoch when the stacks were taken. */
@@ -47,6 +70,15 @@ export interface StacksView {
     total: number;
     columns: ColumnView[];
     errors: RankError[];
+    /** The merged tree's roots, largest branch first. */
+    tree: TreeNodeView[];
+    /** Every node of the tree in preorder (`nodes[n.id] === n`). */
+    nodes: TreeNodeView[];
+    /** Ranks in the tree (the count badges' denominator). */
+    treeTotal: number;
+    /** Ranks the CLI calls odd (stacks apart over its samples, or past/behind in a collective). */
+    odd: number[];
+    collectives: CollectiveMismatch[];
 }
 
 type Obj = Record<string, unknown>;
@@ -85,6 +117,84 @@ export function ranksLabel(ranks: (number | null)[], pids: number[]): string {
     return [head, ...unknown].filter(Boolean).join(', ') || '?';
 }
 
+/** `0-2,4` (and `pid 123` for a negative -pid): the ranks of a tree node, compact. */
+export function compactRanks(ranks: readonly number[]): string {
+    const known = [...new Set(ranks.filter((r) => r >= 0))].sort((a, b) => a - b);
+    const parts: string[] = [];
+    for (let i = 0; i < known.length; ) {
+        let j = i;
+        while (j + 1 < known.length && known[j + 1] === known[j] + 1) j++;
+        parts.push(i === j ? String(known[i]) : `${known[i]}-${known[j]}`);
+        i = j + 1;
+    }
+    const pids = [...new Set(ranks.filter((r) => r < 0))].map((r) => `pid ${-r}`);
+    return [parts.join(','), ...pids].filter(Boolean).join(', ');
+}
+
+/** The ranks a `3`, `0-2`, `0,1,4-5` list names. */
+export function parseRankList(text: string): number[] {
+    const out: number[] = [];
+    for (const part of text.split(',')) {
+        const m = /^\s*(\d+)(?:\s*-\s*(\d+))?\s*$/.exec(part);
+        if (!m) continue;
+        const a = Number(m[1]);
+        const b = m[2] === undefined ? a : Number(m[2]);
+        for (let r = a; r <= b && r - a < 100000; r++) out.push(r);
+    }
+    return out;
+}
+
+function ints(v: unknown): number[] {
+    return arr(v)
+        .map((x) => num(x))
+        .filter((x): x is number => x !== null && Number.isInteger(x));
+}
+
+/** `all_reduce #6` from a rank's `collectives.current`, or null. */
+function currentOf(rank: Obj): string | null {
+    const cur = obj(obj(rank.collectives).current);
+    const op = str(cur.op);
+    if (!op) return null;
+    const seq = num(cur.seq);
+    return seq === null ? op : `${op} #${seq}`;
+}
+
+/** One label for the ranks of a column: `all_reduce #6`, or `all_reduce #6 (0,1); #5 (2)` when they differ. */
+function columnCurrent(ranks: (number | null)[], current: Map<number, string>): string | null {
+    const by = new Map<string, number[]>();
+    for (const r of ranks) {
+        if (r === null) continue;
+        const c = current.get(r);
+        if (c === undefined) continue;
+        by.set(c, [...(by.get(c) ?? []), r]);
+    }
+    if (!by.size) return null;
+    if (by.size === 1) return [...by.keys()][0];
+    return [...by.entries()].map(([c, rs]) => `${c} (${compactRanks(rs)})`).join('; ');
+}
+
+function toTree(roots: unknown, odd: ReadonlySet<number>): { tree: TreeNodeView[]; nodes: TreeNodeView[] } {
+    const nodes: TreeNodeView[] = [];
+    const walk = (v: unknown, depth: number): TreeNodeView => {
+        const n = obj(v);
+        const ranks = ints(n.ranks);
+        const node: TreeNodeView = {
+            id: nodes.length,
+            frame: frame(n),
+            count: num(n.count) ?? ranks.length,
+            ranks,
+            odd: ranks.length > 0 && odd.size > 0 && ranks.every((r) => odd.has(r)),
+            children: [],
+        };
+        nodes.push(node);
+        // Deep recursion from a hostile answer stops at a depth no Python stack reaches.
+        if (depth < 2000) node.children = arr(n.children).map((c) => walk(c, depth + 1));
+        return node;
+    };
+    const tree = arr(roots).map((r) => walk(r, 0));
+    return { tree, nodes };
+}
+
 /**
  * The panel's model from the decoded `rankdebug stacks --json` answer.
  * Steps: groups become columns (main-thread groups first, the CLI's order kept within);
@@ -100,6 +210,18 @@ export function toStacksView(answer: unknown): StacksView {
             const pid = num(r.pid);
             return { label: rank === null ? `pid ${pid ?? '?'}` : `rank ${rank}`, pid, message: str(r.error) };
         });
+    const current = new Map<number, string>();
+    for (const r of ranks) {
+        const rank = num(r.rank);
+        const c = currentOf(r);
+        if (rank !== null && c !== null) current.set(rank, c);
+    }
+    const collectives: CollectiveMismatch[] = arr(a.collectives).map((c0) => {
+        const c = obj(c0);
+        return { group: str(c.group), desc: typeof c.desc === 'string' && c.desc ? c.desc : null, odd: ints(c.odd), message: str(c.message) };
+    });
+    const odd = [...new Set([...ints(a.odd), ...collectives.flatMap((c) => c.odd)])].sort((x, y) => x - y);
+    const { tree, nodes } = toTree(a.tree, new Set(odd));
     const columns: ColumnView[] = arr(a.groups).map((g0) => {
         const g = obj(g0);
         const ranksOf = arr(g.ranks).map((r) => num(r));
@@ -110,6 +232,7 @@ export function toStacksView(answer: unknown): StacksView {
             main: g.main !== false,
             summary: str(g.summary),
             collective: typeof g.collective === 'string' && g.collective ? g.collective : null,
+            current: g.main !== false ? columnCurrent(ranksOf, current) : null,
             odd: g.odd === true,
             active: g.active === true,
             ranks: ranksOf,
@@ -126,5 +249,10 @@ export function toStacksView(answer: unknown): StacksView {
         total: ranks.length,
         columns,
         errors,
+        tree,
+        nodes,
+        treeTotal: tree.reduce((s, n) => s + n.count, 0),
+        odd,
+        collectives,
     };
 }

@@ -3,9 +3,12 @@
  * processes, so every text is escaped; the page loads nothing (CSP `default-src 'none'`, one
  * nonce for its style and its script) and takes its colours from the theme's CSS variables.
  * A click on a frame posts `{type: 'open', column, frame}` (indexes, never a path); the
- * Refresh button posts `{type: 'refresh'}`. No `vscode` import.
+ * Refresh button posts `{type: 'refresh'}`. The Tree view (the main threads merged, outermost
+ * frame at the root, as Linaro DDT's parallel stack view) posts `{type: 'openNode', node}` for a
+ * click on a place and `{type: 'group', node}` for a node's group action (preorder indexes).
+ * The Tree / Columns toggle is the page's own (kept in the webview's state). No `vscode` import.
  */
-import type { ColumnView, StacksView } from './stacks';
+import { compactRanks, parseRankList, type ColumnView, type CollectiveMismatch, type StacksView, type TreeNodeView } from './stacks';
 
 /** The page's words, localised by the caller. */
 export interface StacksLabels {
@@ -19,6 +22,13 @@ export interface StacksLabels {
     idle: string;
     waitingIn: (collective: string) => string;
     thread: (name: string) => string;
+    /** Tree view words (defaults in English when left out). */
+    tree?: string;
+    columns?: string;
+    /** The title of a node's group action: `Make a rank group of ranks 0-2`. */
+    makeGroup?: (ranks: string) => string;
+    groupAction?: string;
+    collectivesTitle?: string;
 }
 
 export function escapeHtml(text: string): string {
@@ -39,6 +49,7 @@ button { background: var(--vscode-button-background); color: var(--vscode-button
 button:hover { background: var(--vscode-button-hoverBackground); }
 .errors { border-left: 3px solid var(--vscode-errorForeground); padding: 2px 8px; margin-bottom: 8px; }
 .errors h2 { font-size: 1em; margin: 2px 0; color: var(--vscode-errorForeground); }
+.sr { position: absolute; left: -10000px; width: 1px; height: 1px; overflow: hidden; }
 .errors ul { margin: 2px 0; padding-left: 16px; }
 .message { color: var(--vscode-descriptionForeground); padding: 12px 0; white-space: pre-wrap; }
 .columns { display: flex; gap: 10px; align-items: flex-start; overflow-x: auto; padding-bottom: 8px; }
@@ -60,20 +71,74 @@ a.frame:hover .place { color: var(--vscode-textLink-foreground); text-decoration
 .frame.user .name { font-weight: 600; }
 .frame.library { opacity: 0.6; }
 .place { color: var(--vscode-descriptionForeground); white-space: nowrap; }
+.toggle { display: inline-flex; gap: 0; }
+.toggle button { background: transparent; color: var(--vscode-foreground); border: 1px solid var(--vscode-button-background); }
+.toggle button.on { background: var(--vscode-button-background); color: var(--vscode-button-foreground); }
+body.mode-tree main.columns, body.mode-columns main.tree { display: none; }
+.collectives { border-left: 3px solid var(--vscode-editorWarning-foreground); padding: 2px 8px; margin-bottom: 8px; }
+.collectives div.warning { padding: 1px 0; }
+.collectives mark, .tree mark { background: var(--vscode-editorWarning-foreground); color: var(--vscode-editor-background); border-radius: 3px; padding: 0 3px; }
+main.tree { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); }
+.tree details > summary { list-style: none; cursor: pointer; }
+.tree details > summary::-webkit-details-marker { display: none; }
+.tree details > summary::before { content: '▾'; display: inline-block; width: 1em; color: var(--vscode-descriptionForeground); }
+.tree details:not([open]) > summary::before { content: '▸'; }
+.tree .row { display: flex; align-items: baseline; gap: 8px; padding: 1px 4px; }
+.tree .row.chain { padding-left: calc(1em + 4px); }
+.tree .row:hover { background: var(--vscode-list-hoverBackground); }
+.tree .kids { margin-left: 1.2em; border-left: 1px solid var(--vscode-tree-indentGuidesStroke, var(--vscode-panel-border, transparent)); padding-left: 4px; }
+.tree .count { border-radius: 8px; padding: 0 6px; font-size: 0.9em; background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); white-space: nowrap; }
+.tree .who { color: var(--vscode-descriptionForeground); white-space: nowrap; }
+.tree .row.user .name { font-weight: 600; }
+.tree .row.library { opacity: 0.6; }
+.tree .row.odd { box-shadow: inset 3px 0 0 var(--vscode-editorWarning-foreground); }
+.tree .row.odd .count { background: var(--vscode-editorWarning-foreground); color: var(--vscode-editor-background); }
+.tree .row .place { margin-left: auto; }
+.tree a.place { color: var(--vscode-descriptionForeground); }
+.tree a.place:hover { color: var(--vscode-textLink-foreground); }
+.tree button.group { padding: 0 6px; font-size: 0.85em; }
 `;
 
 const SCRIPT = `
 const vscode = acquireVsCodeApi();
 document.getElementById('refresh').addEventListener('click', () => vscode.postMessage({ type: 'refresh' }));
+function setMode(mode) {
+    if (!document.querySelector('main.tree')) mode = 'columns';
+    document.body.classList.toggle('mode-tree', mode === 'tree');
+    document.body.classList.toggle('mode-columns', mode !== 'tree');
+    for (const b of document.querySelectorAll('.toggle button')) b.classList.toggle('on', b.dataset.mode === mode);
+}
+const state = vscode.getState() || {};
+setMode(state.mode || document.body.dataset.mode || 'columns');
 document.addEventListener('click', (e) => {
-    const a = e.target instanceof Element ? e.target.closest('a.frame') : null;
+    const t = e.target instanceof Element ? e.target : null;
+    if (!t) return;
+    const mode = t.closest('.toggle button');
+    if (mode) {
+        setMode(mode.dataset.mode);
+        vscode.setState({ ...(vscode.getState() || {}), mode: mode.dataset.mode });
+        return;
+    }
+    const group = t.closest('button.group');
+    if (group) {
+        e.preventDefault();
+        vscode.postMessage({ type: 'group', node: Number(group.dataset.node) });
+        return;
+    }
+    const place = t.closest('a.place[data-node]');
+    if (place) {
+        e.preventDefault();
+        vscode.postMessage({ type: 'openNode', node: Number(place.dataset.node) });
+        return;
+    }
+    const a = t.closest('a.frame');
     if (!a) return;
     e.preventDefault();
     vscode.postMessage({ type: 'open', column: Number(a.dataset.column), frame: Number(a.dataset.frame) });
 });
 `;
 
-function page(nonce: string, title: string, body: string): string {
+function page(nonce: string, title: string, body: string, mode?: 'tree' | 'columns'): string {
     if (!isNonce(nonce)) throw new Error('a nonce of at least 16 base64 characters is needed');
     const csp = `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}';`;
     return `<!DOCTYPE html>
@@ -82,20 +147,87 @@ function page(nonce: string, title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <style nonce="${nonce}">${STYLE}</style>
-</head><body>
+</head><body${mode ? ` class="mode-${mode}" data-mode="${mode}"` : ''}>
 ${body}
 <script nonce="${nonce}">${SCRIPT}</script>
 </body></html>`;
 }
 
-function header(labels: Pick<StacksLabels, 'title' | 'refresh'>, meta: string): string {
-    return `<header><h1>${escapeHtml(labels.title)}</h1><span class="meta">${escapeHtml(meta)}</span><button id="refresh" type="button">${escapeHtml(labels.refresh)}</button></header>`;
+function header(labels: Pick<StacksLabels, 'title' | 'refresh'>, meta: string, toggle = ''): string {
+    return `<header><h1>${escapeHtml(labels.title)}</h1><span class="meta">${escapeHtml(meta)}</span>${toggle}<button id="refresh" type="button">${escapeHtml(labels.refresh)}</button></header>`;
+}
+
+/**
+ * A text with every `rank 3` / `ranks 0-2` whose ranks are all in `odd` wrapped in <mark>;
+ * the rest escaped.
+ */
+export function highlightRanks(text: string, odd: readonly number[]): string {
+    const set = new Set(odd);
+    let out = '';
+    let last = 0;
+    for (const m of text.matchAll(/\branks? (\d+(?:\s*[-,]\s*\d+)*)/g)) {
+        const ranks = parseRankList(m[1]);
+        if (!ranks.length || !ranks.every((r) => set.has(r))) continue;
+        const at = m.index ?? 0;
+        out += `${escapeHtml(text.slice(last, at))}<mark>${escapeHtml(m[0])}</mark>`;
+        last = at + m[0].length;
+    }
+    return out + escapeHtml(text.slice(last));
+}
+
+/** The process groups whose ranks disagree on a collective, one warning line each. */
+export function renderCollectives(found: readonly CollectiveMismatch[], title = 'Collectives the ranks disagree on'): string {
+    if (!found.length) return '';
+    const lines = found.map((c) => `<div class="warning" data-group="${escapeHtml(c.group)}">⚠ ${highlightRanks(c.message || `group ${c.group}`, c.odd)}</div>`).join('');
+    return `<section class="collectives" role="alert"><h2 class="sr">${escapeHtml(title)}</h2>${lines}</section>`;
+}
+
+/** The rows of one branch: a chain of nodes with the same ranks at one level, then its children nested. */
+function branch(node: TreeNodeView, total: number, labels: StacksLabels): string {
+    const chain = [node];
+    for (let last = node; last.children.length === 1 && last.children[0].count === last.count; ) {
+        last = last.children[0];
+        chain.push(last);
+    }
+    const who = compactRanks(node.ranks);
+    const makeGroup = labels.makeGroup ?? ((r: string) => `Make a rank group of ranks ${r}`);
+    const row = (n: TreeNodeView, head: boolean): string => {
+        const f = n.frame;
+        const cls = ['row', f.library ? 'library' : 'user', n.odd ? 'odd' : '', head ? 'head' : 'chain'].filter(Boolean).join(' ');
+        const where = escapeHtml(`${f.file}:${f.line}`);
+        const place = f.openable
+            ? `<a href="#" class="place" data-node="${n.id}" title="${where}">${escapeHtml(f.short)}</a>`
+            : `<span class="place" title="${where}">${escapeHtml(f.short)}</span>`;
+        const group =
+            head && n.ranks.some((r) => r >= 0)
+                ? `<button type="button" class="group" data-node="${n.id}" title="${escapeHtml(makeGroup(who))}">${escapeHtml(labels.groupAction ?? 'group')}</button>`
+                : '';
+        const badges = head
+            ? `<span class="count" title="${escapeHtml(`${n.count} of ${total}`)}">${n.count}/${total}</span><span class="who">${n.odd ? `<mark>${escapeHtml(who)}</mark>` : escapeHtml(who)}</span>`
+            : '';
+        return `<div class="${cls}" data-node="${n.id}">${badges}<span class="name">${escapeHtml(f.name)}</span>${place}${group}</div>`;
+    };
+    const rest = chain.slice(1).map((n) => row(n, false)).join('');
+    const end = chain[chain.length - 1];
+    const kids = end.children.length ? `<div class="kids">${end.children.map((c) => branch(c, total, labels)).join('')}</div>` : '';
+    const oddInside = !node.odd && containsOdd(node);
+    return `<details open class="branch${node.odd ? ' odd' : ''}${oddInside ? ' has-odd' : ''}"><summary>${row(node, true)}</summary>${rest}${kids}</details>`;
+}
+
+function containsOdd(node: TreeNodeView): boolean {
+    return node.odd || node.children.some(containsOdd);
+}
+
+/** The merged tree of the main threads as nested collapsible rows. */
+export function renderTree(view: Pick<StacksView, 'tree' | 'treeTotal'>, labels: StacksLabels): string {
+    if (!view.tree.length) return '';
+    return `<main class="tree">${view.tree.map((n) => branch(n, view.treeTotal, labels)).join('')}</main>`;
 }
 
 function column(c: ColumnView, index: number, labels: StacksLabels): string {
     const badges = [
         c.odd ? `<span class="badge odd">${escapeHtml(labels.oddOneOut)}</span>` : '',
-        c.collective ? `<span class="badge wait">${escapeHtml(labels.waitingIn(c.collective))}</span>` : '',
+        c.current || c.collective ? `<span class="badge wait">${escapeHtml(labels.waitingIn(c.current ?? c.collective ?? ''))}</span>` : '',
         c.active ? '' : `<span class="badge idle">${escapeHtml(labels.idle)}</span>`,
     ].join('');
     const thread = c.main ? '' : `<div class="summary">${escapeHtml(labels.thread(c.thread))}</div>`;
@@ -123,7 +255,13 @@ export function renderStacks(view: StacksView, labels: StacksLabels, nonce: stri
     const columns = view.columns.length
         ? `<main class="columns">${view.columns.map((c, i) => column(c, i, labels)).join('')}</main>`
         : `<p class="message">${escapeHtml(labels.noStacks)}</p>`;
-    return page(nonce, labels.title, `${header(labels, labels.meta)}${errors}${columns}`);
+    const tree = view.columns.length ? renderTree(view, labels) : '';
+    const mode = tree && view.total > 1 ? 'tree' : 'columns';
+    const toggle = tree
+        ? `<span class="toggle" role="group"><button type="button" data-mode="tree" class="${mode === 'tree' ? 'on' : ''}">${escapeHtml(labels.tree ?? 'Tree')}</button><button type="button" data-mode="columns" class="${mode === 'columns' ? 'on' : ''}">${escapeHtml(labels.columns ?? 'Columns')}</button></span>`
+        : '';
+    const collectives = renderCollectives(view.collectives ?? [], labels.collectivesTitle);
+    return page(nonce, labels.title, `${header(labels, labels.meta, toggle)}${collectives}${errors}${tree}${columns}`, mode);
 }
 
 /** The panel while reading, or when the CLI gave no stacks at all. */
