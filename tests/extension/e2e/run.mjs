@@ -494,12 +494,21 @@ async function scenarioForeignJob(page, ws) {
         say('Show Stacks');
         const tStacks = await rowMenu(page, jobRow, 'Show Stacks');
         const frame = stacksFrame(page);
-        await frame.locator('.column .label').first().waitFor({ timeout: 60000 });
+        // Two ranks: the Tree view first, both ranks at the root.
+        const rootCount = frame.locator('main.tree > details > summary .count').first();
+        await rootCount.waitFor({ timeout: 60000 });
         timings.stacksMs = Date.now() - tStacks;
+        const rootText = (await rootCount.innerText()).trim();
+        if (rootText !== '2/2') throw new Error(`stack tree root: ${rootText}`);
+        await frame.locator('main.tree .row', { hasText: 'long_train.py' }).first().waitFor({ timeout: 10000 });
+        say(`stacks panel: the tree's root holds ${rootText} ranks (${timings.stacksMs} ms after the click)`);
+        await shot(page, '12-stacks-tree');
+        await frame.locator('.toggle button', { hasText: 'Columns' }).click();
+        await frame.locator('.column .label').first().waitFor({ timeout: 10000 });
         const labels = (await frame.locator('.column .label').allInnerTexts()).join(' | ');
         if (!(/ranks 0-1/.test(labels) || (/rank 0\b/.test(labels) && /rank 1\b/.test(labels)))) throw new Error(`stack columns: ${labels}`);
         await frame.locator('a.frame', { hasText: 'long_train.py' }).first().waitFor({ timeout: 10000 });
-        say(`stacks panel: columns ${labels} (${timings.stacksMs} ms after the click)`);
+        say(`stacks panel: columns ${labels}`);
         await shot(page, '12-stacks');
         // A click on a frame opens the file at its line.
         await frame.locator('a.frame', { hasText: 'long_train.py' }).first().click();
