@@ -79,12 +79,13 @@ body.mode-tree main.columns, body.mode-columns main.tree { display: none; }
 .collectives div.warning { padding: 1px 0; }
 .collectives mark, .tree mark { background: var(--vscode-editorWarning-foreground); color: var(--vscode-editor-background); border-radius: 3px; padding: 0 3px; }
 main.tree { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); }
-.tree details > summary { list-style: none; cursor: pointer; }
+.tree details > summary { list-style: none; cursor: pointer; display: flex; align-items: baseline; }
+.tree details > summary > .row { flex: 1; min-width: 0; }
 .tree details > summary::-webkit-details-marker { display: none; }
-.tree details > summary::before { content: '▾'; display: inline-block; width: 1em; color: var(--vscode-descriptionForeground); }
+.tree details > summary::before { content: '▾'; flex: 0 0 1em; padding-left: 4px; color: var(--vscode-descriptionForeground); }
 .tree details:not([open]) > summary::before { content: '▸'; }
 .tree .row { display: flex; align-items: baseline; gap: 8px; padding: 1px 4px; }
-.tree .row.chain { padding-left: calc(1em + 4px); }
+.tree .row.chain { padding-left: calc(1em + 8px); }
 .tree .row:hover { background: var(--vscode-list-hoverBackground); }
 .tree .kids { margin-left: 1.2em; border-left: 1px solid var(--vscode-tree-indentGuidesStroke, var(--vscode-panel-border, transparent)); padding-left: 4px; }
 .tree .count { border-radius: 8px; padding: 0 6px; font-size: 0.9em; background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); white-space: nowrap; }
