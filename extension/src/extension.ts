@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { BreakpointBinder } from './bindBreakpoint';
 import { debugCommand, debugTerminalSelection, generateLaunchJson, type Context } from './commands';
+import { ComparePanels } from './comparePanel';
 import { looksLikeLaunch } from './core/lineHint';
 import { registerDebugType } from './debug';
 import { JobState } from './jobState';
@@ -39,9 +40,10 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const evaluate = new RankEval(context.globalState, python);
     const execute = server.execute.bind(server);
     const groups = new RankGroups(state, new RankTargets(state, jobs, new GroupStore()), execute);
+    const compare = new ComparePanels(python, state, jobs, groups, context.globalState);
     const filter = new JobsFilter(jobs, execute);
     const binder = new BreakpointBinder(execute, state);
-    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, groups);
+    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, groups, compare);
 
     const reg = (id: string, fn: (...args: unknown[]) => unknown): void => {
         context.subscriptions.push(
@@ -83,6 +85,8 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     reg('rankdebug.ranks.makeGroup', (...args) => groups.makeGroup(args));
     reg('rankdebug.ranks.chooseGroup', (...args) => groups.chooseGroup(args));
     reg('rankdebug.bindBreakpoint', (...args) => binder.bind(args));
+    reg('rankdebug.compareAcrossRanks', (...args) => compare.compare(args));
+    reg('rankdebug.compareExpression', (...args) => compare.compareExpression(args));
 
     context.subscriptions.push(...registerDebugType(server, state));
 

@@ -10,7 +10,8 @@ import { evalLine, readEvalResult, remember } from './core/evaluate';
 import type { JobNode } from './jobsView';
 import { log } from './log';
 
-const RECENT_KEY = 'rankdebug.eval.recent';
+/** The recent expressions, shared with Compare Across Ranks. */
+export const RECENT_KEY = 'rankdebug.eval.recent';
 
 export class RankEval implements vscode.Disposable {
     private channel: vscode.OutputChannel | undefined;

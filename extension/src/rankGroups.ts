@@ -193,6 +193,17 @@ export class RankGroups implements vscode.Disposable {
             void vscode.window.showInformationMessage(vscode.l10n.t('Select ranks in Training Jobs first (Ctrl or Shift + click), then Make Group.'));
             return;
         }
+        await this.nameGroup(job, ranks);
+    }
+
+    /** Make a group of these ranks of a job (Compare Across Ranks' groups of equal values): the same as Make Group… */
+    async makeGroupOf(jobId: string, ranks: readonly number[]): Promise<void> {
+        const job = await this.targets.byId(jobId);
+        if (job && ranks.length) await this.nameGroup(job, ranks);
+    }
+
+    /** Asks for the group's name (the ranks by default) and makes it the one the group commands act on. */
+    private async nameGroup(job: ControlJob, ranks: readonly number[]): Promise<void> {
         const name = await vscode.window.showInputBox({
             title: vscode.l10n.t('Make a group of ranks {0}', formatSpec(ranks)),
             prompt: vscode.l10n.t('A name for the group; the group commands act on it until you choose other ranks.'),

@@ -43,7 +43,7 @@ export class RankTargets {
 
     constructor(
         private readonly state: JobState,
-        private readonly jobs: Pick<JobsView, 'pickJob' | 'selection'>,
+        private readonly jobs: Pick<JobsView, 'pickJob' | 'selection' | 'fresh'>,
         readonly groups: GroupStore,
     ) {}
 
@@ -87,6 +87,14 @@ export class RankTargets {
         }
         const info = await this.jobs.pickJob(vscode.l10n.t('Which job?'), (j) => controlDir(j, this.root) !== null);
         return info ? this.fromInfo(info) : undefined;
+    }
+
+    /** The job with this registry id (tracked by this window, or found running); undefined after telling the user why. */
+    async byId(id: string): Promise<ControlJob | undefined> {
+        const tracked = this.state.byJobId(id);
+        if (tracked) return this.orSay(this.fromTracked(tracked), id);
+        const info = (await this.jobs.fresh()).find((j) => j.id === id);
+        return this.orSay(info ? this.fromInfo(info) : undefined, id);
     }
 
     private orSay(job: ControlJob | undefined, name: string): ControlJob | undefined {

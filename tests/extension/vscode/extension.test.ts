@@ -41,6 +41,8 @@ describe('Rank Debugger in VS Code', function () {
             'rankdebug.jobs.filter',
             'rankdebug.jobs.clearFilter',
             'rankdebug.bindBreakpoint',
+            'rankdebug.compareAcrossRanks',
+            'rankdebug.compareExpression',
         ];
         assert.deepEqual(ids.filter((id) => !commands.includes(id)), []);
         assert.equal(vscode.workspace.getConfiguration('rankdebug').get('stopRanks'), 'together');
