@@ -187,7 +187,9 @@ def test_bad_requests_exit_2_with_a_message(armed: Job) -> None:
 
 
 def test_chosen_ranks_paused_under_the_debugger_answer_too(tmp_path: Path) -> None:
-    job = Job(tmp_path, 2, "--ranks", "all")
+    # Each rank stops at its own breakpoint: --stop alone keeps the group layer's pauses
+    # (tested in test_together) out of this test of eval.
+    job = Job(tmp_path, 2, "--ranks", "all", "--stop", "alone")
     clients: dict[int, DAPClient] = {}
     try:
         path = str(SCRIPTS / SCRIPT)
