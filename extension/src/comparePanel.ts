@@ -75,10 +75,11 @@ class ComparePanel implements vscode.Disposable {
         private request: Request,
         private readonly python: () => Promise<string>,
         private readonly groups: Pick<RankGroups, 'makeGroupOf'>,
+        column: vscode.ViewColumn,
         onDispose: () => void,
     ) {
         this.title = vscode.l10n.t('Compare: {0}', request.expr.length > 60 ? `${request.expr.slice(0, 59)}…` : request.expr);
-        this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, this.title, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
+        this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, this.title, { viewColumn: column, preserveFocus: false }, {
             enableScripts: true,
             localResourceRoots: [],
             enableFindWidget: true,
@@ -346,7 +347,9 @@ export class ComparePanels implements vscode.Disposable {
         if (panel) {
             panel.panel.reveal(undefined, false);
         } else {
-            panel = new ComparePanel(request, this.python, this.groups, () => this.panels.delete(key));
+            // Beside the code, with the other Compare panels when there are some.
+            const column = [...this.panels.values()].find((p) => p.panel.viewColumn !== undefined)?.panel.viewColumn ?? vscode.ViewColumn.Beside;
+            panel = new ComparePanel(request, this.python, this.groups, column, () => this.panels.delete(key));
             this.panels.set(key, panel);
         }
         await panel.run(request);

@@ -202,15 +202,22 @@ export function sparklines(ranks: readonly RankAnswer[], odd: ReadonlySet<number
     return out;
 }
 
-/** A number short enough for a table cell: 6 significant digits. */
-export function shortNumber(x: number | null): string {
+/** A number short enough for a table cell: 6 significant digits (or `digits`). */
+export function shortNumber(x: number | null, digits = 6): string {
     if (x === null) return '–';
     if (Number.isNaN(x)) return 'nan';
     if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
     if (Number.isInteger(x) && Math.abs(x) < 1e15) return String(x);
-    const s = x.toPrecision(6);
+    const s = x.toPrecision(digits);
     // 1.00000e-3 → 1e-3, 0.500000 → 0.5
     return s.includes('e') ? s.replace(/\.?0+e/, 'e').replace('e+', 'e') : s.replace(/\.?0+$/, '');
+}
+
+/** `lo … hi` with as many digits as it takes to tell them apart (6 to 12): `63.57162 … 63.57163`. */
+export function rangeText(lo: number, hi: number): string {
+    let digits = 6;
+    while (digits < 12 && lo !== hi && shortNumber(lo, digits) === shortNumber(hi, digits)) digits++;
+    return `${shortNumber(lo, digits)} … ${shortNumber(hi, digits)}`;
 }
 
 /** `[64, 64] torch.float32`. */

@@ -9,7 +9,7 @@
  * The page posts `{type: 'refresh'}`, `{type: 'tolerance', value}` (the text typed) and
  * `{type: 'makeGroup', group}` (an index into the groups, never ranks). No `vscode` import.
  */
-import { differsText, firstLine, groupIndex, groupLetter, ranksText, shortNumber, tensorHead, type CompareView, type RankAnswer, type Sparkline, type ValueGroup } from './compare';
+import { differsText, firstLine, groupIndex, groupLetter, rangeText, ranksText, shortNumber, tensorHead, type CompareView, type RankAnswer, type Sparkline, type ValueGroup } from './compare';
 import type { Localize } from './localize';
 import { escapeHtml, isNonce } from './stacksHtml';
 
@@ -31,10 +31,11 @@ export interface CompareState {
 
 const STYLE = `
 body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); background: var(--vscode-editor-background); margin: 0; padding: 8px 12px; }
-header { display: flex; align-items: center; flex-wrap: wrap; gap: 8px 12px; margin-bottom: 8px; }
+header { display: flex; align-items: baseline; flex-wrap: wrap; gap: 4px 12px; margin-bottom: 6px; }
 header h1 { font-size: 1.1em; margin: 0; font-weight: 600; font-family: var(--vscode-editor-font-family); }
-header .meta { color: var(--vscode-descriptionForeground); flex: 1; min-width: 160px; }
-header label { color: var(--vscode-descriptionForeground); }
+header .meta { color: var(--vscode-descriptionForeground); }
+.controls { display: flex; align-items: center; flex-wrap: wrap; gap: 6px; margin-bottom: 8px; }
+.controls label { color: var(--vscode-descriptionForeground); }
 input { background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, transparent); padding: 2px 4px; width: 7em; font: inherit; }
 button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; padding: 3px 10px; cursor: pointer; font: inherit; }
 button:hover { background: var(--vscode-button-hoverBackground); }
@@ -51,6 +52,7 @@ button.secondary:hover { background: var(--vscode-button-secondaryHoverBackgroun
 .group .ranks { font-weight: 600; }
 .group .value { font-family: var(--vscode-editor-font-family); margin: 3px 0; word-break: break-word; }
 .group .differs { color: var(--vscode-editorWarning-foreground); margin: 3px 0; }
+.group .bad { color: var(--vscode-errorForeground); font-weight: 600; }
 .letter { display: inline-block; min-width: 1.4em; text-align: center; border-radius: 3px; background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); font-size: 0.9em; }
 .odd .letter, tr.odd .letter { background: var(--vscode-editorWarning-foreground); color: var(--vscode-editor-background); }
 .badge { border-radius: 8px; padding: 0 6px; font-size: 0.9em; background: var(--vscode-editorWarning-foreground); color: var(--vscode-editor-background); }
@@ -63,9 +65,11 @@ svg.line polyline { fill: none; stroke: var(--vscode-charts-blue, var(--vscode-f
 svg.line circle { fill: var(--vscode-charts-blue, var(--vscode-foreground)); }
 svg.line circle.odd { fill: var(--vscode-editorWarning-foreground); }
 svg.line rect.bad { fill: var(--vscode-errorForeground, red); }
+.table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); }
 th { text-align: left; font-weight: 600; color: var(--vscode-descriptionForeground); border-bottom: 1px solid var(--vscode-panel-border, transparent); }
-th, td { padding: 2px 10px 2px 4px; vertical-align: top; }
+th, td { padding: 2px 10px 2px 4px; vertical-align: top; white-space: nowrap; }
+td.text { white-space: normal; word-break: break-word; }
 td.num { text-align: right; }
 tr.odd td { background: var(--vscode-inputValidation-warningBackground, transparent); }
 tr.odd td.rank { box-shadow: inset 3px 0 0 var(--vscode-editorWarning-foreground); }
@@ -115,10 +119,10 @@ function header(state: CompareState, view: CompareView | undefined, l10n: Locali
     if (state.meta) bits.push(state.meta);
     const tol = state.tolerance === null ? '' : String(state.tolerance);
     return (
-        `<header><h1>${escapeHtml(state.title)}</h1><span class="meta">${escapeHtml(bits.join(' · '))}</span>` +
-        `<label for="tolerance">${escapeHtml(l10n.t('Tolerance'))}</label><input id="tolerance" type="text" spellcheck="false" value="${escapeHtml(tol)}" placeholder="${escapeHtml(l10n.t('exact'))}">` +
+        `<header><h1>${escapeHtml(state.title)}</h1><span class="meta">${escapeHtml(bits.join(' · '))}</span></header>` +
+        `<div class="controls"><label for="tolerance">${escapeHtml(l10n.t('Tolerance'))}</label><input id="tolerance" type="text" spellcheck="false" value="${escapeHtml(tol)}" placeholder="${escapeHtml(l10n.t('exact'))}">` +
         `<button id="apply" type="button" class="secondary">${escapeHtml(l10n.t('Apply'))}</button>` +
-        `<button id="refresh" type="button">${escapeHtml(l10n.t('Refresh'))}</button></header>`
+        `<button id="refresh" type="button">${escapeHtml(l10n.t('Refresh'))}</button></div>`
     );
 }
 
@@ -135,18 +139,18 @@ function verdict(view: CompareView, l10n: Localize): string {
     return `<div class="verdict odd">${escapeHtml(l10n.t('{0} groups of values, none larger than the others', view.groups.length))}</div>`;
 }
 
-/** A group's value in short: a tensor's head and mean, else the text's first line. */
+/** A group's value in short, as HTML: a tensor's head, mean, norm, NaN and Inf counts (in red), checksum; else the text's first line. */
 function groupValue(group: ValueGroup, view: CompareView): string {
     const answer = view.ranks.find((r) => r.ok && r.rank === group.ranks[0]);
     if (answer?.ok && answer.summary) {
         const s = answer.summary;
-        const bits = [tensorHead(s), `mean ${shortNumber(s.mean)}`, `norm ${shortNumber(s.norm)}`];
-        if (s.nan) bits.push(`nan ${s.nan}`);
-        if (s.inf) bits.push(`inf ${s.inf}`);
-        if (s.checksum) bits.push(`md5 ${s.checksum.slice(0, 8)}`);
-        return bits.join('  ');
+        const bits = [tensorHead(s), `mean ${shortNumber(s.mean)}`, `norm ${shortNumber(s.norm)}`].map(escapeHtml);
+        if (s.nan) bits.push(`<span class="bad">nan ${s.nan}</span>`);
+        if (s.inf) bits.push(`<span class="bad">inf ${s.inf}</span>`);
+        if (s.checksum) bits.push(escapeHtml(`md5 ${s.checksum.slice(0, 8)}`));
+        return bits.join('&nbsp; ');
     }
-    return firstLine(group.text, 120);
+    return escapeHtml(firstLine(group.text, 120));
 }
 
 function groupCard(group: ValueGroup, index: number, view: CompareView, l10n: Localize): string {
@@ -156,7 +160,7 @@ function groupCard(group: ValueGroup, index: number, view: CompareView, l10n: Lo
     return (
         `<div class="group${group.odd ? ' odd' : ''}" data-ranks="${escapeHtml(group.ranks.join(','))}">` +
         `<div class="head"><span class="letter">${groupLetter(index)}</span><span class="ranks">${escapeHtml(ranksText(group.ranks))}</span>${odd}</div>` +
-        `<div class="value">${escapeHtml(groupValue(group, view))}</div>${differs}${make}</div>`
+        `<div class="value">${groupValue(group, view)}</div>${differs}${make}</div>`
     );
 }
 
@@ -197,7 +201,7 @@ function sparks(view: CompareView, l10n: Localize): string {
     if (!view.sparklines.length) return '';
     const items = view.sparklines.map((s) => {
         const values = s.points.flatMap((p) => (p.value === null ? [] : [p.value]));
-        const range = values.length ? `${shortNumber(Math.min(...values))} … ${shortNumber(Math.max(...values))}` : '';
+        const range = values.length ? rangeText(Math.min(...values), Math.max(...values)) : '';
         return `<div class="spark"><span class="name">${escapeHtml(s.metric)}</span>${sparkSvg(s, l10n)}<span class="range">${escapeHtml(range)}</span></div>`;
     });
     return `<section class="sparks">${items.join('')}</section>`;
@@ -235,7 +239,7 @@ function rankRow(r: RankAnswer, ctx: RowContext): string {
             `<td class="num nan${s.nan ? ' bad' : ''}">${s.nan}</td><td class="num inf${s.inf ? ' bad' : ''}">${s.inf}</td>` +
             `<td class="checksum" title="${escapeHtml(s.checksum ?? '')}">${escapeHtml((s.checksum ?? '–').slice(0, 8))}</td>`;
     } else {
-        cells = `<td colspan="${span}" title="${escapeHtml(r.text.slice(0, 2000))}">${escapeHtml(firstLine(r.text, 120))}${output}</td>`;
+        cells = `<td class="text" colspan="${span}" title="${escapeHtml(r.text.slice(0, 2000))}">${escapeHtml(firstLine(r.text, 120))}${output}</td>`;
     }
     return `<tr${cls} data-rank="${r.rank}">${rankCell}<td>${letter}</td>${cells}</tr>`;
 }
@@ -247,7 +251,7 @@ function table(view: CompareView, state: CompareState, l10n: Localize): string {
         ? `<th>${escapeHtml(l10n.t('Value'))}</th><th>min</th><th>max</th><th>mean</th><th>norm</th><th>NaN</th><th>Inf</th><th>md5</th>`
         : `<th>${escapeHtml(l10n.t('Value'))}</th>`;
     const rows = view.ranks.map((r) => rankRow(r, ctx)).join('');
-    return `<table class="ranks"><thead><tr><th>${escapeHtml(l10n.t('Rank'))}</th><th>${escapeHtml(l10n.t('Group'))}</th>${head}</tr></thead><tbody>${rows}</tbody></table>`;
+    return `<div class="table-wrap"><table class="ranks"><thead><tr><th>${escapeHtml(l10n.t('Rank'))}</th><th>${escapeHtml(l10n.t('Group'))}</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 /** The whole page: the header, a status line while busy or failed, then the view when there is one. */

@@ -28,6 +28,12 @@
 //      Continue All Ranks → both run on → rank 1 raises (uncaught, 3 s collective timeout) →
 //      paused on the exception, rank 0 paused with it → 6 s on, still paused, alive; the Debug
 //      Console evaluates rank 1's `loss` → stop → no process left;
+//   8. compare across ranks: right-click compare.sh → `0 arm` (4 ranks, rank 0 debugged, all armed)
+//      → rank 0 at a breakpoint in main() → Variables: weight → Compare Across Ranks → the panel
+//      groups ranks 0,1,3 and 2 (rank 2 highlighted, element 1234 [19, 18] named; click → groups
+//      timed; docs/compare-panel.png with RANKDEBUG_E2E_DOCS=1) → Make a group of rank 2 → grad
+//      typed in the Debug Console → Compare Across Ranks… offers it → rank 1's NaN counted in red
+//      → tolerance 1e-2 on weight → one group → stop → no process left;
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
 // Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python).
 import { execFileSync, spawn } from 'node:child_process';
@@ -116,7 +122,7 @@ function makeWorkspace(base) {
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long.sh'), path.join(ws, 'long.sh'));
-    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
+    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
     const py = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
     const bpLine = py.findIndex((l) => l.includes('torch.manual_seed(rank)')) + 1;
     const sh = fs.readFileSync(path.join(ws, 'train.sh'), 'utf8').split('\n');
@@ -1146,6 +1152,197 @@ async function scenarioTogetherMore(page, ws) {
     return timings;
 }
 
+/** The document of the webview whose page heading is `title` (code-server nests it: iframe.webview → #active-frame). */
+async function webviewWith(page, title) {
+    for (const f of page.frames()) {
+        try {
+            if ((await f.locator('header h1', { hasText: title }).count()) > 0) return f;
+        } catch {
+            // a frame going away
+        }
+    }
+    return undefined;
+}
+
+/** When (ms since the epoch) the frame's document was shown: its DOMContentLoaded, by the browser's clock (this machine's). */
+async function shownAt(frame) {
+    return frame.evaluate(() => globalThis.performance.timeOrigin + (globalThis.performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd ?? globalThis.performance.now()));
+}
+
+/** The Compare panel's groups: [{ranks, odd, text}], largest first. */
+async function compareGroups(frame) {
+    return frame.locator('.group').evaluateAll((els) => els.map((el) => ({ ranks: el.dataset.ranks, odd: el.classList.contains('odd'), text: el.innerText.replace(/\s+/g, ' ') })));
+}
+
+/** Waits until the panel titled `title` shows groups `want` (rank lists as `0,1,3`; the odd ones marked); answers the frame and the groups. */
+async function waitGroups(page, title, want, timeoutMs = 30000) {
+    let seen;
+    let frame;
+    await waitFor(`the panel ${title} with groups ${JSON.stringify(want)}`, async () => {
+        frame = await webviewWith(page, title);
+        if (!frame || (await frame.locator('.status.busy').count())) return false;
+        seen = await compareGroups(frame);
+        return JSON.stringify(seen.map((g) => g.ranks)) === JSON.stringify(want);
+    }, timeoutMs, 50).catch(async (e) => {
+        const status = frame ? await frame.locator('.status').allInnerTexts().catch(() => []) : [];
+        throw new Error(`${e.message}; groups: ${JSON.stringify(seen)}; status: ${JSON.stringify(status)}`);
+    });
+    return { frame, groups: seen };
+}
+
+/**
+ * Compare Across Ranks: right-click compare.sh → `0 arm` (rank 0 debugged, every rank armed) →
+ * rank 0 stops at a breakpoint in main(), the others wait for it in the all_reduce → right-click
+ * `weight` in the Variables view → Compare Across Ranks → the panel groups ranks 0,1,3 and 2, rank
+ * 2 highlighted, `differs from rank 0 at element 1234 [19, 18]` (docs/compare-panel.png with
+ * RANKDEBUG_E2E_DOCS=1) → Make a group of these ranks on rank 2's group → the group commands act
+ * on it → `grad` typed in the Debug Console, then Compare Across Ranks… offers it → rank 1's NaN
+ * counted (red), its sparkline point red → tolerance 1e-2 on `weight` → one group of 4 → stop → no
+ * process left.
+ */
+async function scenarioCompare(page, ws) {
+    const timings = {};
+    const py = fs.readFileSync(path.join(ws, 'compare_train.py'), 'utf8').split('\n');
+    const bp = py.findIndex((l) => l.includes('# the e2e breakpoint')) + 1;
+    say('compare: a breakpoint only rank 0 reaches, then right-click compare.sh → 0 arm');
+    await palette(page, 'View: Close All Editor Groups');
+    await openFile(page, 'compare_train.py');
+    await goToLine(page, bp);
+    await page.locator('.monaco-editor.focused').waitFor();
+    await page.keyboard.press('F9');
+    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+    await openFile(page, 'compare.sh');
+    const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node 4 compare_train.py' }).first();
+    await line.waitFor();
+    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    await rowMenu(page, line, 'Debug Training Command');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 3 · node 0 · local 3' }).waitFor({ timeout: 30000 });
+    await page.locator('.quick-input-widget input').fill('0 arm');
+    await sleep(700); // the language server reads the typed ranks
+    const tEnter = Date.now();
+    await page.keyboard.press('Enter');
+
+    say('waiting for rank 0 at the breakpoint');
+    await page.locator('.debug-call-stack .monaco-list-row', { hasText: /^\s*rank 0(?!\d)/ }).first().waitFor({ timeout: 120000 });
+    // Rank 0 has two threads (its own and the handler's): VS Code may leave the main one
+    // collapsed; expand it, as a user would, until the frame shows.
+    await waitFor(`rank 0's frame at line ${bp}`, async () => {
+        if (await frameRow(page, 'compare_train.py', bp).first().isVisible()) return true;
+        for (const name of [/^\s*rank 0(?!\d)/, /^\s*MainThread/]) {
+            const row = page.locator('.debug-call-stack .monaco-list-row', { hasText: name }).first();
+            if ((await row.count()) && (await row.getAttribute('aria-expanded')) === 'false') await row.locator('.monaco-tl-twistie').click().catch(() => undefined);
+        }
+        return false;
+    }, 120000, 500);
+    timings.pausedMs = Date.now() - tEnter;
+    say(`rank 0 paused at compare_train.py:${bp} ${timings.pausedMs} ms after the quick-pick`);
+    // The other ranks are armed: Training Jobs lists them so (their handlers answer eval).
+    await palette(page, 'View: Show Run and Debug');
+    await openJobsView(page);
+    const pane = jobsPane(page);
+    await waitFor('ranks 1-3 armed in Training Jobs', async () => {
+        const rows = (await pane.locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+        if ([1, 2, 3].every((r) => rows.some((t) => new RegExp(`rank ${r}(?!\\d).*armed`).test(t)))) return true;
+        await palette(page, 'Rank Debugger: Refresh Training Jobs');
+        return false;
+    }, 60000, 2000);
+
+    // Variables: Locals of rank 0's frame in main().
+    const locals = page.locator('.debug-variables .monaco-list-row', { hasText: 'Locals' }).first();
+    await locals.waitFor({ timeout: 30000 });
+    if ((await locals.getAttribute('aria-expanded')) === 'false') await locals.click();
+    const weightRow = page.locator('.debug-variables .monaco-list-row', { hasText: /^\s*weight\b/ }).first();
+    await weightRow.waitFor({ timeout: 30000 });
+    // The variable's own menu must not be offered outside our sessions: here it is ours.
+    say('Variables: right-click weight → Compare Across Ranks');
+    const tClick = await rowMenu(page, weightRow, 'Compare Across Ranks');
+    const first = await waitFor('the Compare: weight panel', () => webviewWith(page, 'Compare: weight'), 30000, 25);
+    timings.panelMs = Math.round((await shownAt(first).catch(() => Date.now())) - tClick);
+    let { frame, groups } = await waitGroups(page, 'Compare: weight', ['0,1,3', '2']);
+    timings.seenMs = Date.now() - tClick;
+    timings.weightMs = Math.round((await shownAt(frame)) - tClick);
+    if (groups[0].odd || !groups[1].odd) throw new Error(`rank 2's group is not the one highlighted: ${JSON.stringify(groups)}`);
+    if (!/differs from rank 0 at element 1234 \[19, 18\]/.test(groups[1].text)) throw new Error(`rank 2's group does not name the element: ${groups[1].text}`);
+    const rowClass = (f, r) => f.locator(`tr[data-rank="${r}"]`).getAttribute('class');
+    if ((await rowClass(frame, 2)) !== 'odd' || (await rowClass(frame, 0)) !== null) throw new Error(`table rows: rank 2 ${await rowClass(frame, 2)}, rank 0 ${await rowClass(frame, 0)}`);
+    const verdict = (await frame.locator('.verdict').innerText()).replace(/\s+/g, ' ');
+    const spark = await frame.locator('svg.line[data-metric="mean"] circle.odd[data-rank="2"]').count();
+    if (!spark) throw new Error('the mean sparkline does not mark rank 2');
+    say(`Compare: weight — panel ${timings.panelMs} ms, groups shown ${timings.weightMs} ms after the click (seen by the test at ${timings.seenMs} ms); ${verdict}; ${groups.map((g) => `[${g.ranks}]${g.odd ? ' odd' : ''}`).join(' ')}; ${groups[1].text.match(/differs[^M]*/)?.[0]?.trim()}`);
+    await shot(page, '25-compare-weight');
+    if (process.env.RANKDEBUG_E2E_DOCS === '1') {
+        await palette(page, 'View: Toggle Maximize Editor Group');
+        await sleep(800);
+        // The panel alone, without the tab bar (the debug toolbar floats over it).
+        await page.locator('.editor-group-container.active .editor-container').screenshot({ path: path.join(ROOT, 'docs', 'compare-panel.png') });
+        await palette(page, 'View: Toggle Maximize Editor Group');
+        await sleep(300);
+        frame = await webviewWith(page, 'Compare: weight');
+    }
+
+    // Make a group of rank 2's group: the group commands act on it.
+    say('Make a group of these ranks (rank 2)');
+    await frame.locator('.group.odd button.make-group').click();
+    const input = page.locator('.quick-input-widget input');
+    await page.locator('.quick-input-widget', { hasText: 'Make a group of ranks 2' }).waitFor({ timeout: 15000 });
+    await input.fill('odd weight');
+    await page.keyboard.press('Enter');
+    await page.locator('.statusbar-item', { hasText: 'Group commands act on group odd weight (ranks 2)' }).first().waitFor({ timeout: 15000 });
+    say('the group commands act on group odd weight (ranks 2)');
+
+    // grad, typed in rank 0's Debug Console, then offered by Compare Across Ranks….
+    await palette(page, 'Focus on Debug Console View');
+    const repl = page.locator('.repl-input-wrapper .monaco-editor');
+    await repl.waitFor();
+    await repl.click();
+    await page.keyboard.type('grad');
+    await page.keyboard.press('Enter');
+    await page.locator('.repl .monaco-list-row', { hasText: 'tensor([1., 1., 1., 1., 1., 1., 1., 1.])' }).first().waitFor({ timeout: 30000 });
+    say('Debug Console: grad; Compare Across Ranks… offers it');
+    await palette(page, 'Rank Debugger: Compare Across Ranks…');
+    const offered = page.locator('.quick-input-list .monaco-list-row', { hasText: 'last in the Debug Console of rank 0' }).first();
+    await offered.waitFor({ timeout: 15000 });
+    if (!/grad/.test(await offered.innerText())) throw new Error(`offered: ${await offered.innerText()}`);
+    const tGrad = Date.now();
+    await offered.click();
+    ({ frame, groups } = await waitGroups(page, 'Compare: grad', ['0,2,3', '1']));
+    timings.gradMs = Math.round((await shownAt(frame)) - tGrad);
+    const nanCell = frame.locator('tr[data-rank="1"] td.nan');
+    if ((await nanCell.innerText()).trim() !== '1' || !/\bbad\b/.test((await nanCell.getAttribute('class')) ?? '')) throw new Error(`rank 1's NaN cell: ${await nanCell.innerText()} (${await nanCell.getAttribute('class')})`);
+    const nans = await frame.locator('td.nan').allInnerTexts();
+    if (JSON.stringify(nans.map((t) => t.trim())) !== '["0","1","0","0"]') throw new Error(`NaN counts: ${JSON.stringify(nans)}`);
+    if (!(await frame.locator('svg.line rect.bad[data-rank="1"]').count())) throw new Error('no red NaN mark for rank 1 in the sparkline');
+    say(`Compare: grad — NaN counts ${nans.join(',')}, rank 1 odd and red (${timings.gradMs} ms after the pick)`);
+    await shot(page, '26-compare-grad');
+
+    // Tolerance 1e-2 on weight: rank 2 joins the others.
+    say('tolerance 1e-2 on weight');
+    await page.locator('.tabs-container .tab', { hasText: 'Compare: weight' }).first().click();
+    frame = await waitFor('the weight panel shown', () => webviewWith(page, 'Compare: weight'), 15000, 100);
+    await frame.locator('#tolerance').fill('1e-2');
+    const tTol = Date.now();
+    await frame.locator('#apply').click();
+    ({ frame, groups } = await waitGroups(page, 'Compare: weight', ['0,1,2,3']));
+    timings.toleranceMs = Math.round((await shownAt(frame)) - tTol);
+    const verdict2 = (await frame.locator('.verdict').innerText()).replace(/\s+/g, ' ');
+    if (!/All 4 ranks equal/.test(verdict2)) throw new Error(`verdict within 1e-2: ${verdict2}`);
+    if (!/within 0\.01/.test(await frame.locator('header .meta').innerText())) throw new Error('the header does not say the tolerance');
+    say(`within 1e-2: ${verdict2} (${timings.toleranceMs} ms after Apply)`);
+    await shot(page, '27-compare-tolerance');
+
+    say('stopping the job');
+    const tStop = Date.now();
+    await stopDebugging(page);
+    const left = await waitFor('the job to end', () => (jobProcesses(ws).length ? false : 'none'), 30000).catch(() => jobProcesses(ws));
+    if (left !== 'none') throw new Error(`processes left after stop: ${left.join('; ')}`);
+    say(`stopped; no process left (${Date.now() - tStop} ms)`);
+    await palette(page, 'View: Close All Editor Groups');
+    await openFile(page, 'compare_train.py');
+    await goToLine(page, bp);
+    await page.keyboard.press('F9');
+    return timings;
+}
+
 async function terminal(page) {
     await palette(page, 'Terminal: Create New Terminal');
     const term = page.locator('.terminal-wrapper.active .xterm, .terminal .xterm').last();
@@ -1290,6 +1487,12 @@ async function main() {
             const r7 = await scenarioTogetherMore(page, ws);
             results.push(
                 `ranks together, more: no breakpoint; Run Chosen Ranks to Cursor → both ranks paused on the line in ${r7.runToMs} ms (rank 1 2 s late), no breakpoint left there; Continue All Ranks → both running in ${r7.continueMs} ms; rank 1 raises → paused on the exception, rank 0 with it in all_reduce, in ${r7.crashMs} ms; 6 s later (3 s collective timeout) both still paused, processes alive, Debug Console: loss → 7.25; stop left no process; ${r7.totalMs} ms in all`,
+            );
+        }
+        if (want('compare')) {
+            const r8 = await scenarioCompare(page, ws);
+            results.push(
+                `compare across ranks: rank 0 debugged, every rank armed, paused in ${r8.pausedMs} ms; Variables → weight → Compare Across Ranks → panel ${r8.panelMs} ms, groups [0,1,3] [2] (rank 2 odd, element 1234 [19, 18]) ${r8.weightMs} ms after the click; Make a group → group commands on rank 2; grad from the Debug Console → NaN on rank 1 (red) in ${r8.gradMs} ms; tolerance 1e-2 → one group in ${r8.toleranceMs} ms; stop left no process`,
             );
         }
         if (want('shim')) {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { differsText, firstLine, functionOfFrame, groupLetter, parseTolerance, readCompare, scalar, shortNumber, sparklines, type CompareView } from '../../../extension/src/core/compare';
+import { differsText, firstLine, functionOfFrame, groupLetter, parseTolerance, rangeText, readCompare, scalar, shortNumber, sparklines, type CompareView } from '../../../extension/src/core/compare';
 import { renderCompare, sparkSvg, type CompareState } from '../../../extension/src/core/compareHtml';
 import { l10n } from './debug/fakes';
 
@@ -125,6 +125,8 @@ describe('core/compare', () => {
         assert.equal(shortNumber(63.57162689672678), '63.5716');
         assert.equal(shortNumber(1e-7), '1e-7');
         assert.equal(shortNumber(null), '–');
+        assert.equal(rangeText(63.57161578133953, 63.57162689672678), '63.57162 … 63.57163');
+        assert.equal(rangeText(1, 1), '1 … 1');
         assert.equal(groupLetter(0), 'A');
         assert.equal(groupLetter(27), 'AB');
         assert.equal(firstLine('a\nb'), 'a …');
@@ -161,6 +163,7 @@ describe('core/compareHtml', () => {
         const grad = renderCompare(readCompare(GRAD, 'grad'), { ...STATE, title: 'Compare: grad' }, l10n, NONCE);
         assert.match(grad, /<tr class="odd" data-rank="1">.*?<td class="num nan bad">1<\/td>/);
         assert.match(grad, /<rect class="bad" data-rank="1"/);
+        assert.match(grad.slice(grad.indexOf('<div class="group odd"')), /^[^]*?<span class="bad">nan 1<\/span>/);
         assert.doesNotMatch(grad, /<rect class="bad" data-rank="[023]"/);
         assert.match(grad, /<svg class="line" data-metric="mean"/);
     });
