@@ -187,9 +187,7 @@ def test_bad_requests_exit_2_with_a_message(armed: Job) -> None:
 
 
 def test_chosen_ranks_paused_under_the_debugger_answer_too(tmp_path: Path) -> None:
-    # Each rank stops at its own breakpoint: --stop alone keeps the group layer's pauses
-    # (tested in test_together) out of this test of eval.
-    job = Job(tmp_path, 2, "--ranks", "all", "--stop", "alone")
+    job = Job(tmp_path, 2, "--ranks", "all")
     clients: dict[int, DAPClient] = {}
     try:
         path = str(SCRIPTS / SCRIPT)
@@ -201,6 +199,9 @@ def test_chosen_ranks_paused_under_the_debugger_answer_too(tmp_path: Path) -> No
         (tmp_path / "go").touch()
         stopped = {rank: client.stopped() for rank, client in clients.items()}
         assert all(s["reason"] == "breakpoint" for s in stopped.values())
+        for client in clients.values():  # the handler's threads are not the user's to see
+            names = [t["name"] for t in client.request("threads")["threads"]]
+            assert not [n for n in names if "rankdebug" in n], names
         out = rankdebug("eval", job.id, "all", "t", "--json", "--function", "training_step")
         assert out.returncode == 0, out.stdout + out.stderr
         assert [g["ranks"] for g in groups(out)] == [[0, 1]]

@@ -94,6 +94,8 @@ def start(folder: str, rank: int,
     handler.attach = attach
     thread = threading.Thread(target=_accept, name="rankdebug-handler", daemon=True)
     thread.pydev_do_not_trace = True  # type: ignore[attr-defined]  # hidden from debugpy
+    # debugpy neither lists nor suspends nor waits at exit for a "pydev daemon" thread.
+    thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
     thread.start()
     handler.ident = thread.ident
     if hasattr(os, "register_at_fork"):
@@ -141,6 +143,7 @@ def _accept() -> None:
         thread = threading.Thread(target=_serve, args=(conn,), name="rankdebug-handler-conn",
                                   daemon=True)
         thread.pydev_do_not_trace = True  # type: ignore[attr-defined]
+        thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
         thread.start()
 
 
@@ -363,6 +366,7 @@ def evaluate(expr: str, timeout: float, frame: object = None, function: object =
 
     worker = threading.Thread(target=run, name="rankdebug-handler-eval", daemon=True)
     worker.pydev_do_not_trace = True  # type: ignore[attr-defined]
+    worker.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
