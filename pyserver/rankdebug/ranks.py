@@ -136,6 +136,11 @@ def compact(ranks: Sequence[int]) -> str:
     return ",".join(parts)
 
 
+def label(ranks: Sequence[int]) -> str:
+    """``rank 3`` / ``ranks 0-2,4``."""
+    return ("ranks " if len(set(ranks)) > 1 else "rank ") + compact(ranks)
+
+
 def _numbers_only(parts: Sequence[str]) -> bool:
     return all(i != "all" and not i.startswith("local") for i in parts)
 

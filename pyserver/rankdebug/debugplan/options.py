@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from rankdebug.errors import BadInput
 
@@ -13,6 +13,7 @@ DEFAULT_TIMEOUT_S = 86400.0
 LOOPBACK = "127.0.0.1"
 AttachMode = Literal["auto", "start", "hit"]
 StopMode = Literal["together", "alone"]
+STOP_MODES: tuple[StopMode, ...] = get_args(StopMode)
 
 
 @dataclass(frozen=True)

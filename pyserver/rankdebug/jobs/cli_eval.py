@@ -159,8 +159,7 @@ def render(lines: list[dict[str, Any]], groups: list[compare.Group]) -> str:
                 span = (f"element {d['first']}" if d["first"] == d["last"]
                         else f"elements {d['first']}..{d['last']}")
                 where = f"  differs from rank {d['from']} at {span} (index {d['at']})"
-            who = ("ranks " if len(g.ranks) > 1 else "rank ") + rank_spec.compact(g.ranks)
-            out.append(f"  {who}: {_first_line(g.text, 40)}{where}")
+            out.append(f"  {rank_spec.label(g.ranks)}: {_first_line(g.text, 40)}{where}")
     elif groups:
         out.append(f"\nall {len(groups[0].ranks)} ranks equal")
     return "\n".join(out) + "\n"
@@ -193,7 +192,8 @@ def _groups(args: argparse.Namespace, key: str, reachable: list[Rank],
     def digest(rank: int, ranges: list[list[int]]) -> list[dict[str, Any]]:
         path = sockets[rank]
         assert path is not None
-        got = ask(path, {"command": "digest", "keep": key, "ranges": ranges},
+        got = ask(path, {"command": "digest", "keep": key, "ranges": ranges,
+                         "stats": args.tolerance is not None},  # read only with a tolerance
                   timeout=args.timeout + 5.0)
         return list(got["ranges"])
 

@@ -14,7 +14,6 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Hashable
 
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.discover import discover, find_job, rank_of_pid
@@ -98,14 +97,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, str(exc))
     seconds = time.monotonic() - t0
     taken = reads[-1]
-    groups = stk.group(taken)
-    flagged = odd_ranks([_read(one) for one in reads])
-    for g in groups:
-        g.odd = g.main and any((r.rank if r.rank is not None else -r.pid) in flagged
-                               for r in g.ranks)
+    groups = stk.group(taken, odd=odd_ranks([stk.main_keys(one) for one in reads]))
     # A disagreement on collectives counts when every read shows it.
-    messages = [{m["message"] for m in stk.mismatches(one)} for one in reads]
-    steady = [m for m in stk.mismatches(taken) if all(m["message"] in ms for ms in messages)]
+    found = [stk.mismatches(one) for one in reads]
+    steady = [m for m in found[-1]
+              if all(m["message"] in {o["message"] for o in one} for one in found)]
     view = stk.View(samples=args.samples, collectives=steady, tree=args.tree,
                     verbose=args.verbose)
     if args.json:
@@ -124,9 +120,3 @@ def _reads(args: argparse.Namespace, targets: list[tuple[int, int | None, str | 
         reads.append(stk.take(targets, nonblocking=args.nonblocking, timeout=args.timeout,
                               sockets=sockets))
     return reads
-
-
-def _read(stacks: list[stk.RankStack]) -> dict[int, Hashable]:
-    """rank -> its main thread's stack, for the ranks read."""
-    return {rank: tuple((f.name, f.file, f.line) for f in frames)
-            for rank, frames in stk.main_stacks(stacks)}

@@ -10,11 +10,10 @@ all_reduce #6".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rankdebug.ranks import compact
+from rankdebug.ranks import label
 
 
 @dataclass(frozen=True)
@@ -28,10 +27,6 @@ class Position:
             return (f"past {number}, in none of its collectives" if self.seq
                     else "in none of its collectives yet")
         return f"at {self.op} {number}"
-
-
-def _who(ranks: Sequence[int]) -> str:
-    return ("ranks " if len(ranks) > 1 else "rank ") + compact(ranks)
 
 
 def _position(state: dict[str, Any], name: str) -> Position:
@@ -61,15 +56,15 @@ def check(states: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         ordered = sorted(buckets.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
         norm_pos, norm_ranks = ordered[0]
-        label = f"{name} ({entry['desc']})" if entry["desc"] else name
-        odd = [(pos, ranks) for pos, ranks in ordered[1:]]
-        parts = [f"{_who(ranks)} {'is' if len(ranks) == 1 else 'are'} {pos.text()}"
+        title = f"{name} ({entry['desc']})" if entry["desc"] else name
+        odd = ordered[1:]
+        parts = [f"{label(ranks)} {'is' if len(ranks) == 1 else 'are'} {pos.text()}"
                  for pos, ranks in odd]
         out.append({
             "group": name, "desc": entry["desc"],
             "odd": sorted(r for _, ranks in odd for r in ranks),
-            "message": f"group {label}: " + "; ".join(parts)
-                       + f"; {_who(norm_ranks)} {norm_pos.text()}",
+            "message": f"group {title}: " + "; ".join(parts)
+                       + f"; {label(norm_ranks)} {norm_pos.text()}",
             "positions": [{"ranks": ranks, "op": pos.op, "seq": pos.seq}
                           for pos, ranks in ordered],
         })

@@ -34,12 +34,9 @@ class Diff:
     last: int | None = None
     close: bool = True
     exact: bool = True
-    rounds: int = 0
 
 
-def _far_values(x: float | str, y: float | str, tolerance: float | None) -> bool:
-    if tolerance is None:
-        return x != y
+def _far_values(x: float | str, y: float | str, tolerance: float) -> bool:
     if isinstance(x, str) or isinstance(y, str):
         return x != y  # nan, inf: only the same word is close
     return abs(x - y) > tolerance
@@ -57,23 +54,29 @@ def _far_chunks(a: dict[str, Any], b: dict[str, Any], tolerance: float) -> bool:
     return False
 
 
+def _leaf(diff: Diff, a: dict[str, Any], b: dict[str, Any], tolerance: float | None) -> None:
+    """Compare one range's elements: the first/last differing index, and closeness."""
+    for offset, (x, y) in enumerate(zip(a["values"], b["values"], strict=True)):
+        if x != y:
+            index = a["a"] + offset
+            diff.first = index if diff.first is None else min(diff.first, index)
+            diff.last = index if diff.last is None else max(diff.last, index)
+        if tolerance is not None and _far_values(x, y, tolerance):
+            diff.close = False
+
+
 def narrow(ask: Ask, ref: int, other: int, numel: int, tolerance: float | None) -> Diff:
     """How rank ``other``'s kept tensor differs from rank ``ref``'s (same element count)."""
     diff = Diff()
     frontier = [[0, numel]]
-    while frontier and diff.rounds < MAX_ROUNDS:
-        diff.rounds += 1
+    rounds = 0
+    while frontier and rounds < MAX_ROUNDS:
+        rounds += 1
         mine, theirs = ask(ref, frontier), ask(other, frontier)
         following: list[list[int]] = []
         for a, b in zip(mine, theirs, strict=True):
             if "values" in a:
-                for offset, (x, y) in enumerate(zip(a["values"], b["values"], strict=True)):
-                    if x != y:
-                        index = a["a"] + offset
-                        diff.first = index if diff.first is None else min(diff.first, index)
-                        diff.last = index if diff.last is None else max(diff.last, index)
-                    if _far_values(x, y, tolerance):
-                        diff.close = False
+                _leaf(diff, a, b, tolerance)
                 continue
             for ca, cb in zip(a["chunks"], b["chunks"], strict=True):
                 if ca["h"] == cb["h"]:
@@ -96,7 +99,6 @@ def narrow(ask: Ask, ref: int, other: int, numel: int, tolerance: float | None) 
 class Group:
     ranks: list[int]
     text: str
-    key: Any
     summary: dict[str, Any] | None = None
     number: float | None = None
     differs: dict[str, Any] | None = field(default=None)
@@ -154,7 +156,7 @@ def _group_exact(results: list[dict[str, Any]]) -> list[Group]:
         key = _key(result)
         group = groups.get(key)
         if group is None:
-            groups[key] = Group([], str(result.get("text", "")), key, result.get("summary"),
+            groups[key] = Group([], str(result.get("text", "")), result.get("summary"),
                                 _number(result))
             group = groups[key]
         group.ranks.append(int(result["rank"]))
@@ -187,6 +189,15 @@ def group(results: list[dict[str, Any]], tolerance: float | None = None,
         groups = _merge_numbers(groups, tolerance)
     if len(groups) < 2 or ask is None:
         return groups
+    answers: dict[tuple[int, str], list[dict[str, Any]]] = {}
+
+    def cached(rank: int, ranges: list[list[int]]) -> list[dict[str, Any]]:
+        """The largest group's rank is asked the same ranges for every odd group: once."""
+        key = (rank, repr(ranges))
+        if key not in answers:
+            answers[key] = ask(rank, ranges)
+        return answers[key]
+
     big = groups[0]
     kept = [big]
     for odd in groups[1:]:
@@ -194,7 +205,7 @@ def group(results: list[dict[str, Any]], tolerance: float | None = None,
             kept.append(odd)
             continue
         assert big.summary is not None
-        diff = narrow(ask, min(big.ranks), min(odd.ranks), int(big.summary["numel"]),
+        diff = narrow(cached, min(big.ranks), min(odd.ranks), int(big.summary["numel"]),
                       tolerance)
         if tolerance is not None and diff.close:
             big.ranks = sorted(big.ranks + odd.ranks)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ from rankdebug.pyspy import (
     parse_dump,
 )
 from rankdebug.pyspy import dump as _dump
-from rankdebug.ranks import compact
+from rankdebug.ranks import label
 
 __all__ = ["COLLECTIVES", "DUMP_TIMEOUT_S", "PYSPY_PIN", "Frame", "StacksError", "Thread",
            "collective", "dump", "find_pyspy", "parse_dump"]
@@ -148,7 +149,7 @@ def ranks_label(ranks: list[int | None], pids: list[int]) -> str:
     known = sorted(r for r in ranks if r is not None)
     out = []
     if known:
-        out.append(("ranks " if len(known) > 1 else "rank ") + compact(known))
+        out.append(label(known))
     unknown = [p for r, p in zip(ranks, pids, strict=True) if r is None]
     if unknown:
         out.append(("pids " if len(unknown) > 1 else "pid ") + ",".join(map(str, unknown)))
@@ -161,8 +162,10 @@ def _thread_role(thread: Thread) -> str:
     return re.sub(r"[-_ ]?\d+", "", thread.name) or thread.name
 
 
-def group(stacks: list[RankStack]) -> list[Group]:
-    """Rows of ranks that share a thread's stack: main threads first, largest rows first."""
+def group(stacks: list[RankStack], odd: set[int] | None = None) -> list[Group]:
+    """Rows of ranks that share a thread's stack: main threads first, largest rows first.
+    ``odd``: the ranks (-pid for an unknown rank) decided to be odd over several reads
+    (``odd_ones``); without it, every main-thread row but the largest is odd."""
     rows: dict[tuple[Any, ...], Group] = {}
     for rs in stacks:
         for thread in rs.threads:
@@ -183,10 +186,17 @@ def group(stacks: list[RankStack]) -> list[Group]:
         not g.main, -len(g.ranks), min((r.rank if r.rank is not None else 1 << 30)
                                        for r in g.ranks), g.thread))
     mains = [g for g in out if g.main]
-    if len(mains) > 1:
+    if odd is not None:
+        for g in mains:
+            g.odd = any(_key(r) in odd for r in g.ranks)
+    elif len(mains) > 1:
         for g in mains[1:]:
             g.odd = True
     return out
+
+
+def _key(rs: RankStack) -> int:
+    return rs.rank if rs.rank is not None else -rs.pid
 
 
 def take(targets: list[tuple[int, int | None, str | None]], *, nonblocking: bool = False,
@@ -234,14 +244,24 @@ def _from_handler(rs: RankStack) -> list[Thread]:
     return parse_dump(reply.get("threads"), rs.pid)
 
 
-def main_stacks(stacks: list[RankStack]) -> list[tuple[int, list[Frame]]]:
-    """(rank, main thread's frames) of every rank read (a rank number, else -pid)."""
+def _mains(stacks: list[RankStack]) -> list[tuple[int, Thread]]:
+    """(rank, main thread) of every rank read (a rank number, else -pid)."""
     out = []
     for rs in stacks:
         main = next((t for t in rs.threads if t.main), None)
         if main is not None:
-            out.append((rs.rank if rs.rank is not None else -rs.pid, main.frames))
+            out.append((_key(rs), main))
     return out
+
+
+def main_stacks(stacks: list[RankStack]) -> list[tuple[int, list[Frame]]]:
+    """(rank, main thread's frames) of every rank read."""
+    return [(rank, main.frames) for rank, main in _mains(stacks)]
+
+
+def main_keys(stacks: list[RankStack]) -> dict[int, Hashable]:
+    """rank -> its main thread's stack, comparable (``odd_ones`` reads these)."""
+    return {rank: main.key() for rank, main in _mains(stacks)}
 
 
 def mismatches(stacks: list[RankStack]) -> list[dict[str, Any]]:
@@ -269,8 +289,7 @@ def report(stacks: list[RankStack], groups: list[Group], job: str | None,
     from rankdebug.jobs.stack_tree import merge
 
     view = view or View()
-    odd = sorted({r.rank if r.rank is not None else -r.pid
-                  for g in groups if g.odd for r in g.ranks})
+    odd = sorted({_key(r) for g in groups if g.odd for r in g.ranks})
     return {
         "job": job,
         "time": time.time(),

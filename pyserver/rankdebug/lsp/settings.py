@@ -19,7 +19,7 @@ from typing import Any, Literal
 import attrs
 from pygls import uris
 
-from rankdebug.debugplan.options import LaunchOptions, StopMode
+from rankdebug.debugplan.options import STOP_MODES, LaunchOptions, StopMode
 
 SECTION = "rankdebug"
 
@@ -189,7 +189,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "collectiveTimeout": ("collective_timeout", _timeout),
     "wait": ("wait", _bool),
     "attachOn": ("attach_on", _choice("start", "hit")),
-    "stopRanks": ("stop_ranks", _choice("together", "alone")),
+    "stopRanks": ("stop_ranks", _choice(*STOP_MODES)),
     "unknownValues": ("unknown_values", _choice("off", "hint", "info", "warning")),
     "showNotifications": ("show_notifications",
                           _choice("off", "onError", "onWarning", "always")),

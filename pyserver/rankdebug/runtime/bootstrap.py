@@ -343,7 +343,7 @@ def act(env: MutableMapping[str, str]) -> None:
 
         debug.prepare(rank, local_rank, world_size, chosen=chosen)
         if armed:
-            debug.arm(armed)
+            debug.serve_handler(armed=True)  # in RANKDEBUG_ARM
         if chosen:
             debug.start(rank, local_rank, world_size)
     except Exception as exc:  # guest code: the script runs on, without a debugger

@@ -101,15 +101,15 @@ def state() -> dict[str, Any] | None:
     here = _in_python(dist)
     if here is not None:
         name = here["group"]
-        waiting = [e for e in open_.get(name or "", [])]
+        group = groups.get(name or "", {})
+        waiting = open_.get(name or "")
         if waiting:
             entry = max(waiting, key=lambda e: int(e["collective_seq_id"]))
             current = {"op": str(entry["profiling_name"]).split(":", 1)[-1],
                        "seq": int(entry["collective_seq_id"]), "source": "flight recorder"}
         else:
-            counter = groups.get(name or "", {}).get("counter")
-            current = {"op": here["op"], "seq": counter, "source": "stack"}
-        current.update(group=name, desc=groups.get(name or "", {}).get("desc"))
+            current = {"op": here["op"], "seq": group.get("counter"), "source": "stack"}
+        current.update(group=name, desc=group.get("desc"))
     for group in groups.values():
         if group["issued"] is None:  # no recorder: the counter (it counts p2p ops too)
             group["issued"] = group["counter"]

@@ -28,7 +28,7 @@ import socket
 import sys
 import threading
 
-from rankdebug.runtime import wire
+from rankdebug.runtime import frames, wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -222,7 +222,7 @@ def prepare(rank: int, local_rank: int | None, world_size: int | None,
 def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     """Called by the bootstrap in a chosen rank before the user's script runs."""
     prepare(rank, local_rank, world_size, chosen=True)
-    _serve_handler()
+    serve_handler(armed=False)
     if _env("RANKDEBUG_ATTACH", "start") == "hit":
         if _start_untraced():
             return
@@ -316,16 +316,18 @@ def job_folder() -> str | None:
         return None
 
 
-def _serve_handler() -> None:
-    """A chosen rank serves a control socket too, so that eval, stacks and Compare Across
+def serve_handler(*, armed: bool) -> str | None:
+    """Serve the rank's control socket in the job's folder, once per process; its path.
+    ``armed``: the socket is how the rank is debugged later (``--arm``, a held rank); a
+    chosen rank serves one too (``armed=False``), so that eval, stacks and Compare Across
     Ranks reach it whether it runs or is paused (the handler's threads are never traced)."""
     from rankdebug.runtime import handler
 
-    if handler.handler.sock is not None and handler.handler.pid == os.getpid():
-        return  # armed already
-    folder = job_folder()
-    if folder:
-        arm(folder, armed=False)
+    if handler.handler.sock is None or handler.handler.pid != os.getpid():
+        folder = job_folder()
+        if folder:
+            arm(folder, armed=armed)
+    return handler.handler.path if handler.handler.sock is not None else None
 
 
 def attach_now() -> tuple[str, int]:
@@ -340,8 +342,6 @@ def attach_now() -> tuple[str, int]:
             threading.Thread(target=_report_attached, name="rankdebug-handler-attached",
                              daemon=True).start()
         return state.listening
-
-
 
 
 def _attach_reply() -> dict[str, Any]:
@@ -457,7 +457,7 @@ def _catch_uncaught() -> None:
 
     def excepthook(kind: type[BaseException], value: BaseException,
                    tb: TracebackType | None) -> None:
-        tb = _without_our_frames(tb)
+        tb = frames.without_own(tb)
         value.__traceback__ = tb
         if not issubclass(kind, KeyboardInterrupt):
             _stop_at_exception(kind, value, tb)
@@ -496,16 +496,6 @@ def _attach_for_exception() -> bool:
         return False
     wait_for_client()
     return True
-
-
-def _without_our_frames(tb: TracebackType | None) -> TracebackType | None:
-    """``tb`` without the outer frames of rankdebug's runtime (the hook that ran the main
-    script)."""
-    from rankdebug.runtime import frames
-
-    while tb is not None and frames.own_file(tb.tb_frame.f_code.co_filename):
-        tb = tb.tb_next
-    return tb
 
 
 def _arm_attach_signal() -> int | None:

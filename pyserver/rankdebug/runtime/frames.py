@@ -12,7 +12,7 @@ import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import FrameType
+    from types import FrameType, TracebackType
     from typing import Any
 
 # Files of installed packages, the standard library and frozen modules: not the user's code.
@@ -29,6 +29,14 @@ def user_file(path: str) -> bool:
 def own_file(path: str) -> bool:
     """A file of rankdebug's runtime in a rank: its frames are never shown to the user."""
     return bool(_OWN_FILE.search(path))
+
+
+def without_own(tb: TracebackType | None) -> TracebackType | None:
+    """``tb`` without its outer frames of rankdebug's runtime (the hook that ran the main
+    script)."""
+    while tb is not None and own_file(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    return tb
 
 
 def walk(frame: FrameType | None) -> list[FrameType]:

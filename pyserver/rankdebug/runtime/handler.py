@@ -12,7 +12,7 @@ reply per request, several requests per connection:
         optional: "frame" (index or function name), "function" (prefer its frame), "keep"
         (a key: keep a tensor's snapshot for digest); the reply may carry "output" (what the
         code printed), "number" (a scalar's value), "summary" (``runtime.summary``)
-    {"command": "digest", "keep": K, "ranges": [[a, b], ...]}
+    {"command": "digest", "keep": K, "ranges": [[a, b], ...], "stats": bool}
                                                  -> {"event": "digest", "ranges": [...]}
     {"command": "stacks"}                        -> {"event": "stacks", "threads": [...],
                                                      "collectives": ``runtime.collectives``}
@@ -46,7 +46,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-MAX_TEXT = 100_000  # characters of an eval result sent back (repr of a big tensor)
 MAX_REQUEST = 1 << 20
 # debugpy's and pydevd's files: the frames a paused rank shows above the user's.
 _DEBUGGER_FILE = re.compile(r"[/\\](debugpy|pydevd\w*|_pydevd\w*|_pydev_\w*)[/\\]")
@@ -92,11 +91,7 @@ def start(folder: str, rank: int,
         return None
     handler.sock, handler.path, handler.pid, handler.rank = sock, path, os.getpid(), rank
     handler.attach = attach
-    thread = threading.Thread(target=_accept, name="rankdebug-handler", daemon=True)
-    thread.pydev_do_not_trace = True  # type: ignore[attr-defined]  # hidden from debugpy
-    # debugpy neither lists nor suspends nor waits at exit for a "pydev daemon" thread.
-    thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
-    thread.start()
+    thread = _start_thread("rankdebug-handler", _accept)
     handler.ident = thread.ident
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -104,6 +99,16 @@ def start(folder: str, rank: int,
 
     atexit.register(stop)
     return path
+
+
+def _start_thread(name: str, target: Callable[..., None], *args: Any) -> threading.Thread:
+    """A daemon thread of the handler's, started: never traced, and a "pydev daemon"
+    thread, which debugpy neither lists, nor suspends, nor waits for at exit."""
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    thread.pydev_do_not_trace = True  # type: ignore[attr-defined]
+    thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
+    thread.start()
+    return thread
 
 
 def stop() -> None:
@@ -140,11 +145,7 @@ def _accept() -> None:
         if not _same_user(conn):
             conn.close()
             continue
-        thread = threading.Thread(target=_serve, args=(conn,), name="rankdebug-handler-conn",
-                                  daemon=True)
-        thread.pydev_do_not_trace = True  # type: ignore[attr-defined]
-        thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
-        thread.start()
+        _start_thread("rankdebug-handler-conn", _serve, conn)
 
 
 def _same_user(conn: socket.socket) -> bool:
@@ -298,9 +299,9 @@ def namespace(frame: object = None, function: object = None,
         one = _pick(stack, frame)
         return one.f_globals, dict(one.f_locals)
     if isinstance(function, str) and function:
-        for one in stack:
-            if one.f_code.co_name == function:
-                return one.f_globals, dict(one.f_locals)
+        with contextlib.suppress(LookupError):  # no such frame: the user's frames
+            one = _pick(stack, function)
+            return one.f_globals, dict(one.f_locals)
     main = sys.modules.get("__main__")
     module_globals: dict[str, Any] = dict(vars(main)) if main is not None else {}
     user = [f for f in stack if frames.user_file(f.f_code.co_filename)]
@@ -342,10 +343,8 @@ def evaluate(expr: str, timeout: float, frame: object = None, function: object =
         try:
             globals_, locals_ = namespace(frame, function)
             value, output = repl.run(expr, globals_, locals_)
-            text = repr(value)
-            if len(text) > MAX_TEXT:
-                text = text[:MAX_TEXT] + f"… ({len(text) - MAX_TEXT} more characters)"
-            result.update(event="result", text=text, type=type(value).__name__)
+            result.update(event="result", text=repl.clip(repr(value)),
+                          type=type(value).__name__)
             if output:
                 result["output"] = output
             if isinstance(value, (bool, int, float)) and (
@@ -364,10 +363,7 @@ def evaluate(expr: str, timeout: float, frame: object = None, function: object =
         except BaseException as exc:  # the repr raised, or SystemExit: it is the user's code
             result.update(event="error", message=f"{type(exc).__name__}: {exc}")
 
-    worker = threading.Thread(target=run, name="rankdebug-handler-eval", daemon=True)
-    worker.pydev_do_not_trace = True  # type: ignore[attr-defined]
-    worker.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
-    worker.start()
+    worker = _start_thread("rankdebug-handler-eval", run)
     worker.join(timeout)
     if worker.is_alive():
         return {"event": "error",
@@ -388,4 +384,5 @@ def digest(request: dict[str, Any]) -> dict[str, Any]:
             isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)
             for r in ranges):
         return {"event": "error", "message": "digest needs ranges: [[a, b], ...]"}
-    return {"event": "digest", "ranges": summary.digest(elements, ranges)}
+    return {"event": "digest",
+            "ranges": summary.digest(elements, ranges, request.get("stats") is not False)}

@@ -46,6 +46,8 @@ import sys
 import threading
 import time
 
+from rankdebug.runtime import debug, frames
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -105,18 +107,6 @@ def held() -> list[Held]:
         return sorted(_held, key=lambda h: not h.main)
 
 
-def held_frames() -> list[FrameType] | None:
-    """Where ``eval`` looks while the rank is held: the held traceback's frames (the main
-    thread's, else the first held thread's), innermost first; None when nothing is held."""
-    found = held()
-    return found[0].frames() if found else None
-
-
-def enabled() -> bool:
-    return os.environ.get("RANKDEBUG_HOLD", "1").strip().lower() not in (
-        "0", "false", "no", "off")
-
-
 # --- the hooks (called by the bootstrap's) ----------------------------------------------
 
 
@@ -128,7 +118,7 @@ def on_uncaught(previous: Callable[[type[BaseException], BaseException,
     if not _should_hold(kind, where):
         previous(kind, value, tb)
         return
-    tb = _without_our_frames(tb)
+    tb = frames.without_own(tb)
     with contextlib.suppress(Exception):
         value.__traceback__ = tb
     one = _hold(kind, value, tb, where)
@@ -150,7 +140,7 @@ def on_thread_uncaught(previous: Callable[[Any], Any], args: Any, where: Where) 
     if value is None or not _should_hold(kind, where):
         previous(args)
         return
-    tb = _without_our_frames(args.exc_traceback)
+    tb = frames.without_own(args.exc_traceback)
     one = _hold(kind, value, tb, where)
     try:
         if one is not None:
@@ -161,8 +151,8 @@ def on_thread_uncaught(previous: Callable[[Any], Any], args: Any, where: Where) 
 
 
 def _should_hold(kind: type[BaseException], where: Where) -> bool:
-    if not enabled() or os.getpid() != where[3]:
-        return False  # turned off, or a process forked by the rank
+    if os.getpid() != where[3]:
+        return False  # a process forked by the rank (the hooks exist only when enabled)
     if not isinstance(kind, type) or issubclass(kind, (SystemExit, KeyboardInterrupt)):
         return False
     if _hold_ended():
@@ -180,7 +170,7 @@ def _attempt() -> str:
 
 def _hold_ended() -> bool:
     """A held rank of this run of the job was continued and ends: no more holds."""
-    folder = _job_folder()
+    folder = debug.job_folder()
     if not folder:
         return False
     try:
@@ -191,7 +181,7 @@ def _hold_ended() -> bool:
 
 
 def _mark_ended() -> None:
-    folder = _job_folder()
+    folder = debug.job_folder()
     if not folder:
         return
     path = os.path.join(folder, _ENDED)
@@ -222,8 +212,6 @@ def describe(kind: type[BaseException], value: BaseException,
              tb: TracebackType | None) -> dict[str, Any]:
     """The ``raised`` fields: the exception, and the innermost frame of the user's code
     (the innermost frame at all when none is the user's)."""
-    from rankdebug.runtime import frames
-
     where = None
     innermost = None
     while tb is not None:
@@ -273,27 +261,15 @@ def _hold(kind: type[BaseException], value: BaseException, tb: TracebackType | N
 def _reachable(where: Where) -> str | None:
     """Make sure the rank reports to its supervisor and serves its control socket (a rank
     of a job that is not armed starts both now); the socket's path."""
-    from rankdebug.runtime import debug, handler
-
     rank, local_rank, world_size, _pid = where
     debug.prepare(rank, local_rank, world_size, chosen=False)  # done already when armed
-    if handler.handler.sock is None or handler.handler.pid != os.getpid():
-        folder = _job_folder()
-        if folder:
-            debug.arm(folder)
-    return handler.handler.path if handler.handler.sock is not None else None
-
-
-def _job_folder() -> str | None:
-    from rankdebug.runtime import debug
-
-    return debug.job_folder()
+    return debug.serve_handler(armed=True)
 
 
 def _report(info: dict[str, Any], socket_path: str | None) -> None:
     """``raised`` to the supervisor, and into the registry (after the supervisor has
     recorded what the rank sent before, so its writes cannot undo this one)."""
-    from rankdebug.runtime import debug, registry
+    from rankdebug.runtime import registry
 
     if debug.state.ctl is not None:
         debug.send("raised", **info)
@@ -388,14 +364,6 @@ def _on_sigterm(rank: int, kind: type[BaseException], value: BaseException,
     with contextlib.suppress(ValueError, OSError):
         if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
             signal.signal(signal.SIGTERM, ended)
-
-
-def _without_our_frames(tb: TracebackType | None) -> TracebackType | None:
-    from rankdebug.runtime import frames
-
-    while tb is not None and frames.own_file(tb.tb_frame.f_code.co_filename):
-        tb = tb.tb_next
-    return tb
 
 
 def _say(text: str) -> None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILENAME = "<rankdebug eval>"
-MAX_OUTPUT = 100_000  # characters of captured output sent back
+MAX_TEXT = 100_000  # characters of a value's repr or of captured output sent back
 
 session: dict[str, Any] = {}  # names earlier evals assigned, and ``_``
 
@@ -85,16 +85,23 @@ def _capture_stop() -> None:
                     setattr(sys, name, stream.stream)
 
 
-def _parse(source: str) -> tuple[ast.Module, int]:
-    """The code as a module, and the columns stripped from its start (a one-liner typed
-    with leading blanks)."""
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` cut to ``limit`` characters, saying how many more there were."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def _parse(source: str) -> ast.Module:
+    """The code as a module (a one-liner typed with leading blanks is stripped of them, and
+    error columns count them)."""
     text = source.rstrip()
     shift = 0
     if "\n" not in text:
         shift = len(text) - len(text.lstrip())
         text = text.lstrip()
     try:
-        return ast.parse(text, FILENAME, "exec"), shift
+        return ast.parse(text, FILENAME, "exec")
     except SyntaxError as exc:
         line = exc.lineno or 1
         column = (exc.offset or 1) + (shift if line == 1 else 0)
@@ -113,7 +120,7 @@ def _where(exc: BaseException) -> int | None:
 def run(source: str, globals_: dict[str, Any], locals_: dict[str, Any]) -> tuple[Any, str]:
     """Run ``source``; its value (None when the last line is not an expression) and what it
     printed. Raises EvalError."""
-    module, _shift = _parse(source)
+    module = _parse(source)
     last: ast.Expression | None = None
     if module.body and isinstance(module.body[-1], ast.Expr):
         last = ast.Expression(module.body.pop().value)  # type: ignore[attr-defined]
@@ -140,7 +147,4 @@ def run(source: str, globals_: dict[str, Any], locals_: dict[str, Any]) -> tuple
             session[name] = now
     if last is not None:
         session["_"] = value
-    text = output.getvalue()
-    if len(text) > MAX_OUTPUT:
-        text = text[:MAX_OUTPUT] + f"… ({len(text) - MAX_OUTPUT} more characters)"
-    return value, text
+    return value, clip(output.getvalue())

@@ -7,10 +7,10 @@ or a NumPy array: shape, dtype, device, min, max, mean, norm (over the finite el
 memory (row-major, contiguous): equal checksums mean bitwise-equal tensors.
 
 ``digest(value, ranges)``: for each ``[a, b)`` range of the flattened value, either its
-elements (a short range) or ``CHUNKS`` chunks, each with its checksum, finite min and max and
-NaN/Inf counts: the comparing side narrows a difference down to single elements in a few
-rounds, and tells "close within T" from "far" on the way (a chunk whose min or max is more
-than T apart holds an element more than T apart).
+elements (a short range) or ``CHUNKS`` chunks, each with its checksum (and, when a tolerance
+is in play, finite min and max and NaN/Inf counts): the comparing side narrows a difference
+down to single elements in a few rounds, and tells "close within T" from "far" on the way
+(a chunk whose min or max is more than T apart holds an element more than T apart).
 
 torch and NumPy are never imported here: a value is one of theirs only if its module is
 already loaded. Stdlib only, Python 3.9 and later.
@@ -197,9 +197,10 @@ def summarize(value: Any) -> tuple[dict[str, Any] | None, _Torch | _Numpy | None
     return out, elements
 
 
-def digest(elements: _Torch | _Numpy, ranges: list[list[int]]) -> list[dict[str, Any]]:
+def digest(elements: _Torch | _Numpy, ranges: list[list[int]],
+           stats: bool = True) -> list[dict[str, Any]]:
     """Per ``[a, b)`` range: {"values": [...]} when it is at most ``LEAF`` long, else
-    {"chunks": [{"a", "b", "h", "min", "max", "nan", "inf"}, ...]}."""
+    {"chunks": [{"a", "b", "h", and with ``stats`` "min", "max", "nan", "inf"}, ...]}."""
     raw = elements.raw()
     size = elements.itemsize
     out: list[dict[str, Any]] = []
@@ -212,10 +213,11 @@ def digest(elements: _Torch | _Numpy, ranges: list[list[int]]) -> list[dict[str,
         chunks = []
         for lo in range(a, b, step):
             hi = min(b, lo + step)
-            h = _md5()
-            h.update(raw[lo * size:hi * size])
-            one = elements.stats(lo, hi)
-            chunks.append({"a": lo, "b": hi, "h": h.hexdigest()[:16], "min": one["min"],
-                           "max": one["max"], "nan": one["nan"], "inf": one["inf"]})
+            chunk: dict[str, Any] = {"a": lo, "b": hi,
+                                     "h": _checksum(raw[lo * size:hi * size])[:16]}
+            if stats:
+                one = elements.stats(lo, hi)
+                chunk.update({k: one[k] for k in ("min", "max", "nan", "inf")})
+            chunks.append(chunk)
         out.append({"a": a, "b": b, "chunks": chunks})
     return out

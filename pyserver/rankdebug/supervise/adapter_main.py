@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rankdebug.supervise.procs import is_zombie
+
 WATCH_S = 0.5
 
 
@@ -31,20 +33,10 @@ def _watch(supervisor: int) -> None:
     def run() -> None:
         while True:
             time.sleep(WATCH_S)
-            if _gone(supervisor):
+            if is_zombie(supervisor):  # ended, or ended and not yet reaped
                 os._exit(0)
 
     threading.Thread(target=run, name="rankdebug-supervisor-watch", daemon=True).start()
-
-
-def _gone(pid: int) -> bool:
-    """Ended, or ended and not yet reaped by its parent (a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return True
-    return stat[stat.rfind(b")") + 2:][:1] in (b"Z", b"X")
 
 
 def main(argv: list[str]) -> None:

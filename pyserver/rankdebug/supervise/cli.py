@@ -38,6 +38,7 @@ from rankdebug.command import plan_argv, plan_file
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.debugplan import DebugPlan, LaunchOptions, Origin
 from rankdebug.debugplan.job_env import JobPlaces, JobRun, job_run, prepare_boot_dir
+from rankdebug.debugplan.options import STOP_MODES
 from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.runtime import registry
 from rankdebug.supervise import ports as portmod
@@ -70,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="hit (auto, the default): chosen ranks run without a tracer until "
                         "a breakpoint, Pause or an uncaught exception needs one; start: "
                         "debugpy listens before the script runs (traced from the start)")
-    parser.add_argument("--stop", choices=("together", "alone"), default="together",
+    parser.add_argument("--stop", choices=STOP_MODES, default="together",
                         help="together (the default): when a chosen rank stops (breakpoint, "
                         "exception, step, pause), the other chosen ranks are paused too; "
                         "alone: they run on")

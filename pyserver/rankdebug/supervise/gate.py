@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rankdebug.supervise import dapwire, peer
+from rankdebug.supervise.gate_breaks import with_lines
 from rankdebug.supervise.gate_client import ClientSession
 from rankdebug.supervise.gate_said import Said
 from rankdebug.supervise.gate_waiting import WaitFrame
@@ -129,9 +130,7 @@ class Gate:
                 if key.startswith("setBreakpoints:") and os.path.realpath(key[15:]) == path:
                     args = dict(req.get("arguments") or args)
             bps = [b for b in args.get("breakpoints") or [] if isinstance(b, dict)]
-            have = {b.get("line") for b in bps}
-            bps += [{"line": n} for n in sorted(self.cli_breaks.get(path, ())) if n not in have]
-            return dict(args, breakpoints=bps)
+            return dict(args, breakpoints=with_lines(bps, self.cli_breaks.get(path, ())))
 
     # --- clients --------------------------------------------------------------------
 

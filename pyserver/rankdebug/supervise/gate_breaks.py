@@ -11,6 +11,7 @@ rest of its condition (``EXPR``) or none. SPEC is the quick-pick's grammar: ``1,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from rankdebug import ranks
@@ -19,6 +20,12 @@ _BOUND = re.compile(r"^\s*ranks?\s+(?P<spec>[\w\-, ]+?)(?:\s+and\s+(?P<rest>.+))
 
 # Per entry of the client's list: the index in the forwarded list, or why it was left out.
 Mapping = list[int | str]
+
+
+def with_lines(bps: list[Any], lines: Iterable[int]) -> list[Any]:
+    """A ``setBreakpoints`` list with ``--break`` ``lines`` it lacks added at its end."""
+    have = {b.get("line") for b in bps if isinstance(b, dict)}
+    return [*bps, *({"line": n} for n in sorted(lines) if n not in have)]
 
 
 def binding(condition: object) -> tuple[str, str | None] | None:

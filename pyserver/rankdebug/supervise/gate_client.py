@@ -343,9 +343,7 @@ class ClientSession:
         if not extra:
             return req, None
         bps = list(args.get("breakpoints") or [])
-        have = {b.get("line") for b in bps if isinstance(b, dict)}
-        added = [{"line": n} for n in sorted(extra) if n not in have]
-        args["breakpoints"] = bps + added
+        args["breakpoints"] = gate_breaks.with_lines(bps, extra)
         return dict(req, arguments=args), len(bps)
 
     def _merge_cli_sources(self) -> None:

@@ -28,14 +28,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from rankdebug import ranks as rankspec
+from rankdebug.debugplan.options import STOP_MODES, StopMode
 from rankdebug.supervise.gate import Gate
 from rankdebug.supervise.gate_waiting import WaitFrame, main_thread
 
-StopMode = Literal["together", "alone"]
-STOP_MODES: tuple[StopMode, ...] = ("together", "alone")
 BLOCKED_AFTER_S = 1.0
 # A rank asked to pause that has not stopped by then is read from outside: it may wait in
 # native code (a collective whose peer is stopped), where no pause can reach it. A rank
@@ -188,7 +187,6 @@ class Together:
 
     def _read_stack(self, rank: int, pid: int) -> None:
         from rankdebug import pyspy  # only when a rank is late
-        from rankdebug.runtime.frames import own_file
 
         try:
             threads = pyspy.dump(pid, nonblocking=True, timeout=10.0)
@@ -205,8 +203,8 @@ class Together:
             self.job.post(lambda: self._read_again(rank))
             return
         found = pyspy.collective(threads)
-        frames = [WaitFrame(f.name, f.file, f.line, f.library)
-                  for f in main.frames if not own_file(f.file)]
+        frames = [WaitFrame(f.name, f.file, f.line, f.library)  # rankdebug's: parsed out
+                  for f in main.frames]
         # A collective by name; else the library call it is in (backward, a queue's get).
         what = found["name"] if found else (
             frames[0].name if frames and frames[0].library else "native code")
