@@ -4,7 +4,7 @@
  * optional cancellation. The answer is read by core/cliOutput.ts.
  */
 import { execFile } from 'node:child_process';
-import { cliAnswer, CliError, jsonLines } from './core/cliOutput';
+import { cliAnswerOf, CliError, jsonLines } from './core/cliOutput';
 import { log } from './log';
 import { cliPrefix } from './python';
 
@@ -54,7 +54,8 @@ export function runCli(python: string, args: string[], options: CliOptions = {})
                 }
                 const code = typeof e?.code === 'number' ? e.code : 0;
                 try {
-                    resolve({ answer: cliAnswer(stdout, stderr, code), lines: jsonLines(stdout), code, ms });
+                    const lines = jsonLines(stdout);
+                    resolve({ answer: cliAnswerOf(lines, stderr, code), lines, code, ms });
                 } catch (x) {
                     log().debug(`rankdebug ${args.join(' ')}: exit ${code} in ${ms} ms; stderr: ${stderr.trim().slice(-2000)}`);
                     reject(x);

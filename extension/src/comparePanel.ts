@@ -14,18 +14,18 @@
  * the recent ones offered. Also the context key `rankdebug.rankFocused` (the focused debug
  * session is a rank of a job this window knows) that the menus read.
  */
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { runCli } from './cli';
 import { functionOfFrame, parseTolerance, readCompare, type CompareView } from './core/compare';
 import { renderCompare, type CompareState } from './core/compareHtml';
 import { isRowArg } from './core/commandArgs';
-import { remember } from './core/evaluate';
+import { takesCommands } from './core/jobList';
+import { newNonce } from './core/webviewHtml';
 import { TYPE, type RankdebugConfiguration } from './debug/configuration';
+import { pickExpression, RecentExpressions } from './expressionPick';
 import type { JobState } from './jobState';
 import type { JobNode, JobsView } from './jobsView';
 import { log } from './log';
-import { RECENT_KEY } from './rankEval';
 import type { RankGroups } from './rankGroups';
 
 const VIEW_TYPE = 'rankdebug.compare';
@@ -63,6 +63,12 @@ function variableArg(args: readonly unknown[]): { sessionId?: string; expr?: str
     };
 }
 
+/** The text selected in the active editor, trimmed; '' when none. */
+function editorSelection(): string {
+    const editor = vscode.window.activeTextEditor;
+    return editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : '';
+}
+
 class ComparePanel implements vscode.Disposable {
     readonly panel: vscode.WebviewPanel;
     private view: CompareView | undefined;
@@ -91,16 +97,12 @@ class ComparePanel implements vscode.Disposable {
         this.panel.webview.onDidReceiveMessage((m: Message) => void this.onMessage(m));
     }
 
-    private nonce(): string {
-        return randomBytes(18).toString('base64');
-    }
-
     private state(extra: Partial<CompareState> = {}): CompareState {
         return { title: this.title, tolerance: this.tolerance, from: this.request.from, frame: this.request.fn, ...extra };
     }
 
     private render(extra: Partial<CompareState> = {}): void {
-        this.panel.webview.html = renderCompare(this.view, this.state(extra), vscode.l10n, this.nonce());
+        this.panel.webview.html = renderCompare(this.view, this.state(extra), vscode.l10n, newNonce());
     }
 
     /** Runs the comparison again (the newest request wins: an older run under way is cancelled). */
@@ -167,14 +169,17 @@ export class ComparePanels implements vscode.Disposable {
     private readonly frames = new Map<string, string>();
     private readonly disposables: vscode.Disposable[] = [];
     private rankFocused: boolean | undefined;
+    /** The recent expressions, shared with Evaluate in Rank…. */
+    private readonly recent: RecentExpressions;
 
     constructor(
         private readonly python: () => Promise<string>,
         private readonly state: JobState,
         private readonly jobs: Pick<JobsView, 'pickJob'>,
         private readonly groups: Pick<RankGroups, 'makeGroupOf'>,
-        private readonly memento: vscode.Memento,
+        memento: vscode.Memento,
     ) {
+        this.recent = new RecentExpressions(memento);
         this.disposables.push(
             vscode.debug.onDidStartDebugSession((s) => this.sessions.set(s.id, s)),
             vscode.debug.onDidTerminateDebugSession((s) => this.sessions.delete(s.id)),
@@ -221,7 +226,7 @@ export class ComparePanels implements vscode.Disposable {
     jobOf(session: vscode.DebugSession): { job: string; rank?: number } | undefined {
         const config = session.configuration as RankdebugConfiguration;
         if (session.type !== TYPE) return undefined;
-        const tracked = this.state.bySession(session.id) ?? (session.parentSession ? this.state.bySession(session.parentSession.id) : undefined);
+        const tracked = this.state.ofSession(session);
         const job = tracked?.job ?? config.__rank?.job ?? config.__attach?.job ?? (typeof config.job === 'string' && config.job !== 'latest' ? config.job : undefined);
         return job ? { job, rank: config.__rank?.rank } : undefined;
     }
@@ -265,8 +270,7 @@ export class ComparePanels implements vscode.Disposable {
             return;
         }
         if (!variable) {
-            const editor = vscode.window.activeTextEditor;
-            const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : '';
+            const selected = editorSelection();
             if (!selected || !(args[0] instanceof vscode.Uri)) return this.compareExpression(args);
             expr = selected;
         }
@@ -302,46 +306,27 @@ export class ComparePanels implements vscode.Disposable {
         if (active && ours) return { ...ours, session: active };
         const mine = [...new Set(this.state.all().flatMap((t) => (t.job ? [t.job] : [])))];
         if (mine.length === 1) return { job: mine[0] };
-        const info = await this.jobs.pickJob(vscode.l10n.t('Compare a value across the ranks of which job?'), (j) => j.source === 'registry');
+        const info = await this.jobs.pickJob(vscode.l10n.t('Compare a value across the ranks of which job?'), takesCommands);
         return info ? { job: info.id } : undefined;
     }
 
     /** A quick pick that takes what is typed; offered: the editor's selection, the Debug Console's last expression, the recent ones. */
     private ask(job: string, repl: { expr: string; rank?: number } | undefined): Promise<string | undefined> {
-        const recent = this.memento.get<string[]>(RECENT_KEY, []);
-        const editor = vscode.window.activeTextEditor;
-        const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : '';
+        const selected = editorSelection();
         const offered: vscode.QuickPickItem[] = [];
         if (selected && selected.length <= 2000) offered.push({ label: selected, description: vscode.l10n.t('selected in the editor') });
         if (repl && repl.expr !== selected) offered.push({ label: repl.expr, description: repl.rank !== undefined ? vscode.l10n.t('last in the Debug Console of rank {0}', repl.rank) : vscode.l10n.t('last in the Debug Console') });
-        const seen = new Set(offered.map((i) => i.label));
-        const items = [...offered, ...recent.filter((r) => !seen.has(r)).map((label) => ({ label, description: vscode.l10n.t('recent') }))];
-        return new Promise((resolve) => {
-            const qp = vscode.window.createQuickPick();
-            qp.title = vscode.l10n.t('Compare across the ranks of {0}', job);
-            qp.placeholder = vscode.l10n.t('A Python expression evaluated in every rank, e.g. loss.item() or model.fc.weight');
-            qp.items = items;
-            qp.onDidChangeValue((v) => {
-                const typed = v.trim();
-                qp.items = typed && !items.some((i) => i.label === typed) ? [{ label: typed }, ...items] : items;
-            });
-            let done = false;
-            qp.onDidAccept(() => {
-                done = true;
-                resolve(qp.selectedItems[0]?.label ?? (qp.value.trim() || undefined));
-                qp.hide();
-            });
-            qp.onDidHide(() => {
-                if (!done) resolve(undefined);
-                qp.dispose();
-            });
-            qp.show();
+        return pickExpression({
+            title: vscode.l10n.t('Compare across the ranks of {0}', job),
+            placeholder: vscode.l10n.t('A Python expression evaluated in every rank, e.g. loss.item() or model.fc.weight'),
+            offered,
+            recent: this.recent.list(),
         });
     }
 
     /** The expression's panel (reused when it is open), run. */
     private async show(request: Request): Promise<void> {
-        await this.memento.update(RECENT_KEY, remember(this.memento.get<string[]>(RECENT_KEY, []), request.expr));
+        await this.recent.add(request.expr);
         const key = `${request.job}\n${request.expr}`;
         let panel = this.panels.get(key);
         if (panel) {

@@ -36,10 +36,10 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const python = async (): Promise<string> => (await server.python()).python;
     const jobs = new JobsView(state, python);
     const attach = new RankAttach(python, jobs, state);
-    const stacks = new StacksPanels(python, jobs);
-    const evaluate = new RankEval(context.globalState, python);
     const execute = server.execute.bind(server);
     const groups = new RankGroups(state, new RankTargets(state, jobs, new GroupStore()), execute);
+    const stacks = new StacksPanels(python, jobs, groups);
+    const evaluate = new RankEval(context.globalState, python);
     const compare = new ComparePanels(python, state, jobs, groups, context.globalState);
     const filter = new JobsFilter(jobs, execute);
     const binder = new BreakpointBinder(execute, state);

@@ -92,6 +92,11 @@ export class JobState implements vscode.Disposable {
         return undefined;
     }
 
+    /** The tracked job of a debug session (a rank's session not registered yet: through its parent). */
+    ofSession(session: vscode.DebugSession): TrackedJob | undefined {
+        return this.bySession(session.id) ?? (session.parentSession ? this.bySession(session.parentSession.id) : undefined);
+    }
+
     /** A rank event of a job: its live states first, then the listeners. */
     rankEvent(job: TrackedJob, event: LaunchEvent): void {
         job.live ??= new LiveRanks();

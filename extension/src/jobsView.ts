@@ -26,6 +26,7 @@ import {
     readJobs,
     refreshMs,
     rowSignature,
+    takesCommands,
     type JobInfo,
     type RankInfo,
     type SessionState,
@@ -360,7 +361,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         const item = new vscode.TreeItem(g.label, vscode.TreeItemCollapsibleState.Collapsed);
         item.description = g.description;
         item.tooltip = `${g.label}\n${g.description}`;
-        item.contextValue = ['rankdebug.ranks', node.job.source === 'registry' ? 'control' : ''].filter(Boolean).join(' ');
+        item.contextValue = ['rankdebug.ranks', takesCommands(node.job) ? 'control' : ''].filter(Boolean).join(' ');
         item.iconPath = new vscode.ThemeIcon(g.id.startsWith('node:') ? 'server' : 'list-tree');
         item.id = nodeId(node);
         return item;

@@ -6,20 +6,22 @@
  */
 import * as vscode from 'vscode';
 import { runCli } from './cli';
-import { evalLine, readEvalResult, remember } from './core/evaluate';
+import { evalLine, readEvalResult } from './core/evaluate';
+import { pickExpression, RecentExpressions } from './expressionPick';
 import type { JobNode } from './jobsView';
 import { log } from './log';
 
-/** The recent expressions, shared with Compare Across Ranks. */
-export const RECENT_KEY = 'rankdebug.eval.recent';
-
 export class RankEval implements vscode.Disposable {
     private channel: vscode.OutputChannel | undefined;
+    /** The recent expressions, shared with Compare Across Ranks. */
+    private readonly recent: RecentExpressions;
 
     constructor(
-        private readonly memento: vscode.Memento,
+        memento: vscode.Memento,
         private readonly python: () => Promise<string>,
-    ) {}
+    ) {
+        this.recent = new RecentExpressions(memento);
+    }
 
     private output(): vscode.OutputChannel {
         this.channel ??= vscode.window.createOutputChannel('Rank Debugger: Eval');
@@ -28,28 +30,10 @@ export class RankEval implements vscode.Disposable {
 
     /** A quick pick that takes what is typed, with the recent expressions below it. */
     private ask(rank: number, job: string): Promise<string | undefined> {
-        const recent = this.memento.get<string[]>(RECENT_KEY, []);
-        return new Promise((resolve) => {
-            const qp = vscode.window.createQuickPick();
-            qp.title = vscode.l10n.t('Evaluate in rank {0} of {1}', rank, job);
-            qp.placeholder = vscode.l10n.t("A Python expression, e.g. optimizer.param_groups[0]['lr']");
-            const recentItems = recent.map((label) => ({ label, description: vscode.l10n.t('recent') }));
-            qp.items = recentItems;
-            qp.onDidChangeValue((v) => {
-                const typed = v.trim();
-                qp.items = typed && !recent.includes(typed) ? [{ label: typed }, ...recentItems] : recentItems;
-            });
-            let done = false;
-            qp.onDidAccept(() => {
-                done = true;
-                resolve(qp.selectedItems[0]?.label ?? (qp.value.trim() || undefined));
-                qp.hide();
-            });
-            qp.onDidHide(() => {
-                if (!done) resolve(undefined);
-                qp.dispose();
-            });
-            qp.show();
+        return pickExpression({
+            title: vscode.l10n.t('Evaluate in rank {0} of {1}', rank, job),
+            placeholder: vscode.l10n.t("A Python expression, e.g. optimizer.param_groups[0]['lr']"),
+            recent: this.recent.list(),
         });
     }
 
@@ -61,7 +45,7 @@ export class RankEval implements vscode.Disposable {
         const { job, rank } = node;
         const expr = await this.ask(rank.rank, job.id);
         if (!expr) return;
-        await this.memento.update(RECENT_KEY, remember(this.memento.get<string[]>(RECENT_KEY, []), expr));
+        await this.recent.add(expr);
         const t0 = Date.now();
         try {
             const run = await vscode.window.withProgress(

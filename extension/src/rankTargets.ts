@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { isRowArg, rowsOf, sessionIdOf } from './core/commandArgs';
 import { controlSocket } from './core/control';
 import type { GroupStore } from './core/groupStore';
-import { controlDir, jobLabel, type JobInfo } from './core/jobList';
+import { controlDir, jobLabel, takesCommands, type JobInfo } from './core/jobList';
 import { registryRoot } from './core/jobs';
 import { formatSpec } from './core/ranks';
 import { ranksOf } from './core/rankTree';
@@ -65,8 +65,7 @@ export class RankTargets {
     /** The tracked job of the focused debug session (a rank's session not registered yet: through its parent), if any. */
     focused(): TrackedJob | undefined {
         const active = vscode.debug.activeDebugSession;
-        if (!active) return undefined;
-        return this.state.bySession(active.id) ?? (active.parentSession ? this.state.bySession(active.parentSession.id) : undefined);
+        return active ? this.state.ofSession(active) : undefined;
     }
 
     /** The job a command was run on (see the module's comment); undefined after telling the user why. */
@@ -85,7 +84,7 @@ export class RankTargets {
             );
             return picked ? this.fromTracked(picked.tracked) : undefined;
         }
-        const info = await this.jobs.pickJob(vscode.l10n.t('Which job?'), (j) => controlDir(j, this.root) !== null);
+        const info = await this.jobs.pickJob(vscode.l10n.t('Which job?'), takesCommands);
         return info ? this.fromInfo(info) : undefined;
     }
 

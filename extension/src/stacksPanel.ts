@@ -5,17 +5,18 @@
  * The page shows the main threads merged as a tree (the default for more than one rank) or
  * the columns. It posts `refresh`, `open` (column and frame indexes), `openNode` and `group`
  * (a tree node's index); the file, line and ranks acted on come from this side's model,
- * never from the page. A node's group action runs `rankdebug.ranks.makeGroup` with its ranks.
+ * never from the page. A node's group action makes a group of its ranks (rankGroups.ts `makeGroupOf`).
  */
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { runCli } from './cli';
 import { jobLabel, type JobInfo } from './core/jobList';
 import { compactRanks, toStacksView, type FrameView, type StacksView } from './core/stacks';
 import { renderMessage, renderStacks, type StacksLabels } from './core/stacksHtml';
+import { newNonce } from './core/webviewHtml';
 import type { JobNode } from './jobsView';
 import { log } from './log';
+import type { RankGroups } from './rankGroups';
 
 const VIEW_TYPE = 'rankdebug.stacks';
 
@@ -35,6 +36,7 @@ class StacksPanel implements vscode.Disposable {
     constructor(
         private readonly job: JobInfo,
         private readonly python: () => Promise<string>,
+        private readonly groups: Pick<RankGroups, 'makeGroupOf'>,
         onDispose: () => void,
     ) {
         this.title = vscode.l10n.t('Stacks: {0}', jobLabel(job));
@@ -47,10 +49,6 @@ class StacksPanel implements vscode.Disposable {
         this.panel.webview.onDidReceiveMessage((m: Message) => void this.onMessage(m));
     }
 
-    private nonce(): string {
-        return randomBytes(18).toString('base64');
-    }
-
     /** Reads the stacks again (one read at a time) and renders them. */
     load(): Promise<void> {
         this.loading ??= this.read().finally(() => (this.loading = undefined));
@@ -59,7 +57,7 @@ class StacksPanel implements vscode.Disposable {
 
     private async read(): Promise<void> {
         const refresh = vscode.l10n.t('Refresh');
-        if (!this.view) this.panel.webview.html = renderMessage(this.title, refresh, vscode.l10n.t('Reading the stack of every rank…'), this.nonce());
+        if (!this.view) this.panel.webview.html = renderMessage(this.title, refresh, vscode.l10n.t('Reading the stack of every rank…'), newNonce());
         const t0 = Date.now();
         try {
             const run = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Reading stacks') }, async () =>
@@ -67,13 +65,13 @@ class StacksPanel implements vscode.Disposable {
             );
             const view = toStacksView(run.answer);
             this.view = view;
-            this.panel.webview.html = renderStacks(view, this.labels(view), this.nonce());
+            this.panel.webview.html = renderStacks(view, this.labels(view), newNonce());
             log().info(`stacks of ${this.job.id}: ${view.columns.length} groups, ${view.read}/${view.total} ranks read, ${Date.now() - t0} ms`);
         } catch (e) {
             const message = e instanceof Error ? e.message : String(e);
             log().warn(`stacks of ${this.job.id}: ${message}`);
             this.view = undefined;
-            this.panel.webview.html = renderMessage(this.title, refresh, vscode.l10n.t('Cannot read the stacks: {0}', message), this.nonce());
+            this.panel.webview.html = renderMessage(this.title, refresh, vscode.l10n.t('Cannot read the stacks: {0}', message), newNonce());
         }
     }
 
@@ -111,14 +109,13 @@ class StacksPanel implements vscode.Disposable {
         await this.open(this.view?.columns[m.column]?.frames[m.frame]);
     }
 
-    /** Make Group… with a tree node's ranks, as if they were the rank rows selected in Training Jobs. */
+    /** Make Group… with a tree node's ranks (distinct, in order, as of rank rows selected in Training Jobs). */
     private async makeGroup(index: number): Promise<void> {
         const node = this.view?.nodes[index];
         const ranks = node?.ranks.filter((r) => r >= 0) ?? [];
         if (!ranks.length) return;
-        const rows = ranks.map((rank) => ({ kind: 'rank', job: this.job, rank: { rank } }) as unknown as JobNode);
         log().info(`stacks of ${this.job.id}: make a group of ranks ${compactRanks(ranks)}`);
-        await vscode.commands.executeCommand('rankdebug.ranks.makeGroup', rows[0], rows);
+        await this.groups.makeGroupOf(this.job.id, [...new Set(ranks)].sort((a, b) => a - b));
     }
 
     private async open(frame: FrameView | undefined): Promise<void> {
@@ -146,6 +143,7 @@ export class StacksPanels implements vscode.Disposable {
     constructor(
         private readonly python: () => Promise<string>,
         private readonly jobs: { pickJob(title: string): Promise<JobInfo | undefined> },
+        private readonly groups: Pick<RankGroups, 'makeGroupOf'>,
     ) {}
 
     /** Shows the job's panel (a job row, or a job picked in the palette) and reads the stacks. */
@@ -156,7 +154,7 @@ export class StacksPanels implements vscode.Disposable {
         if (panel) {
             panel.panel.reveal();
         } else {
-            panel = new StacksPanel(job, this.python, () => this.panels.delete(job.id));
+            panel = new StacksPanel(job, this.python, this.groups, () => this.panels.delete(job.id));
             this.panels.set(job.id, panel);
         }
         await panel.load();

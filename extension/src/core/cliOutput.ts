@@ -40,7 +40,11 @@ export function jsonLines(stdout: string): Record<string, unknown>[] {
  * no object at all becomes a CliError with the end of stderr (or the exit status).
  */
 export function cliAnswer(stdout: string, stderr: string, code: number | null): Record<string, unknown> {
-    const objects = jsonLines(stdout);
+    return cliAnswerOf(jsonLines(stdout), stderr, code);
+}
+
+/** cliAnswer of the JSON lines already read from stdout (jsonLines). */
+export function cliAnswerOf(objects: readonly Record<string, unknown>[], stderr: string, code: number | null): Record<string, unknown> {
     const last = objects[objects.length - 1];
     const error = last ? asObject(last.error) : undefined;
     if (error) {

@@ -11,7 +11,7 @@
  */
 import { differsText, firstLine, groupIndex, groupLetter, rangeText, ranksText, shortNumber, tensorHead, type CompareView, type RankAnswer, type Sparkline, type ValueGroup } from './compare';
 import type { Localize } from './localize';
-import { escapeHtml, isNonce } from './stacksHtml';
+import { escapeHtml, webviewPage } from './webviewHtml';
 
 export interface CompareState {
     /** `Compare: weight`. */
@@ -92,21 +92,6 @@ document.addEventListener('click', (e) => {
 });
 `;
 
-function page(nonce: string, title: string, body: string): string {
-    if (!isNonce(nonce)) throw new Error('a nonce of at least 16 base64 characters is needed');
-    const csp = `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}';`;
-    return `<!DOCTYPE html>
-<html><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style nonce="${nonce}">${STYLE}</style>
-</head><body>
-${body}
-<script nonce="${nonce}">${SCRIPT}</script>
-</body></html>`;
-}
-
 function header(state: CompareState, view: CompareView | undefined, l10n: Localize): string {
     const bits: string[] = [];
     if (view) {
@@ -167,14 +152,19 @@ function groupCard(group: ValueGroup, index: number, view: CompareView, l10n: Lo
 const SPARK_H = 36;
 const SPARK_PAD = 4;
 
+/** The least and the greatest of a series' values (NaN, Inf and errors left out); undefined when it has none. */
+function valueRange(line: Sparkline): { lo: number; hi: number } | undefined {
+    const values = line.points.flatMap((p) => (p.value === null ? [] : [p.value]));
+    return values.length ? { lo: Math.min(...values), hi: Math.max(...values) } : undefined;
+}
+
 /** The SVG of one series: a polyline through the ranks' values, a dot per rank (odd ranks marked), a red bar where NaN or Inf is. */
-export function sparkSvg(line: Sparkline, l10n: Localize): string {
+export function sparkSvg(line: Sparkline, l10n: Localize, range = valueRange(line)): string {
     const n = line.points.length;
     const w = Math.max(160, Math.min(640, n * 18));
     const x = (i: number): number => (n === 1 ? w / 2 : SPARK_PAD + (i * (w - 2 * SPARK_PAD)) / (n - 1));
-    const values = line.points.flatMap((p) => (p.value === null ? [] : [p.value]));
-    const lo = Math.min(...values);
-    const hi = Math.max(...values);
+    // No range: no value either, so no point is placed.
+    const { lo, hi } = range ?? { lo: 0, hi: 0 };
     // Bound by the minimum and maximum; all equal: across the middle.
     const y = (v: number): number => (hi === lo ? SPARK_H / 2 : SPARK_PAD + ((hi - v) / (hi - lo)) * (SPARK_H - 2 * SPARK_PAD));
     const f = (v: number): string => v.toFixed(1);
@@ -200,9 +190,9 @@ export function sparkSvg(line: Sparkline, l10n: Localize): string {
 function sparks(view: CompareView, l10n: Localize): string {
     if (!view.sparklines.length) return '';
     const items = view.sparklines.map((s) => {
-        const values = s.points.flatMap((p) => (p.value === null ? [] : [p.value]));
-        const range = values.length ? rangeText(Math.min(...values), Math.max(...values)) : '';
-        return `<div class="spark"><span class="name">${escapeHtml(s.metric)}</span>${sparkSvg(s, l10n)}<span class="range">${escapeHtml(range)}</span></div>`;
+        const range = valueRange(s);
+        const text = range ? rangeText(range.lo, range.hi) : '';
+        return `<div class="spark"><span class="name">${escapeHtml(s.metric)}</span>${sparkSvg(s, l10n, range)}<span class="range">${escapeHtml(text)}</span></div>`;
     });
     return `<section class="sparks">${items.join('')}</section>`;
 }
@@ -264,5 +254,5 @@ export function renderCompare(view: CompareView | undefined, state: CompareState
     const body = view
         ? `${verdict(view, l10n)}<section class="groups">${view.groups.map((g, i) => groupCard(g, i, view, l10n)).join('')}</section>${sparks(view, l10n)}${table(view, state, l10n)}`
         : '';
-    return page(nonce, state.title, `${header(state, view, l10n)}${status}${body}`);
+    return webviewPage(nonce, state.title, { style: STYLE, script: SCRIPT }, `${header(state, view, l10n)}${status}${body}`);
 }

@@ -28,9 +28,9 @@ export interface ControlReply {
 }
 
 /** Milliseconds a command waits for its reply. */
-export const CONTROL_TIMEOUT_MS = 5000;
+const CONTROL_TIMEOUT_MS = 5000;
 
-export const CONTROL_SOCKET = 'ctl.sock';
+const CONTROL_SOCKET = 'ctl.sock';
 
 /** The control socket of the job whose folder is `dir`. */
 export function controlSocket(dir: string): string {

@@ -132,13 +132,21 @@ export function readJobs(answer: unknown): JobsSnapshot {
 }
 
 /**
+ * Whether a job's supervisor takes commands (the group commands): a job `rankdebug launch`
+ * supervises (in the registry, or whose folder the answer names); not a job the scan found.
+ */
+export function takesCommands(job: Pick<JobInfo, 'source' | 'dir'>): boolean {
+    return Boolean(job.dir) || job.source === 'registry';
+}
+
+/**
  * The folder of a job `rankdebug launch` supervises (its control socket is `ctl.sock` in it):
  * the answer's `dir`, else the job's folder in the registry under `root`; null for a job the
  * scan found (no supervisor takes commands).
  */
 export function controlDir(job: Pick<JobInfo, 'id' | 'source' | 'dir'>, root: string): string | null {
-    if (job.dir) return job.dir;
-    return job.source === 'registry' ? path.join(root, job.id) : null;
+    if (!takesCommands(job)) return null;
+    return job.dir || path.join(root, job.id);
 }
 
 /** What this window's debug sessions know of a rank (jobState.ts). */
@@ -208,7 +216,7 @@ export function jobContext(job: JobInfo, hasTerminal: boolean): string {
  */
 export function rankContext(rank: RankInfo, job: JobInfo, session: SessionState): string {
     const armed = (rank.armed || job.armed) && rank.state !== 'exited';
-    const control = job.source === 'registry' ? 'control' : '';
+    const control = takesCommands(job) ? 'control' : '';
     return ['rankdebug.rank', canAttach(rank, session) ? 'attachable' : '', armed ? 'armed' : '', rank.state === 'exited' ? 'exited' : '', control].filter(Boolean).join(' ');
 }
 

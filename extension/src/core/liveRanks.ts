@@ -22,18 +22,12 @@ export type LiveRank =
     | ({ state: 'raised'; exception: string; message: string; pid: number | null } & Where)
     | { state: 'exited'; code: number };
 
-export type LiveState = LiveRank['state'];
-
 /** The live states of a job's ranks; `apply` answers whether a row changed. */
 export class LiveRanks {
     private readonly ranks = new Map<number, LiveRank>();
 
     get(rank: number): LiveRank | undefined {
         return this.ranks.get(rank);
-    }
-
-    get size(): number {
-        return this.ranks.size;
     }
 
     apply(ev: LaunchEvent): boolean {

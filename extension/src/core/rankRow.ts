@@ -24,7 +24,7 @@ export interface RankRow {
 }
 
 /** A scan or session state in the view's words. */
-export function stateWord(s: ShownState, l10n: Localize): string {
+function stateWord(s: ShownState, l10n: Localize): string {
     switch (s) {
         case 'starting':
             return l10n.t('starting');

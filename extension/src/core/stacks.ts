@@ -102,9 +102,8 @@ function frame(v: unknown): FrameView {
     };
 }
 
-/** `ranks 0-2,4` / `rank 3` / `pid 123` (as the CLI labels groups). */
-export function ranksLabel(ranks: (number | null)[], pids: number[]): string {
-    const known = [...new Set(ranks.filter((r): r is number => r !== null))].sort((a, b) => a - b);
+/** `0-2,4`: sorted distinct numbers, each run of consecutive ones as `first-last`. */
+function ranges(known: readonly number[]): string {
     const parts: string[] = [];
     for (let i = 0; i < known.length; ) {
         let j = i;
@@ -112,23 +111,22 @@ export function ranksLabel(ranks: (number | null)[], pids: number[]): string {
         parts.push(i === j ? String(known[i]) : `${known[i]}-${known[j]}`);
         i = j + 1;
     }
+    return parts.join(',');
+}
+
+/** `ranks 0-2,4` / `rank 3` / `pid 123` (as the CLI labels groups). */
+export function ranksLabel(ranks: (number | null)[], pids: number[]): string {
+    const known = [...new Set(ranks.filter((r): r is number => r !== null))].sort((a, b) => a - b);
     const unknown = pids.filter((_p, i) => ranks[i] === null || ranks[i] === undefined).map((p) => `pid ${p}`);
-    const head = known.length ? `${known.length === 1 ? 'rank' : 'ranks'} ${parts.join(',')}` : '';
+    const head = known.length ? `${known.length === 1 ? 'rank' : 'ranks'} ${ranges(known)}` : '';
     return [head, ...unknown].filter(Boolean).join(', ') || '?';
 }
 
 /** `0-2,4` (and `pid 123` for a negative -pid): the ranks of a tree node, compact. */
 export function compactRanks(ranks: readonly number[]): string {
     const known = [...new Set(ranks.filter((r) => r >= 0))].sort((a, b) => a - b);
-    const parts: string[] = [];
-    for (let i = 0; i < known.length; ) {
-        let j = i;
-        while (j + 1 < known.length && known[j + 1] === known[j] + 1) j++;
-        parts.push(i === j ? String(known[i]) : `${known[i]}-${known[j]}`);
-        i = j + 1;
-    }
     const pids = [...new Set(ranks.filter((r) => r < 0))].map((r) => `pid ${-r}`);
-    return [parts.join(','), ...pids].filter(Boolean).join(', ');
+    return [ranges(known), ...pids].filter(Boolean).join(', ');
 }
 
 /** The ranks a `3`, `0-2`, `0,1,4-5` list names. */

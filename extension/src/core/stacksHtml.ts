@@ -9,6 +9,7 @@
  * The Tree / Columns toggle is the page's own (kept in the webview's state). No `vscode` import.
  */
 import { compactRanks, parseRankList, type ColumnView, type CollectiveMismatch, type StacksView, type TreeNodeView } from './stacks';
+import { escapeHtml, webviewPage } from './webviewHtml';
 
 /** The page's words, localised by the caller. */
 export interface StacksLabels {
@@ -31,14 +32,8 @@ export interface StacksLabels {
     collectivesTitle?: string;
 }
 
-export function escapeHtml(text: string): string {
-    return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
-
-/** A nonce for the page's CSP (base64 of 16 random bytes from the caller, or letters). */
-export function isNonce(nonce: string): boolean {
-    return /^[A-Za-z0-9+/=]{16,}$/.test(nonce);
-}
+/** Tests read escapeHtml from here. */
+export { escapeHtml };
 
 const STYLE = `
 body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); background: var(--vscode-editor-background); margin: 0; padding: 8px 12px; }
@@ -140,18 +135,7 @@ document.addEventListener('click', (e) => {
 `;
 
 function page(nonce: string, title: string, body: string, mode?: 'tree' | 'columns'): string {
-    if (!isNonce(nonce)) throw new Error('a nonce of at least 16 base64 characters is needed');
-    const csp = `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}';`;
-    return `<!DOCTYPE html>
-<html><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style nonce="${nonce}">${STYLE}</style>
-</head><body${mode ? ` class="mode-${mode}" data-mode="${mode}"` : ''}>
-${body}
-<script nonce="${nonce}">${SCRIPT}</script>
-</body></html>`;
+    return webviewPage(nonce, title, { style: STYLE, script: SCRIPT }, body, mode ? `class="mode-${mode}" data-mode="${mode}"` : '');
 }
 
 function header(labels: Pick<StacksLabels, 'title' | 'refresh'>, meta: string, toggle = ''): string {

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { differsText, firstLine, functionOfFrame, groupLetter, parseTolerance, rangeText, readCompare, scalar, shortNumber, sparklines, type CompareView } from '../../../extension/src/core/compare';
 import { renderCompare, sparkSvg, type CompareState } from '../../../extension/src/core/compareHtml';
 import { l10n } from './debug/fakes';
+import { NONCE } from './fixtures';
 
 // What `rankdebug eval JOB all weight --json` prints for tests/launch/scripts/compare_job.py
 // (4 ranks; rank 2's weight differs at element 1234 by 1e-3), texts shortened.
@@ -46,7 +47,6 @@ const GRAD = [0, 1, 2, 3].map((rank) => ({
 }));
 GRAD.push({ event: 'compare', groups: [{ ranks: [0, 2, 3], text: 'tensor([1., …])' }, { ranks: [1], text: 'tensor([1., nan, …])', differs: { from: 0, first: 3, last: 3, at: [3], exact: true } }] } as never);
 
-const NONCE = 'abcdefghijklmnopqrstuv==';
 const STATE: CompareState = { title: 'Compare: weight', tolerance: null, from: 0, frame: 'main' };
 
 /** The page's text for a selector-free look: tags dropped, entities kept. */

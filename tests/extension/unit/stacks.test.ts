@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { ranksLabel, toStacksView } from '../../../extension/src/core/stacks';
 import { escapeHtml, renderMessage, renderStacks, type StacksLabels } from '../../../extension/src/core/stacksHtml';
+import { NONCE, STACKS_LABELS } from './fixtures';
 
 const C10D = '/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py';
 
@@ -32,18 +33,7 @@ const ANSWER = {
     odd: [3],
 };
 
-const LABELS: StacksLabels = {
-    title: 'Stacks: torchrun · 4242@node0',
-    meta: '4 of 5 ranks read',
-    refresh: 'Refresh',
-    errors: 'Ranks that could not be read',
-    noStacks: 'No stack could be read.',
-    oddOneOut: 'odd one out',
-    idle: 'idle',
-    waitingIn: (c) => `waiting in ${c}`,
-    thread: (t) => `thread ${t}`,
-};
-const NONCE = 'abcdefghijklmnopqrstuv==';
+const LABELS: StacksLabels = { ...STACKS_LABELS, title: 'Stacks: torchrun · 4242@node0', meta: '4 of 5 ranks read' };
 
 describe('core/stacks', () => {
     const view = toStacksView(ANSWER);

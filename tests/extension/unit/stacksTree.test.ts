@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { compactRanks, parseRankList, toStacksView } from '../../../extension/src/core/stacks';
-import { highlightRanks, renderCollectives, renderStacks, renderTree, type StacksLabels } from '../../../extension/src/core/stacksHtml';
+import { highlightRanks, renderCollectives, renderStacks, renderTree } from '../../../extension/src/core/stacksHtml';
+import { NONCE, STACKS_LABELS as LABELS } from './fixtures';
 
 const C10D = '/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py';
 const TRAIN = '/home/me/proj/train.py';
@@ -44,19 +45,6 @@ const ANSWER = {
         },
     ],
 };
-
-const LABELS: StacksLabels = {
-    title: 'Stacks',
-    meta: '4 of 4 ranks read',
-    refresh: 'Refresh',
-    errors: 'Ranks that could not be read',
-    noStacks: 'No stack could be read.',
-    oddOneOut: 'odd one out',
-    idle: 'idle',
-    waitingIn: (c) => `waiting in ${c}`,
-    thread: (t) => `thread ${t}`,
-};
-const NONCE = 'abcdefghijklmnopqrstuv==';
 
 describe('core/stacks: the merged tree and the collectives', () => {
     const view = toStacksView(ANSWER);
