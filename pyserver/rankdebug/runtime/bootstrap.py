@@ -177,7 +177,6 @@ class GuardFinder(AfterImport):
 
     def __init__(self, seconds: float) -> None:
         super().__init__(_C10D, lambda module: patch_c10d(module, seconds))
-        self.seconds = seconds
 
 
 def patch_c10d(module: Any, seconds: float) -> None:

@@ -336,8 +336,7 @@ class Supervisor:
             fields.update(state="exited")
         else:
             return
-        with contextlib.suppress(OSError, registry.RegistryError):
-            registry.update_rank(self.job, rank, **fields)
+        self.record(rank, fields)
 
     def _on_adapter_asked(self, rank: int, cid: int, _conn: _Conn,
                           _msg: dict[str, Any]) -> None:
@@ -407,7 +406,7 @@ class Supervisor:
             self._give_adapter(rank, asking, adapter)
         if rank in self._gates:
             return  # the gate's port is the one reported
-        pid = next((c.pid for c in self._conns.values() if c.rank == rank), None)
+        pid = self.pid_of(rank)
         if self._chosen(rank):
             # --attach start: a gate in front all the same (ranks together), relaying from
             # its client's first message.
@@ -418,9 +417,8 @@ class Supervisor:
                 gate.traced_from_start = True
                 gate.go_live(adapter.client_host, adapter.client_port)
                 return
-        with contextlib.suppress(OSError, registry.RegistryError):
-            registry.update_rank(self.job, rank, state="listening", host=adapter.client_host,
-                                 port=adapter.client_port, pid=pid)
+        self.record(rank, {"state": "listening", "host": adapter.client_host,
+                           "port": adapter.client_port, "pid": pid})
         self.emit({"event": "listening", "rank": rank, "host": adapter.client_host,
                    "port": adapter.client_port, "pid": pid, "job": self.job})
 
@@ -457,9 +455,8 @@ class Supervisor:
             return None
         self._gates[rank] = gate
         gate.start()
-        with contextlib.suppress(OSError, registry.RegistryError):
-            registry.update_rank(self.job, rank, state="listening", host=gate.host,
-                                 port=gate.port, pid=pid)
+        self.record(rank, {"state": "listening", "host": gate.host, "port": gate.port,
+                           "pid": pid})
         self.emit({"event": "listening", "rank": rank, "host": gate.host, "port": gate.port,
                    "pid": pid, "job": self.job})
         return gate
@@ -488,8 +485,7 @@ class Supervisor:
             self.together.on_gate(rank, what, info)
         elif what == "configured":
             pid = conn.pid if conn is not None else None
-            with contextlib.suppress(OSError, registry.RegistryError):
-                registry.update_rank(self.job, rank, state="attached", pid=pid)
+            self.record(rank, {"state": "attached", "pid": pid})
             self.emit({"event": "attached", "rank": rank, "pid": pid, "job": self.job})
             if conn is not None and not conn.waiting and self._unserved(rank):
                 self._signal_attach(conn)  # --no-wait: the rank runs with --break lines only
