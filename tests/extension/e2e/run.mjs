@@ -226,11 +226,21 @@ async function showFile(page, name) {
 }
 
 async function goToLine(page, line) {
-    await page.keyboard.press('Control+G');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(`:${line}`);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: `line ${line}` }).first().waitFor();
+    // Right after a debug session ends the workbench may take focus back and close (or
+    // leave inert) a quick input that just opened: open it again then.
+    for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press('Control+G');
+        try {
+            await input.waitFor({ state: 'visible', timeout: 10000 });
+            await input.fill(`:${line}`, { timeout: 10000 });
+            await page.locator('.quick-input-list .monaco-list-row', { hasText: `line ${line}` }).first().waitFor({ timeout: 10000 });
+            break;
+        } catch (e) {
+            if (attempt === 3) throw e;
+            await page.keyboard.press('Escape');
+        }
+    }
     await page.keyboard.press('Enter');
     await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
     await waitFor(`the cursor on line ${line}`, async () => (await page.locator('.statusbar-item', { hasText: `Ln ${line},` }).count()) > 0, 15000);
