@@ -8,7 +8,9 @@ import sys
 from collections.abc import Sequence
 
 from rankdebug import __version__
+from rankdebug.errors import BadInput, report
 from rankdebug.launcher_table import LAUNCH_PROGRAM
+from rankdebug.runtime.registry import RegistryError
 
 # verb -> module providing add_arguments(parser) and run(args) -> int.
 # Imported lazily so `rankdebug plan` does not pay for the server or the runtime.
@@ -82,5 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     verb_parser = argparse.ArgumentParser(prog=f"rankdebug {args[0]}")
     module.add_arguments(verb_parser)
     ns = verb_parser.parse_args(args[1:])
-    result: int = module.run(ns)
+    try:
+        result: int = module.run(ns)
+    except RegistryError as exc:  # a planted or foreign registry folder: refused, not used
+        return report(BadInput(f"job registry: {exc}"),
+                      as_json=bool(getattr(ns, "json", False)), prog=f"rankdebug {args[0]}")
     return result

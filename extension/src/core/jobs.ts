@@ -69,10 +69,28 @@ export function pidAlive(pid: number | undefined | null): boolean {
     }
 }
 
+/**
+ * Why `dir` is not a registry folder to trust (a link, or another user's: a planted folder
+ * could name ports that are not the job's), or undefined when it is this user's own folder.
+ */
+export function untrustedFolder(dir: string, uid: number = process.getuid?.() ?? 0): string | undefined {
+    let st: fs.Stats;
+    try {
+        st = fs.lstatSync(dir);
+    } catch {
+        return undefined; // not there (yet): nothing to trust or distrust
+    }
+    if (st.isSymbolicLink()) return `${dir} is a symbolic link, not a folder of yours`;
+    if (!st.isDirectory()) return `${dir} is not a folder`;
+    if (st.uid !== uid) return `${dir} belongs to uid ${st.uid}, not to you`;
+    return undefined;
+}
+
 /** Every job in the registry, oldest first; jobs whose supervisor is gone are left out unless `all`. */
 export function listJobs(root: string = registryRoot(), all = false): JobEntry[] {
     let names: string[];
     try {
+        if (untrustedFolder(root) !== undefined) return [];
         names = fs.readdirSync(root).sort();
     } catch {
         return [];
@@ -82,7 +100,7 @@ export function listJobs(root: string = registryRoot(), all = false): JobEntry[]
         const dir = path.join(root, name);
         let files: string[];
         try {
-            if (!fs.statSync(dir).isDirectory()) continue;
+            if (untrustedFolder(dir) !== undefined || !fs.statSync(dir).isDirectory()) continue;
             files = fs.readdirSync(dir);
         } catch {
             continue;

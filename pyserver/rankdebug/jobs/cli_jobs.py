@@ -14,7 +14,9 @@ import shlex
 import sys
 import time
 
+from rankdebug.errors import BAD_INPUT, envelope
 from rankdebug.jobs.discover import Discovery, Job, discover, find_job, raised_text
+from rankdebug.runtime import registry
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,9 +38,8 @@ def _when(t: float | None) -> str:
 
 
 def render(found: Discovery) -> str:
-    if not found.jobs:
-        return f"no training jobs on {found.host} (scan: {found.scan_ms:.0f} ms)\n"
-    lines = []
+    lines = [] if found.jobs else [f"no training jobs on {found.host} "
+                                   f"(scan: {found.scan_ms:.0f} ms)"]
     for job in found.jobs:
         cmd = shlex.join(job.command)
         if len(cmd) > 100:
@@ -66,6 +67,7 @@ def render(found: Discovery) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    registry.root()  # a registry folder that is not the user's own is refused, and said so
     first = None
     if args.sample > 0:
         first = discover(gpus=False)
@@ -76,10 +78,10 @@ def run(args: argparse.Namespace) -> int:
         if job is None:
             message = f"no job {args.job!r}"
             if args.json:
-                print(json.dumps({"error": {"message": message}}))
+                print(json.dumps(envelope(message)))
             else:
                 print(f"rankdebug jobs: {message}", file=sys.stderr)
-            return 1
+            return BAD_INPUT  # a job that does not exist is bad input, as in stacks and eval
         found.jobs = [job]
     if args.json:
         print(json.dumps(found.to_json()))

@@ -35,12 +35,11 @@ import math
 import os
 import re
 import socket
-import struct
 import sys
 import threading
 import time
 
-from rankdebug.runtime import wire
+from rankdebug.runtime import peercred, wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,22 +141,10 @@ def _accept() -> None:
             conn, _ = sock.accept()
         except OSError:
             return
-        if not _same_user(conn):
+        if not peercred.same_user(conn):
             conn.close()
             continue
         _start_thread("rankdebug-handler-conn", _serve, conn)
-
-
-def _same_user(conn: socket.socket) -> bool:
-    peercred = getattr(socket, "SO_PEERCRED", None)
-    if peercred is None:
-        return True  # not Linux: the 0600 file and 0700 folder are the guard
-    try:
-        data = conn.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
-    except OSError:
-        return False
-    _pid, uid, _gid = struct.unpack("3i", data)
-    return bool(uid == os.getuid())
 
 
 def _serve(conn: socket.socket) -> None:

@@ -51,13 +51,34 @@ def root() -> str:
 
 
 def _private_dir(path: str) -> None:
+    """Create ``path`` 0700, or accept it only as a real folder of this user's (never a
+    link, never another user's folder, whatever its mode): another user who planted it
+    could read the job's files or plant fake ranks in it."""
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o700)
     info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise RegistryError(f"{path} is not a folder owned by this user")
+    if stat.S_ISLNK(info.st_mode):
+        raise RegistryError(f"{path} is a symbolic link, not a folder of yours{_FIX}")
+    if not stat.S_ISDIR(info.st_mode):
+        raise RegistryError(f"{path} is not a folder{_FIX}")
+    if info.st_uid != os.getuid():
+        raise RegistryError(f"{path} belongs to {_user(info.st_uid)}, "
+                            f"mode {stat.S_IMODE(info.st_mode):04o}, not to you{_FIX}")
     if stat.S_IMODE(info.st_mode) != 0o700:
         os.chmod(path, 0o700)
+
+
+_FIX = ("; rankdebug will not use it (remove it, or set XDG_RUNTIME_DIR to a folder "
+        "only you can write, and rankdebug keeps its registry there)")
+
+
+def _user(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
 
 
 def new_job_id() -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from rankdebug.debugplan.job_env import JobRun
-from rankdebug.runtime import registry, wire
+from rankdebug.runtime import peercred, registry, wire
 from rankdebug.supervise import procs
 from rankdebug.supervise.adapters import Adapter, start_adapter
 from rankdebug.supervise.gate import Gate
@@ -127,6 +127,9 @@ class Supervisor:
                 conn, _ = self._listener.accept()
             except OSError:
                 return
+            if not peercred.same_user(conn):  # group commands drive the owner's ranks
+                conn.close()
+                continue
             self._next_conn += 1
             cid = self._next_conn
             threading.Thread(

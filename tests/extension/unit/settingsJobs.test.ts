@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findJob, listJobs, registryRoot, statusText } from '../../../extension/src/core/jobs';
+import { findJob, listJobs, registryRoot, statusText, untrustedFolder } from '../../../extension/src/core/jobs';
 import { DEFAULTS, readSettings, toServerSettings } from '../../../extension/src/core/settings';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -105,6 +105,22 @@ describe('core/jobs', () => {
         assert.equal(findJob('latest', jobs)?.job, '20260101-000000-1');
         assert.equal(findJob('nope', jobs), undefined);
         assert.deepEqual(listJobs(path.join(root, 'missing')), []);
+    });
+
+    it('trusts no linked or foreign registry folder', () => {
+        writeJob('20260101-000000-1', process.pid, [{ rank: 0, port: 5 }]);
+        const link = `${root}-link`;
+        fs.symlinkSync(root, link);
+        try {
+            assert.match(untrustedFolder(link) ?? '', /symbolic link/);
+            assert.deepEqual(listJobs(link), []);
+            assert.equal(listJobs(root).length, 1);
+            // a folder owned by someone else (here: judged as another uid would see it)
+            assert.match(untrustedFolder(root, 4242) ?? '', /belongs to uid/);
+            assert.equal(untrustedFolder(path.join(root, 'missing')), undefined);
+        } finally {
+            fs.unlinkSync(link);
+        }
     });
 
     it('words the status text', () => {

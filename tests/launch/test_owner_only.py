@@ -1,0 +1,157 @@
+"""Only the job's owner gets in: a registry folder another user planted is refused with the
+contract's error (and nothing is written into it); the job's control socket closes on any
+other user even when its mode is loosened; another user reads nothing of the registry."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from launch_helpers import SCRIPTS, Launch
+
+_OTHER_USER = 65534  # nobody
+_AS_ROOT = pytest.mark.skipif(os.geteuid() != 0,
+                              reason="needs root (to act as a second local user)")
+# An interpreter the other user may run (the venv's may live under a private home).
+_SYSTEM_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3")
+                       if os.access(p, os.X_OK)), None)
+
+
+def _as_other(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=30, check=False,
+                          user=_OTHER_USER, cwd="/")
+
+
+def _rankdebug(runtime: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime))
+    return subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A folder like /tmp (sticky, anyone may create in it) that this user owns, used as
+    XDG_RUNTIME_DIR so the registry root is ``<it>/rankdebug``; the other user must reach
+    it, so it lives in /tmp itself, not in pytest's private folder."""
+    shared = Path(tempfile.mkdtemp(prefix="rankdebug-shared-", dir="/tmp"))
+    shared.chmod(0o1777)
+    try:
+        yield shared
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def _assert_refused(runtime: Path, planted: Path, why: str) -> None:
+    """Every verb that reads or writes the registry refuses, saying why, exit 2."""
+    for verb in (["launch", "--ranks", "0", "--", sys.executable, "-c", "pass"],
+                 ["jobs"], ["stacks", "latest"], ["eval", "latest", "0", "1"]):
+        out = _rankdebug(runtime, *verb, "--json") if verb[0] != "launch" else \
+            _rankdebug(runtime, "launch", "--json", *verb[1:])
+        assert out.returncode == 2, (verb, out)
+        (line,) = out.stdout.strip().splitlines()
+        message = json.loads(line)["error"]["message"]
+        assert str(runtime / "rankdebug") in message and why in message, (verb, message)
+        assert "Traceback" not in out.stderr, out.stderr
+    human = _rankdebug(runtime, "jobs")
+    assert human.returncode == 2 and why in human.stderr and "Traceback" not in human.stderr
+    assert os.listdir(planted) == [], "rankdebug wrote into a folder it refused"
+
+
+def test_a_link_in_the_registry_roots_place_is_refused(tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime"
+    target = tmp_path / "elsewhere"
+    runtime.mkdir(mode=0o700)
+    target.mkdir(mode=0o700)
+    (runtime / "rankdebug").symlink_to(target)
+    _assert_refused(runtime, target, "symbolic link")
+
+
+def test_a_file_in_the_registry_roots_place_is_refused(tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    (runtime / "rankdebug").write_text("")
+    out = _rankdebug(runtime, "jobs", "--json")
+    assert out.returncode == 2 and "not a folder" in json.loads(out.stdout)["error"]["message"]
+
+
+@_AS_ROOT
+@pytest.mark.parametrize("how", ["folder 0777", "link"])
+def test_a_registry_root_another_user_planted_is_refused(shared_tmp: Path, how: str) -> None:
+    runtime = shared_tmp
+    root = runtime / "rankdebug"
+    if how == "link":
+        bait = runtime / "bait"
+        assert _as_other("mkdir", "-m", "777", str(bait)).returncode == 0
+        assert _as_other("ln", "-s", str(bait), str(root)).returncode == 0
+        _assert_refused(runtime, bait, "symbolic link")
+    else:
+        assert _as_other("mkdir", "-m", "777", str(root)).returncode == 0
+        _assert_refused(runtime, root, "belongs to nobody")
+
+
+def _send(sock_path: str, body: dict[str, object]) -> bytes:
+    """One command on a control socket; what came back before it closed (or 2 s passed)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(2.0)
+        s.connect(sock_path)
+        s.sendall(json.dumps(body).encode() + b"\n")
+        try:
+            return s.recv(65536)
+        except OSError:
+            return b""
+
+
+@_AS_ROOT
+@pytest.mark.skipif(_SYSTEM_PYTHON is None, reason="needs a system python3")
+@pytest.mark.timeout(120)
+def test_control_sockets_close_on_another_user_even_when_reachable(tmp_path: Path) -> None:
+    """The job's ctl.sock and an armed rank's rank-N.sock check the peer's uid: with the
+    folder and the sockets opened up (as a careless chmod would), the other user's
+    command gets no answer; the owner's does. The registry itself is closed to them."""
+    probe = ("import json, socket, sys\n"
+             "s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])\n"
+             "try:\n"
+             "    s.sendall(json.dumps({'command': sys.argv[2]}).encode() + b'\\n')\n"
+             "    print(repr(s.recv(65536)))\n"
+             "except OSError as e:\n    print('error', e)\n")
+    launch = Launch(["--arm", "--control", "--", sys.executable, str(SCRIPTS / "loop.py")],
+                    tmp_path, stdin=subprocess.PIPE)
+    try:
+        job_dir = Path(str(launch.event("job")["dir"]))
+        rank_sock = job_dir / "rank-0.sock"
+        deadline = time.monotonic() + 60
+        while not rank_sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert rank_sock.exists()
+        # The registry: the other user cannot list or read it.
+        listing = _as_other("ls", str(job_dir.parent))
+        assert listing.returncode != 0 and "Permission denied" in listing.stderr
+        # Loosen every mode on the way, as a mistake would; the uid check still holds.
+        job_dir.parent.chmod(0o711)
+        job_dir.chmod(0o711)
+        for sock in (job_dir / "ctl.sock", rank_sock):
+            sock.chmod(0o666)
+        for sock, command in ((job_dir / "ctl.sock", "continue"), (rank_sock, "ping")):
+            other = _as_other(str(_SYSTEM_PYTHON), "-c", probe, str(sock), command)
+            assert other.returncode == 0, other
+            assert other.stdout.strip() in ("b''", "") or other.stdout.startswith("error"), \
+                (sock, other.stdout)
+        assert b"armed" in _send(str(rank_sock), {"command": "ping"})
+        # The owner is answered (no rank was chosen, so the answer is the reason why not).
+        answer = json.loads(_send(str(job_dir / "ctl.sock"), {"command": "continue"}))
+        assert "no chosen rank" in answer["error"]["message"]
+    finally:
+        with_dir = locals().get("job_dir")
+        if isinstance(with_dir, Path):
+            with_dir.parent.chmod(0o700)
+        launch.close()
