@@ -1,6 +1,6 @@
 """The package's layering: no import cycles, and no layer imports one above it.
 
-    runtime (rank side: stdlib only) → errors, ranks, launcher_table, pyspy (shared facts)
+    runtime (rank side: stdlib only) → errors, ranks, launcher_table, pyspy, adapter (shared)
     → command (text → launch plan) → debugplan (→ what to run)
     → supervise | jobs | lsp (siblings: none imports another) → cli, server
 
@@ -21,7 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / "pyserver"
 LAYERS: list[set[str]] = [
     {"rankdebug.runtime"},
-    {"rankdebug.errors", "rankdebug.ranks", "rankdebug.launcher_table", "rankdebug.pyspy"},
+    {"rankdebug.errors", "rankdebug.ranks", "rankdebug.launcher_table", "rankdebug.pyspy",
+     "rankdebug.adapter"},
     {"rankdebug.command"},
     {"rankdebug.debugplan"},
     {"rankdebug.supervise", "rankdebug.jobs", "rankdebug.lsp"},

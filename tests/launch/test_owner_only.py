@@ -4,6 +4,7 @@ other user even when its mode is loosened; another user reads nothing of the reg
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -16,8 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from launch_helpers import SCRIPTS, Launch, line_of
 
-from launch_helpers import SCRIPTS, Launch
+from dap_client import DAPClient
 
 _OTHER_USER = 65534  # nobody
 _AS_ROOT = pytest.mark.skipif(os.geteuid() != 0,
@@ -155,3 +157,201 @@ def test_control_sockets_close_on_another_user_even_when_reachable(tmp_path: Pat
         if isinstance(with_dir, Path):
             with_dir.parent.chmod(0o700)
         launch.close()
+
+
+LOOP = str(SCRIPTS / "loop.py")
+
+
+def _stray(host: str, port: int) -> None:
+    """What a port scan does: connect, close."""
+    with socket.create_connection((host, port), timeout=10):
+        pass
+
+
+def _garbage(host: str, port: int) -> None:
+    """A sender of junk: an HTTP request, a huge Content-Length, bytes that are not DAP."""
+    for junk in (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"Content-Length: 99999999999\r\n\r\n{",
+                 bytes(range(256)) * 4, b"Content-Length: 5\r\n\r\n{oops"):
+        with socket.create_connection((host, port), timeout=10) as s, \
+                contextlib.suppress(OSError):
+            s.sendall(junk)
+            s.settimeout(0.5)
+            s.recv(4096)
+
+
+def _initialize_answered(host: str, port: int, wait: float = 2.0) -> bool:
+    """Whether a client that sends ``initialize`` gets an answer within ``wait`` seconds."""
+    body = json.dumps({"seq": 1, "type": "request", "command": "initialize",
+                       "arguments": {"adapterID": "x"}}).encode()
+    with socket.create_connection((host, port), timeout=10) as s:
+        s.settimeout(wait)
+        try:
+            s.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            data = b""
+            while b'"command": "initialize"' not in data and b'"command":"initialize"' not in data:
+                chunk = s.recv(65536)
+                if not chunk:
+                    return False
+                data += chunk
+            return True
+        except OSError:
+            return False
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("mode", ["hit", "start"])
+def test_junk_and_second_clients_never_cost_the_rank_its_debugger(tmp_path: Path,
+                                                                 mode: str) -> None:
+    """Stray connections, junk senders and a second client, before the owner attaches,
+    while it is attached and paused, and after it left: the owner's client works
+    throughout, the next client attaches, the job ends with 0."""
+    late = line_of("loop.py", "# LATE")
+    launch = Launch(["--ranks", "0", "--attach", mode, "--", sys.executable, LOOP], tmp_path)
+    try:
+        ev = launch.event("listening")
+        host, port = str(ev["host"]), int(ev["port"])
+        _stray(host, port)
+        _garbage(host, port)
+        first = DAPClient(host, port)
+        first.attach({LOOP: [late]})
+        stopped = first.stopped()
+        # While the owner is paused there: none of this reaches its session.
+        _stray(host, port)
+        _garbage(host, port)
+        _initialize_answered(host, port)  # a second client: answered or not, it is harmless
+        frame = first.top_frame(stopped["threadId"])
+        assert frame["line"] == late
+        assert first.evaluate("1 + 1", frame["id"]) == "2"
+        first.request("setBreakpoints", {"source": {"path": LOOP}, "breakpoints": []})
+        first.cont(stopped["threadId"])
+        first.disconnect()
+        _stray(host, port)
+        _garbage(host, port)
+        client = DAPClient(host, port)
+        client.attach({LOOP: [late]})
+        stopped = client.stopped()
+        frame = client.top_frame(stopped["threadId"])
+        assert frame["line"] == late
+        client.evaluate("done = True", frame["id"])
+        client.request("setBreakpoints", {"source": {"path": LOOP}, "breakpoints": []})
+        client.cont(stopped["threadId"])
+        assert launch.exited() == 0
+        client.close()
+    finally:
+        launch.close()
+
+
+_PROBE = '''
+import json, socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+body = json.dumps({"seq": 1, "type": "request", "command": "initialize",
+                   "arguments": {"adapterID": "x"}}).encode()
+data = b""
+try:
+    s.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+    s.settimeout(3)
+    while chunk := s.recv(65536):
+        data += chunk
+except OSError:
+    pass
+print(data.decode(errors="replace"))
+'''
+
+
+def _other_user_answered(host: str, port: int) -> bool:
+    """Whether the other user's ``initialize`` on ``host:port`` is answered."""
+    out = _as_other(str(_SYSTEM_PYTHON), "-c", _PROBE, host, str(port))
+    return '"command":"initialize"' in out.stdout.replace(" ", "")
+
+
+def _adapter_ports(serves: int) -> list[int]:
+    """The TCP ports the owner-only adapters serving process ``serves`` listen on."""
+    inodes: set[str] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            environ = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
+            if (b"rankdebug.adapter.main" not in cmdline
+                    or f"RANKDEBUG_SUPERVISOR_PID={serves}".encode() not in environ):
+                continue
+            for fd in os.listdir(f"/proc/{name}/fd"):
+                with contextlib.suppress(OSError):
+                    target = os.readlink(f"/proc/{name}/fd/{fd}")
+                    if target.startswith("socket:["):
+                        inodes.add(target[8:-1])
+    ports = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        parts = line.split()
+        if parts[3] == "0A" and parts[9] in inodes:
+            ports.append(int(parts[1].split(":")[1], 16))
+    return ports
+
+
+def _attach_json(*args: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    out = subprocess.run([sys.executable, "-m", "rankdebug", "attach", *args, "--json"],
+                         capture_output=True, text=True, timeout=120, check=False,
+                         env=dict(os.environ, **(env or {})))
+    event: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert event.get("event") == "listening", out.stdout + out.stderr
+    return event
+
+
+@_AS_ROOT
+@pytest.mark.skipif(_SYSTEM_PYTHON is None, reason="needs a system python3")
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("how", ["ptrace", "gdb", "armed"])
+def test_another_user_cannot_reach_an_attached_rank(tmp_path: Path, how: str) -> None:
+    """``rankdebug attach`` on a process nothing of ours started (injected with ptrace or
+    gdb) and on an armed rank: the port it prints, and every port of the adapter behind
+    it, answer the owner only; the owner's client then stops the rank and it ends well."""
+    if how == "gdb" and shutil.which("gdb") is None:
+        pytest.skip("gdb is not installed")
+    late = line_of("loop.py", "# LATE")
+    launch: Launch | None = None
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        if how == "armed":
+            launch = Launch(["--arm", "--", sys.executable, LOOP], tmp_path)
+            job_event = launch.event("job")
+            job = str(job_event["job"])
+            sock = Path(str(job_event["dir"])) / "rank-0.sock"
+            deadline = time.monotonic() + 60
+            while not sock.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            event = _attach_json(job, "0")
+        else:
+            proc = subprocess.Popen([sys.executable, LOOP])
+            time.sleep(0.5)
+            event = _attach_json("--pid", str(proc.pid), env={"RANKDEBUG_INJECT": how})
+        host, port = str(event["host"]), int(str(event["port"]))
+        assert not _other_user_answered(host, port), "another user got in"
+        if proc is not None:  # the injected rank's adapter: owner-only on every port
+            ports = _adapter_ports(proc.pid)
+            assert port in ports, (port, ports)
+            for other in ports:
+                assert not _other_user_answered("127.0.0.1", other), other
+        client = DAPClient(host, port)
+        client.attach({LOOP: [late]})
+        stopped = client.stopped()
+        frame = client.top_frame(stopped["threadId"])
+        assert frame["line"] == late
+        client.evaluate("done = True", frame["id"])
+        client.request("setBreakpoints", {"source": {"path": LOOP}, "breakpoints": []})
+        client.cont(stopped["threadId"])
+        if launch is not None:
+            assert launch.exited() == 0
+        else:
+            assert proc is not None and proc.wait(timeout=60) == 0
+            deadline = time.monotonic() + 5  # its adapter ends with it
+            while _adapter_ports(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert _adapter_ports(proc.pid) == []
+        client.close()
+    finally:
+        if launch is not None:
+            launch.close()
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()

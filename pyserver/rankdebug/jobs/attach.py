@@ -33,8 +33,10 @@ import sys
 import time
 from dataclasses import dataclass
 
+from rankdebug.adapter import wrapper
 from rankdebug.jobs import inject, procfs
 from rankdebug.jobs.ptrace import diagnose, explain_failure, refused
+from rankdebug.runtime import registry
 
 MIN_PYTHON = (3, 8)  # what debugpy 1.8 supports
 QUICK_LIBS = "libc.so,libc-,libdl.so,libpthread.so"
@@ -98,17 +100,56 @@ def _debugpy_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(debugpy.__file__)))
 
 
-def attach_code(host: str, port: int) -> str:
+def attach_code(host: str, port: int, python: str | None = None) -> str:
     """The Python that makes a process listen on ``host:port``: debugpy's attach script, run
-    as ``python -m debugpy --pid`` runs it."""
+    as ``python -m debugpy --pid`` runs it. ``python``: what debugpy spawns its adapter with
+    (``rankdebug.adapter.wrapper``: owner-only). One function, called and deleted, so the
+    target's ``__main__`` keeps no names of ours."""
     import debugpy.server
 
     setup = {"mode": "listen", "address": [host, port], "wait_for_client": False,
              "log_to": None, "adapter_access_token": None}
     server_dir = os.path.dirname(os.path.abspath(debugpy.server.__file__))
-    return (f"import sys\nsys.path.insert(0, {server_dir!r})\n"
-            "import attach_pid_injected\ndel sys.path[0]\n"
-            f"attach_pid_injected.attach({setup!r})\n")
+    root = _debugpy_root()
+    body = ["import sys"]
+    if python is not None:
+        # debugpy's script fixes the main thread's id only while threading is not yet
+        # imported, and configure() imports it: fix it first, as that script would.
+        fixer = os.path.join(root, "debugpy", "_vendored", "pydevd",
+                             "pydevd_attach_to_process")
+        body += [
+            "if 'threading' not in sys.modules:",
+            f"    sys.path.insert(0, {fixer!r})",
+            "    import attach_script",
+            "    say = lambda m: print(m, file=sys.stderr)",
+            "    attach_script.fix_main_thread_id(on_warn=say, on_exception=say,"
+            " on_critical=say)",
+            f"    sys.path.remove({fixer!r})",
+            f"sys.path.insert(0, {root!r})",
+            "try:",
+            "    import debugpy",
+            "finally:",
+            "    del sys.path[0]",
+            f"debugpy.configure(python={python!r})",
+        ]
+    body += [
+        f"sys.path.insert(0, {server_dir!r})",
+        "import attach_pid_injected",
+        "del sys.path[0]",
+        f"attach_pid_injected.attach({setup!r})",
+    ]
+    # A failure is printed on the process's stderr, never raised into the user's code (a
+    # pending call that raises would surface in whatever the main thread was running).
+    return ("def _rankdebug_attach():\n" + "".join(f"    {line}\n" for line in body)
+            + "try:\n    _rankdebug_attach()\nexcept Exception:\n"
+            "    __import__('traceback').print_exc()\n"
+            "finally:\n    del _rankdebug_attach\n")
+
+
+def quote_free(code: str) -> str:
+    """``code`` as one line with no quotes or newlines (what gdb's injection can carry)."""
+    data = ",".join(str(b) for b in code.encode("utf-8"))
+    return f"import codecs;exec(codecs.utf_8_decode(bytearray([{data}]))[0])"
 
 
 def injector() -> str:
@@ -120,11 +161,11 @@ def injector() -> str:
     return how
 
 
-def _inject_direct(pid: int, host: str, port: int, timeout: float) -> None:
-    """Run debugpy's attach script in ``pid`` with ptrace alone; returns once it ran or is
+def _inject_direct(pid: int, code: str, timeout: float) -> None:
+    """Run ``code`` (``attach_code``) in ``pid`` with ptrace alone; returns once it ran or is
     queued to run."""
     try:
-        result = inject.run_python(pid, attach_code(host, port), timeout)
+        result = inject.run_python(pid, code, timeout)
     except inject.InjectError as exc:
         raise AttachError(str(exc)) from None
     except OSError as exc:
@@ -138,13 +179,22 @@ def _inject_direct(pid: int, host: str, port: int, timeout: float) -> None:
                           "traceback is on that process's stderr")
 
 
-def _inject(pid: int, host: str, port: int, quick: bool, timeout: float) -> tuple[int, str]:
+# What ``python -m debugpy --pid`` does to inject with gdb, with our code instead of its own.
+_GDB_RUNNER = """import sys
+sys.path.insert(0, sys.argv[3])
+import add_code_to_python_process
+add_code_to_python_process.run_python_code(int(sys.argv[1]), sys.argv[2],
+                                           connect_debugger_tracing=True, show_debug_info=0)
+"""
+
+
+def _inject(pid: int, code: str, quick: bool, timeout: float) -> tuple[int, str]:
     env = dict(os.environ)
-    root = _debugpy_root()
-    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
     if quick:
         env["PYDEVD_GDB_SCAN_SHARED_LIBRARIES"] = QUICK_LIBS
-    argv = [sys.executable, "-m", "debugpy", "--listen", f"{host}:{port}", "--pid", str(pid)]
+    helpers = os.path.join(_debugpy_root(), "debugpy", "_vendored", "pydevd",
+                           "pydevd_attach_to_process")
+    argv = [sys.executable, "-c", _GDB_RUNNER, str(pid), quote_free(code), helpers]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, env=env, text=True,
                             start_new_session=True)
@@ -188,12 +238,22 @@ def attach(pid: int, host: str = "127.0.0.1", port: int = 0,
     if port and port in procfs.listening_ports():
         raise AttachError(f"port {port} is already in use; leave --port out to take a free one")
     port = port or free_port(host)
-    if injector() == "gdb":
-        return _attach_with_gdb(pid, host, port, timeout, t0)
-    _inject_direct(pid, host, port, timeout)
-    if wait_listening(port, pid, LISTEN_TIMEOUT_S):
+    how = injector()
+    # debugpy spawns its adapter through this (owner-only, ended with the process); it
+    # deletes itself when run, and here if it never was.
+    python = wrapper.write(registry.root(), pid)
+    try:
+        code = attach_code(host, port, python)
+        if how == "gdb":
+            _attach_with_gdb(pid, code, port, timeout)
+        else:
+            _inject_direct(pid, code, timeout)
+            if not wait_listening(port, pid, LISTEN_TIMEOUT_S):
+                raise _not_listening(pid, port)
         return Attached(pid, host, port, round(time.monotonic() - t0, 3), True)
-    raise _not_listening(pid, port)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(python)
 
 
 def _not_listening(pid: int, port: int) -> AttachError:
@@ -204,16 +264,16 @@ def _not_listening(pid: int, port: int) -> AttachError:
                        f"within {LISTEN_TIMEOUT_S:.0f} s; the process's own stderr says why")
 
 
-def _attach_with_gdb(pid: int, host: str, port: int, timeout: float, t0: float) -> Attached:
+def _attach_with_gdb(pid: int, code: str, port: int, timeout: float) -> None:
     if shutil.which("gdb") is None:
         raise AttachError("gdb is needed to attach to a process that rankdebug did not "
                           "start on this machine: install it (`sudo apt-get install gdb`, "
                           "`sudo dnf install gdb`)")
     out = ""
     for quick in (True, False):
-        code, out = _inject(pid, host, port, quick=quick, timeout=timeout)
-        if code == 0 and wait_listening(port, pid, LISTEN_TIMEOUT_S):
-            return Attached(pid, host, port, round(time.monotonic() - t0, 3), True)
+        status, out = _inject(pid, code, quick=quick, timeout=timeout)
+        if status == 0 and wait_listening(port, pid, LISTEN_TIMEOUT_S):
+            return
         refused = explain_failure(pid, out)
         if refused is not None:
             raise AttachError(refused)

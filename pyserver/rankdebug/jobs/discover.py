@@ -201,7 +201,7 @@ class Scan:
 def _is_adapter(argv: list[str]) -> bool:
     text = " ".join(argv[:3])
     return ("debugpy/adapter" in text or "debugpy\\adapter" in text
-            or "debugpy.adapter" in text)
+            or "debugpy.adapter" in text or "rankdebug.adapter.main" in text)
 
 
 def _is_rankdebug(argv: list[str]) -> bool:

@@ -31,3 +31,9 @@ def ppid(pid: int) -> int | None:
         return int(got[PPID]) if got else None
     except (IndexError, ValueError):
         return None
+
+
+def is_zombie(pid: int) -> bool:
+    """Whether ``pid`` has ended (gone, or a zombie not yet reaped)."""
+    rest = of(pid)
+    return rest is None or (bool(rest) and rest[STATE] in (b"Z", b"X"))

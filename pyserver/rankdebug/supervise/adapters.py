@@ -49,7 +49,7 @@ def start_adapter(host: str, port: int, env: dict[str, str], timeout: float = 30
     with socket.create_server(("127.0.0.1", 0)) as listener:
         listener.settimeout(timeout)
         argv = [
-            sys.executable, "-m", "rankdebug.supervise.adapter_main",  # owner-only accepts
+            sys.executable, "-m", "rankdebug.adapter.main",  # owner-only accepts
             os.path.join(package_dir("debugpy"), "adapter"),
             "--for-server", str(listener.getsockname()[1]),
             "--host", host,

@@ -25,7 +25,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from rankdebug.supervise import dapwire, peer
+from rankdebug.adapter import peer
+from rankdebug.supervise import dapwire
 from rankdebug.supervise.gate_breaks import with_lines
 from rankdebug.supervise.gate_client import ClientSession
 from rankdebug.supervise.gate_said import Said

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from rankdebug.runtime import procstat
+from rankdebug.runtime.procstat import is_zombie
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -100,11 +101,6 @@ def with_env(name: str, value: str) -> list[int]:
         if needle in env.split(b"\0"):
             out.append(pid)
     return out
-
-
-def is_zombie(pid: int) -> bool:
-    rest = procstat.of(pid)
-    return rest is None or (bool(rest) and rest[procstat.STATE] in (b"Z", b"X"))
 
 
 def alive(pids: Iterable[int]) -> list[int]:

@@ -8,7 +8,7 @@ closed if it is not the job's owner. It also ends when the supervisor that start
 (``RANKDEBUG_SUPERVISOR_PID``) is gone, even killed outright: the adapter daemonizes, so no
 parent-death signal reaches it, and a client still connected would keep it listening.
 
-    python -m rankdebug.supervise.adapter_main DEBUGPY_ADAPTER_DIR ADAPTER_ARGS...
+    python -m rankdebug.adapter.main DEBUGPY_ADAPTER_DIR ADAPTER_ARGS...
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rankdebug.supervise.procs import is_zombie
+from rankdebug.runtime.procstat import is_zombie
 
 WATCH_S = 0.5
 
@@ -49,7 +49,7 @@ def main(argv: list[str]) -> None:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(adapter_dir))))
     from debugpy.common import sockets
 
-    from rankdebug.supervise import peer
+    from rankdebug.adapter import peer
 
     original = sockets.serve
 
