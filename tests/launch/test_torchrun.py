@@ -102,11 +102,16 @@ def test_a_killed_supervisor_leaves_nothing_behind(tmp_path: Path) -> None:
         while job_processes(launch.job) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert job_processes(launch.job) == []
-        # Its registry folder stays behind until the next launch prunes it.
+        # Its janitor removes the registry folder; were the janitor killed too, the next
+        # launch would prune it (a folder whose supervisor is gone).
         launch.proc.wait(10)
         folder = Path(registry.job_dir(launch.job))
-        assert folder.exists() and launch.job in registry.prune()
+        deadline = time.monotonic() + 5
+        while folder.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert not folder.exists()
+        registry.create_job(launch.job, {"pid": launch.proc.pid})
+        assert launch.job in registry.prune() and not folder.exists()
     finally:
         launch.close()
 

@@ -27,6 +27,8 @@ export class JobProcess {
     private readonly pty: vscode.EventEmitter<string>;
     private proc: ChildProcess | undefined;
     private exited: Promise<number> | undefined;
+    /** Whether a signal of ours ended it (a stop), not someone else's. */
+    private signalled = false;
     private readonly splitter = new LineSplitter();
 
     constructor(
@@ -68,7 +70,11 @@ export class JobProcess {
                 this.events.onSpawnError(e);
                 resolve(127);
             });
-            proc.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+            proc.on('close', (code, signal) => {
+                // A signal we did not send (the OOM killer, `kill -9`) is news to the user.
+                killedBy = signal && !this.signalled ? signal : undefined;
+                resolve(code ?? (signal ? 128 : 1));
+            });
         });
         proc.stdout?.setEncoding('utf8');
         proc.stderr?.setEncoding('utf8');
@@ -76,9 +82,15 @@ export class JobProcess {
             for (const line of this.splitter.push(chunk)) this.events.onLine(line);
         });
         proc.stderr?.on('data', (chunk: string) => this.pty.fire(chunk.replace(/\r?\n/g, '\r\n')));
+        let killedBy: string | undefined;
         void this.exited.then((code) => {
             for (const line of this.splitter.flush()) this.events.onLine(line);
-            this.pty.fire(`\r\n\x1b[2m${this.host.l10n.t('[job exited with code {0}]', code)}\x1b[0m\r\n`);
+            // Killed outright (the OOM killer, `kill -9`): rankdebug's janitor has ended the
+            // job's processes; say who died and how, not a bare exit code.
+            const end = killedBy
+                ? this.host.l10n.t('[rankdebug launch (pid {0}) was killed by {1}; the job was ended]', proc.pid ?? '?', killedBy)
+                : this.host.l10n.t('[job exited with code {0}]', code);
+            this.pty.fire(`\r\n\x1b[2m${end}\x1b[0m\r\n`);
             this.proc = undefined;
             this.events.onExit(code);
         });
@@ -92,7 +104,7 @@ export class JobProcess {
 
     /** Ctrl+C interrupts the job; other keys go to its stdin and are echoed. */
     private input(data: string): void {
-        if (data === '\x03') this.proc?.kill('SIGINT');
+        if (data === '\x03') this.signal('SIGINT');
         else if (this.proc?.stdin?.writable) {
             this.proc.stdin.write(data.replace(/\r/g, '\n'));
             this.pty.fire(data.replace(/\r/g, '\r\n'));
@@ -103,14 +115,19 @@ export class JobProcess {
     async stop(): Promise<void> {
         const proc = this.proc;
         if (!proc || proc.exitCode !== null) return;
-        proc.kill('SIGTERM');
-        const timer = setTimeout(() => proc.kill('SIGKILL'), 8000);
+        this.signal('SIGTERM');
+        const timer = setTimeout(() => this.signal('SIGKILL'), 8000);
         await this.exited;
         clearTimeout(timer);
     }
 
     /** Sends SIGTERM when the process still runs, without waiting. */
     kill(): void {
-        if (this.proc && this.proc.exitCode === null) this.proc.kill('SIGTERM');
+        if (this.proc && this.proc.exitCode === null) this.signal('SIGTERM');
+    }
+
+    private signal(name: NodeJS.Signals): void {
+        this.signalled = true;
+        this.proc?.kill(name);
     }
 }

@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.runtime import peercred, registry, wire
-from rankdebug.supervise import procs
+from rankdebug.supervise import janitor, procs
 from rankdebug.supervise.adapters import Adapter, start_adapter
 from rankdebug.supervise.gate import Gate
 from rankdebug.supervise.together import GROUP_COMMANDS, CommandError, Together
@@ -75,6 +75,8 @@ class Supervisor:
         self._gates: dict[int, Gate] = {}  # --attach hit: each chosen rank's endpoint
         self._next_conn = 0
         self._listener: socket.socket | None = None
+        self._janitor: subprocess.Popen[bytes] | None = None
+        self._janitor_fd: int | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.stop_reason: str | None = None
         self.stop_signal: int | None = None
@@ -178,8 +180,24 @@ class Supervisor:
 
     # --- the job ----------------------------------------------------------------------
 
+    def _start_janitor(self) -> None:
+        """The janitor (``janitor.py``): it cleans up if this process is killed outright.
+        The pipe's write end stays here, open until this process ends however it ends."""
+        read_end, self._janitor_fd = os.pipe()
+        try:
+            self._janitor = subprocess.Popen(
+                [sys.executable, "-S", janitor.__file__, str(read_end), self.job,
+                 self.job_dir, str(os.getpid())],
+                pass_fds=(read_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                start_new_session=True)
+        except OSError as exc:
+            self.say(f"no janitor ({exc}): a kill -9 of this process would leave the job")
+        finally:
+            os.close(read_end)
+
     def start(self) -> None:
         procs.become_subreaper()
+        self._start_janitor()
         stdout = sys.stderr.fileno() if self.json_mode else None
         self.proc = subprocess.Popen(
             [_executable(self.plan.argv[0], self.plan.env), *self.plan.argv[1:]],
@@ -246,6 +264,10 @@ class Supervisor:
                 self.stop_reason = "a rank ended before its script finished"
             code = self.proc.poll()
             if code is not None:
+                if code < 0 and self.stop_signal is None:  # not our doing: say who and how
+                    self.say(f"the launcher ({os.path.basename(self.plan.argv[0])}, pid "
+                             f"{self.proc.pid}) was killed by {_signal_name(-code)}; ending "
+                             "what is left of the job")
                 return self._status(code)
             if self.stop_reason is not None:
                 self.say(f"stopping the job: {self.stop_reason}")
@@ -557,6 +579,8 @@ class Supervisor:
         found = set(procs.descendants(me))
         found.update(procs.with_env("RANKDEBUG_JOB", self.job))
         found.discard(me)
+        if self._janitor is not None:  # it ends on its own once this process has ended
+            found.discard(self._janitor.pid)
         return sorted(found)
 
     def _end_all(self) -> None:
@@ -579,6 +603,13 @@ class Supervisor:
         for gate in self._gates.values():
             gate.close()
         registry.remove_job(self.job)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _executable(name: str, env: dict[str, str]) -> str:

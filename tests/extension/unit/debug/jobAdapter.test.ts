@@ -259,6 +259,13 @@ describe('debug/jobAdapter', () => {
         assert.ok(d.terminal.includes('[job exited with code 128]'));
     });
 
+    it('says so when something else killed rankdebug launch outright', async () => {
+        const p = parent({ __job: job(`setTimeout(() => process.kill(process.pid, 'SIGKILL'), 50);`) });
+        p.request('launch');
+        await until(() => p.terminated, 'the parent to end');
+        assert.match(p.terminal, /\[rankdebug launch \(pid \d+\) was killed by SIGKILL; the job was ended\]/);
+    });
+
     it("passes the terminal's input to the job, and Ctrl+C as SIGINT", async () => {
         const p = parent({
             __job: job(
