@@ -5,8 +5,11 @@ listening port and no registry folder behind. Printed: how long each took."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -159,3 +162,43 @@ def test_a_rank_stopped_for_40_s_and_resumed_goes_on(paused: Paused) -> None:
     code = paused.launch.wait(timeout=90)
     assert code == 0, paused.launch.stderr()[-2000:]
     _settled(paused, started)
+
+
+@pytest.mark.timeout(180)
+def test_the_editor_going_away_ends_the_job(tmp_path: Path) -> None:
+    """A window reload or an editor crash: the extension host that ran ``rankdebug launch``
+    with pipes for its stdio is gone, and so are the pipes and the client. The job ends
+    (nobody is left to show it or stop it) and leaves nothing behind."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rankdebug", "launch", "--json", "--ranks", "1", "--",
+         tool("torchrun"), "--nproc_per_node", "3", SCRIPT],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=dict(os.environ, STEPS="2000", OMP_NUM_THREADS="1"))
+    try:
+        assert proc.stdout is not None and proc.stdin is not None and proc.stderr is not None
+        events = {}
+        while "listening" not in events:
+            line = proc.stdout.readline()
+            assert line, "rankdebug launch ended early"
+            event = json.loads(line)
+            events[event["event"]] = event
+        job, folder = str(events["job"]["job"]), Path(str(events["job"]["dir"]))
+        host, port = str(events["listening"]["host"]), int(events["listening"]["port"])
+        client = DAPClient(host, port)
+        client.attach({SCRIPT: [BREAK]})
+        client.stopped(timeout=90)
+        started = time.monotonic()
+        client.close()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            pipe.close()
+        deadline = started + SETTLE_S
+        while (job_processes(job) or folder.exists()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print(f"\nthe job ended {time.monotonic() - started:.2f} s after the editor went")
+        assert job_processes(job) == [] and not folder.exists()
+        assert nobody_listens(host, port)
+        assert proc.wait(timeout=10) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
