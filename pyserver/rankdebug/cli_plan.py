@@ -12,9 +12,16 @@ from rankdebug.command import CommandError, LaunchPlan, plan_argv, plan_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Print the launch plan of a training command as one JSON object: the launcher, node "
+        "and process counts, world size, every rank, the entry script and its arguments, "
+        "and diagnostics with positions. Nothing is run.")
+    parser.epilog = ("examples: rankdebug plan -- torchrun --nproc_per_node 4 train.py   |   "
+                     "rankdebug plan --file run.sh --line 12")
     parser.add_argument("--file", help="script or Markdown file holding the command")
     parser.add_argument("--line", type=int, help="1-based line inside the command (with --file)")
-    parser.add_argument("--json", action="store_true", help="print JSON (the default)")
+    parser.add_argument("--json", action="store_true",
+                        help="JSON output (plan always prints JSON; accepted as in other verbs)")
     parser.add_argument("--cwd", help="directory relative paths resolve against (default: .)")
     parser.add_argument("--inherit-env", action="store_true",
                         help="read variables the script does not set from this environment")
