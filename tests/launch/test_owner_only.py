@@ -225,6 +225,13 @@ def test_junk_and_second_clients_never_cost_the_rank_its_debugger(tmp_path: Path
         first.request("setBreakpoints", {"source": {"path": LOOP}, "breakpoints": []})
         first.cont(stopped["threadId"])
         first.disconnect()
+        if mode == "hit":  # behind its gate the rank is open to the next client: listening
+            entry = Path(str(launch.event("job")["dir"])) / "rank-0.json"
+            deadline = time.monotonic() + 10
+            while (json.loads(entry.read_text()).get("state") != "listening"
+                   and time.monotonic() < deadline):
+                time.sleep(0.1)
+            assert json.loads(entry.read_text())["state"] == "listening"
         _stray(host, port)
         _garbage(host, port)
         client = DAPClient(host, port)

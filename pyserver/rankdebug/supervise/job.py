@@ -508,6 +508,10 @@ class Supervisor:
         conn = found[1] if found is not None else None
         if what in ("stopped", "continued", "resumed", "disconnected"):
             self.together.on_gate(rank, what, info)
+            gate = self._gates.get(rank)
+            if what == "disconnected" and gate is not None:
+                # The rank runs on behind its gate, open to the next client: listening again.
+                self.record(rank, {"state": "listening", "host": gate.host, "port": gate.port})
         elif what == "configured":
             pid = conn.pid if conn is not None else None
             self.record(rank, {"state": "attached", "pid": pid})
