@@ -165,6 +165,27 @@ def test_refuses_bad_input_with_a_json_error(args: list[str], needle: str) -> No
     assert needle in error["message"]
 
 
+def test_refuses_before_start_what_would_fail_at_once(tmp_path: Path) -> None:
+    """A flag without its value, an entry script that is not there: refused with the
+    plan's position, exit 2, and nothing started (no job in the registry)."""
+    script = tmp_path / "run.sh"
+    script.write_text("cd sub\ntorchrun --nproc_per_node 2 trian.py --lr 1\n"
+                      "torchrun --nproc_per_node\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "train.py").write_text("print(1)\n")
+    for line, (message, column) in {
+        2: ("the entry script trian.py does not exist in " + str(tmp_path / "sub"), 29),
+        3: ("--nproc_per_node needs a value", 10),
+    }.items():
+        out = subprocess.run([sys.executable, "-m", "rankdebug", "launch", "--json", "--file",
+                              str(script), "--line", str(line)], capture_output=True,
+                             text=True, cwd=tmp_path, timeout=60, check=False)
+        assert out.returncode == 2, out.stderr
+        (answer,) = out.stdout.strip().splitlines()  # no job event: nothing started
+        error = json.loads(answer)["error"]
+        assert (error["message"], error["line"], error["column"]) == (message, line, column)
+
+
 def test_refuses_words_whose_value_is_unknown(tmp_path: Path) -> None:
     script = tmp_path / "run.sh"
     script.write_text("# never run\ntorchrun --nproc_per_node $(nproc) x.py\n")

@@ -28,6 +28,7 @@ Armed jobs (``--arm``): every rank also serves a control socket in the job's fol
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -37,7 +38,13 @@ from rankdebug import debugplan
 from rankdebug.command import plan_argv, plan_file
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.debugplan import DebugPlan, LaunchOptions, Origin
-from rankdebug.debugplan.job_env import JobPlaces, JobRun, job_run, prepare_boot_dir
+from rankdebug.debugplan.job_env import (
+    JobPlaces,
+    JobRun,
+    command_argv,
+    job_run,
+    prepare_boot_dir,
+)
 from rankdebug.debugplan.options import STOP_MODES
 from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.runtime import registry
@@ -106,6 +113,32 @@ def _command(args: argparse.Namespace) -> tuple[Origin, LaunchPlan]:
         raise BadInput(str(exc)) from exc
 
 
+def check_before_start(plan: LaunchPlan) -> None:
+    """Refuse, before anything starts, a command that would fail at once: one the plan has
+    an error about (a flag without its value), or whose entry script is not there. Started,
+    it would end in the launcher's traceback and ranks killed for another's failure."""
+    command_argv(plan)  # words whose value is unknown here come first: nothing else is sure
+    for diag in plan.diagnostics:
+        if diag.severity == "error":
+            raise BadInput(diag.message, diag.span.start_line + 1, diag.span.start_col + 1,
+                           code=diag.code)
+    entry = plan.entry
+    if entry is None or entry.kind != "script" or plan.cwd is None:
+        return
+    target = entry.target.value
+    if not target or target.startswith("-") or any(ch in target for ch in "*?["):
+        return
+    cwd = Path(plan.cwd)
+    full = Path(os.path.expanduser(target))
+    full = full if full.is_absolute() else cwd / full
+    with contextlib.suppress(OSError):
+        if cwd.is_dir() and not full.exists():
+            where = "" if Path(target).is_absolute() else f" in {cwd}"
+            span = entry.target.span
+            raise BadInput(f"the entry script {target} does not exist{where}",
+                           span.start_line + 1, span.start_col + 1, code="missing-script")
+
+
 def debug_plan(args: argparse.Namespace) -> DebugPlan:
     """The debug plan of ``rankdebug launch``'s arguments."""
     origin, plan = _command(args)
@@ -120,7 +153,9 @@ def debug_plan(args: argparse.Namespace) -> DebugPlan:
         stop=args.stop,
     )
     caller = debugplan.Caller(cwd=str(Path.cwd()), cli=(sys.executable, "-m", "rankdebug"))
-    return debugplan.make(plan, origin, caller, args.ranks or None, options)
+    dplan = debugplan.make(plan, origin, caller, args.ranks or None, options)
+    check_before_start(plan)  # after the ranks and options: those are the user's first words
+    return dplan
 
 
 def _reserve(dplan: DebugPlan) -> tuple[str, str, dict[int, int]]:
