@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -64,3 +65,18 @@ def test_the_terminal_shim_knows_every_verb() -> None:
     found = re.search(r"export const CLI_VERBS = \[([^\]]*)\]", shell_ts.read_text())
     assert found is not None, "CLI_VERBS not found in shell.ts"
     assert re.findall(r"'([a-z]+)'", found.group(1)) == list(_VERBS)
+
+
+def test_plan_with_an_error_exits_2_and_still_prints_the_plan() -> None:
+    out = subprocess.run([sys.executable, "-m", "rankdebug", "plan", "--", "torchrun",
+                          "--nproc_per_node"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert out.returncode == 2, out
+    plan = json.loads(out.stdout)
+    assert plan["launcher"] == "torchrun"
+    assert plan["error"] == {"message": "--nproc_per_node needs a value", "line": 1,
+                             "column": 10, "code": "missing-value"}
+    fine = subprocess.run([sys.executable, "-m", "rankdebug", "plan", "--", "torchrun",
+                           "--nproc_per_node", "2", "train.py"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert fine.returncode == 0 and "error" not in json.loads(fine.stdout)

@@ -54,5 +54,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(err.to_json()))
         print(f"rankdebug: internal error while planning: {exc!r}", file=sys.stderr)
         return 2
-    print(json.dumps(plan.to_json(), ensure_ascii=False))
-    return 0
+    out = plan.to_json()
+    errors = [d for d in plan.diagnostics if d.severity == "error"]
+    if errors:
+        # The plan is still printed (what could be read of it); the first error is also
+        # given as the contract's envelope, and the exit status says the command is wrong.
+        first = errors[0].to_json()
+        out["error"] = {"message": first["message"], "line": first["line"],
+                        "column": first["column"], "code": first["code"]}
+    print(json.dumps(out, ensure_ascii=False))
+    return 2 if errors else 0
