@@ -180,6 +180,31 @@ def job_adapters(job: str) -> list[int]:
     return out
 
 
+def adapter_ports(serves: int) -> list[int]:
+    """The TCP ports the owner-only adapters serving process ``serves`` listen on."""
+    inodes: set[str] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            environ = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
+            if (b"rankdebug.adapter.main" not in cmdline
+                    or f"RANKDEBUG_SUPERVISOR_PID={serves}".encode() not in environ):
+                continue
+            for fd in os.listdir(f"/proc/{name}/fd"):
+                with contextlib.suppress(OSError):
+                    target = os.readlink(f"/proc/{name}/fd/{fd}")
+                    if target.startswith("socket:["):
+                        inodes.add(target[8:-1])
+    ports = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        parts = line.split()
+        if parts[3] == "0A" and parts[9] in inodes:
+            ports.append(int(parts[1].split(":")[1], 16))
+    return ports
+
+
 def nobody_listens(host: str, port: int) -> bool:
     """Nothing accepts connections on ``host:port`` (a port in TIME_WAIT counts as closed)."""
     try:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from launch_helpers import BIN, SCRIPTS, line_of, tool
+from launch_helpers import BIN, SCRIPTS, adapter_ports, line_of, tool
 
 from dap_client import DAPClient
 
@@ -76,3 +76,31 @@ def test_breakpoint_is_a_cheap_import() -> None:
     code = "import sys, rankdebug; print(sorted(m for m in sys.modules if 'rankdebug' in m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['rankdebug']"
+
+
+def test_the_job_is_one_row_and_its_adapter_the_owners(tmp_path: Path) -> None:
+    """A job rankdebug did not start, stopped by ``rankdebug.breakpoint``: ``rankdebug jobs``
+    lists it once (the registry's ``adhoc-`` entry holds every rank found beside the one
+    that registered), and the port it prints is served by the owner-only adapter."""
+    import json
+
+    proc, (host, port), log = _start(tmp_path)
+    try:
+        found = subprocess.run([sys.executable, "-m", "rankdebug", "jobs", "--json"],
+                               capture_output=True, text=True, timeout=60, check=True)
+        mine = [j for j in json.loads(found.stdout)["jobs"]
+                if any(r.get("rank") == 1 and r.get("port") == port for r in j["ranks"])]
+        assert len(mine) == 1, found.stdout
+        ours = [j for j in json.loads(found.stdout)["jobs"]
+                if {r.get("pid") for r in j["ranks"]} & {r.get("pid") for r in mine[0]["ranks"]}]
+        assert len(ours) == 1 and sorted(r["rank"] for r in ours[0]["ranks"]) == [0, 1], ours
+        rank1 = next(r["pid"] for r in mine[0]["ranks"] if r["rank"] == 1)
+        assert port in adapter_ports(rank1), "the port is not rankdebug's owner-only adapter"
+        client = DAPClient(host, port)
+        client.attach({})
+        client.stopped()
+        client.disconnect(terminate=False)
+        assert proc.wait(60) == 0, "".join(log)[-3000:]
+    finally:
+        proc.kill()
+

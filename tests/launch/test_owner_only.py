@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from launch_helpers import SCRIPTS, Launch, line_of
+from launch_helpers import SCRIPTS, Launch, adapter_ports, line_of
 
 from dap_client import DAPClient
 
@@ -271,31 +271,6 @@ def _other_user_answered(host: str, port: int) -> bool:
     return '"command":"initialize"' in out.stdout.replace(" ", "")
 
 
-def _adapter_ports(serves: int) -> list[int]:
-    """The TCP ports the owner-only adapters serving process ``serves`` listen on."""
-    inodes: set[str] = set()
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-            environ = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
-            if (b"rankdebug.adapter.main" not in cmdline
-                    or f"RANKDEBUG_SUPERVISOR_PID={serves}".encode() not in environ):
-                continue
-            for fd in os.listdir(f"/proc/{name}/fd"):
-                with contextlib.suppress(OSError):
-                    target = os.readlink(f"/proc/{name}/fd/{fd}")
-                    if target.startswith("socket:["):
-                        inodes.add(target[8:-1])
-    ports = []
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        parts = line.split()
-        if parts[3] == "0A" and parts[9] in inodes:
-            ports.append(int(parts[1].split(":")[1], 16))
-    return ports
-
-
 def _attach_json(*args: str, env: dict[str, str] | None = None) -> dict[str, object]:
     out = subprocess.run([sys.executable, "-m", "rankdebug", "attach", *args, "--json"],
                          capture_output=True, text=True, timeout=120, check=False,
@@ -335,7 +310,7 @@ def test_another_user_cannot_reach_an_attached_rank(tmp_path: Path, how: str) ->
         host, port = str(event["host"]), int(str(event["port"]))
         assert not _other_user_answered(host, port), "another user got in"
         if proc is not None:  # the injected rank's adapter: owner-only on every port
-            ports = _adapter_ports(proc.pid)
+            ports = adapter_ports(proc.pid)
             assert port in ports, (port, ports)
             for other in ports:
                 assert not _other_user_answered("127.0.0.1", other), other
@@ -352,9 +327,9 @@ def test_another_user_cannot_reach_an_attached_rank(tmp_path: Path, how: str) ->
         else:
             assert proc is not None and proc.wait(timeout=60) == 0
             deadline = time.monotonic() + 5  # its adapter ends with it
-            while _adapter_ports(proc.pid) and time.monotonic() < deadline:
+            while adapter_ports(proc.pid) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            assert _adapter_ports(proc.pid) == []
+            assert adapter_ports(proc.pid) == []
         client.close()
     finally:
         if launch is not None:

@@ -2,7 +2,7 @@
 
 ``peer`` names the user at the other end of a loopback TCP connection; ``main`` runs
 debugpy's adapter with that check on every connection it accepts (and ends with the process
-it serves); ``wrapper`` lets a process that rankdebug did not start (an injected foreign
-rank) spawn its adapter that way. Used by ``supervise`` (gates, adapters) and ``jobs``
+it serves); ``rankdebug.runtime.adapter_wrapper`` lets a rank with no supervisor spawn its
+adapter that way. Used by ``supervise`` (gates, adapters) and ``jobs``
 (attach); standard library only, debugpy imported by ``main`` when it runs.
 """

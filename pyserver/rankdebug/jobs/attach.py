@@ -33,10 +33,9 @@ import sys
 import time
 from dataclasses import dataclass
 
-from rankdebug.adapter import wrapper
 from rankdebug.jobs import inject, procfs
 from rankdebug.jobs.ptrace import diagnose, explain_failure, refused
-from rankdebug.runtime import registry
+from rankdebug.runtime import adapter_wrapper, registry
 
 MIN_PYTHON = (3, 8)  # what debugpy 1.8 supports
 QUICK_LIBS = "libc.so,libc-,libdl.so,libpthread.so"
@@ -241,7 +240,7 @@ def attach(pid: int, host: str = "127.0.0.1", port: int = 0,
     how = injector()
     # debugpy spawns its adapter through this (owner-only, ended with the process); it
     # deletes itself when run, and here if it never was.
-    python = wrapper.write(registry.root(), pid)
+    python = adapter_wrapper.write(registry.root(), pid)
     try:
         code = attach_code(host, port, python)
         if how == "gdb":

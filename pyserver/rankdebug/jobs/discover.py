@@ -439,9 +439,18 @@ def discover(*, registry: bool = True, gpus: bool = True,
             continue
         groups.setdefault((proc.status.ppid, signature(proc.env)), []).append(proc)
 
+    # A job rankdebug did not start, one of whose ranks called ``rankdebug.breakpoint``,
+    # has a registry entry (``adhoc-…``) naming that rank's pid: the ranks found beside it
+    # are that job's, not a second one.
+    by_pid = {r.pid: j for j in registry_jobs for r in j.ranks if r.pid is not None}
     scan_jobs: list[Job] = []
     used: set[str] = set()
     for (ppid, _sig), procs in groups.items():
+        owner = next((by_pid[p.pid] for p in procs if p.pid in by_pid), None)
+        if owner is not None:
+            for proc in procs:
+                _merge(owner, moment.rank(proc))
+            continue
         scan_jobs.append(_scan_job(ppid, procs, moment, used))
 
     jobs = registry_jobs + sorted(scan_jobs, key=lambda j: (j.start_time or 0.0, j.id))

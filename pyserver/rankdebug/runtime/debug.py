@@ -144,17 +144,32 @@ def listen() -> tuple[str, int]:
     # The adapter is a process of its own: run it with rankdebug's Python (debugpy's adapter
     # needs 3.10+, while a rank may run 3.9).
     adapter_python = _env("RANKDEBUG_ADAPTER_PYTHON")
-    if adapter_python and os.access(adapter_python, os.X_OK):
-        debugpy.configure(python=adapter_python)
+    if not (adapter_python and os.access(adapter_python, os.X_OK)):
+        adapter_python = sys.executable
+    # No supervisor started an adapter for this rank: the one debugpy spawns runs owner-only
+    # all the same (``adapter_wrapper``), unless no private folder can hold the wrapper.
+    from rankdebug.runtime import adapter_wrapper, registry
+
+    wrapper = None
+    try:
+        wrapper = adapter_wrapper.write(registry.root(), os.getpid(), adapter_python)
+    except (OSError, registry.RegistryError) as exc:
+        trace(f"no owner-only adapter ({exc}): debugpy's own listens")
+    debugpy.configure(python=wrapper or adapter_python)
     host = _env("RANKDEBUG_HOST", "127.0.0.1") or "127.0.0.1"
     port = _port_for(state.rank)
-    with _stdio_detached():
-        try:
-            got = debugpy.listen((host, port))
-        except RuntimeError:
-            if port == 0:
-                raise
-            got = debugpy.listen((host, 0))  # the reserved port was taken meanwhile
+    try:
+        with _stdio_detached():
+            try:
+                got = debugpy.listen((host, port))
+            except RuntimeError:
+                if port == 0:
+                    raise
+                got = debugpy.listen((host, 0))  # the reserved port was taken meanwhile
+    finally:
+        if wrapper is not None:
+            with contextlib.suppress(OSError):
+                os.remove(wrapper)
     state.listening = (str(got[0]), int(got[1]))
     send("listening", host=state.listening[0], port=state.listening[1],
          local_rank=state.local_rank, world_size=state.world_size)
