@@ -219,3 +219,20 @@ def test_runtime_on_other_pythons(tmp_path: Path, python: str, attach: str) -> N
         _debug_one_stop(launch, script, line, 0)
     finally:
         launch.close()
+
+
+def test_a_chosen_rank_that_never_starts_is_named(tmp_path: Path) -> None:
+    """``accelerate launch --cpu --num_processes 2`` starts one process (no rank 1): the
+    user is told which chosen rank never started and why that may be, not left waiting."""
+    script = tmp_path / "one.py"
+    script.write_text("import time\ntime.sleep(6)\n")
+    launch = Launch(["--ranks", "1", "--", tool("accelerate"), "launch", "--cpu",
+                     "--num_processes", "2", str(script)], tmp_path,
+                    env={"RANKDEBUG_MISSING_RANK_S": "2"})
+    try:
+        assert launch.exited() == 0
+        said = launch.stderr()
+        assert "rank(s) 1 chosen but not started after 2 s" in said, said[-2000:]
+        assert "accelerate launch --cpu starts one" in said
+    finally:
+        launch.close()

@@ -38,6 +38,8 @@ from rankdebug.supervise.gate import Gate
 from rankdebug.supervise.together import GROUP_COMMANDS, CommandError, Together
 
 STOP_GRACE_S = 2.5  # SIGTERM -> SIGKILL; the whole stop stays under 5 s
+# A chosen rank not started by then is worth a word (RANKDEBUG_MISSING_RANK_S: tests).
+MISSING_RANK_S = float(os.environ.get("RANKDEBUG_MISSING_RANK_S", "") or 30.0)
 ABNORMAL_GRACE_S = 1.0  # a rank ended badly: give the launcher this long to notice first
 
 
@@ -76,6 +78,8 @@ class Supervisor:
         self._next_conn = 0
         self._listener: socket.socket | None = None
         self._janitor: subprocess.Popen[bytes] | None = None
+        self._started_at = time.monotonic()
+        self._missing_said = False
         self._janitor_fd: int | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.stop_reason: str | None = None
@@ -256,6 +260,7 @@ class Supervisor:
                 kind, ident, msg = "tick", 0, None
             self._dispatch(kind, ident, msg)
             self.together.tick()
+            self._notice_missing_ranks()
             if (
                 self.abnormal_at is not None
                 and self.stop_reason is None
@@ -275,6 +280,28 @@ class Supervisor:
                 code = self.proc.wait()
                 return self._status(code)
             procs.reap(self.proc.pid)
+
+    def _notice_missing_ranks(self) -> None:
+        """Say once, after ``MISSING_RANK_S``, which chosen ranks never started and what the
+        launcher did start: a launcher that starts fewer processes than its flags say
+        (``accelerate launch --cpu`` starts one) would otherwise leave the user waiting
+        without a word."""
+        if self._missing_said or not self.plan.chosen:
+            return
+        if time.monotonic() - self._started_at < MISSING_RANK_S:
+            return
+        self._missing_said = True
+        seen = {c.rank for c in self._conns.values() if c.rank is not None}
+        missing = [r for r in self.plan.chosen if r not in seen]
+        if not missing:
+            return
+        started = procs.ranks_started(procs.descendants(os.getpid()))
+        what = (f"the launcher has started rank(s) {', '.join(map(str, started))} so far"
+                if started else "the launcher has started no rank so far")
+        self.say(f"rank(s) {', '.join(map(str, missing))} chosen but not started after "
+                 f"{MISSING_RANK_S:.0f} s; {what}. The launcher may start fewer processes "
+                 f"than the command asks for (accelerate launch --cpu starts one, for "
+                 f"example), or the job is still loading.")
 
     def _dispatch(self, kind: str, ident: int, msg: dict[str, Any] | None) -> None:
         if kind == "signal":

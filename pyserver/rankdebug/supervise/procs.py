@@ -85,6 +85,27 @@ def children(pid: int) -> list[int]:
     return [c for c, p in _parents().items() if p == pid]
 
 
+_RANK_VARS = (b"RANK=", b"OMPI_COMM_WORLD_RANK=", b"PMI_RANK=", b"SLURM_PROCID=",
+              b"RANK_ID=")
+
+
+def ranks_started(pids: Iterable[int]) -> list[int]:
+    """The global ranks (from the launcher's variables) that processes ``pids`` carry."""
+    found: set[int] = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        for var in _RANK_VARS:
+            value = next((e[len(var):] for e in env if e.startswith(var)), None)
+            if value is not None and value.isdigit():
+                found.add(int(value))
+                break
+    return sorted(found)
+
+
 def with_env(name: str, value: str) -> list[int]:
     """Processes of this user whose environment has ``name=value`` (escaped job processes)."""
     needle = f"{name}={value}".encode()
