@@ -3,6 +3,7 @@ grouping and summaries of stacks, ptrace diagnoses, argument errors."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -304,3 +305,36 @@ def test_collective_check_names_the_rank_behind_and_the_numbers() -> None:
                       {"ranks": [2], "op": "all_reduce", "seq": 1204}]}]
     assert check({r: state("all_reduce", 7) for r in range(4)}) == []
     assert check({0: {"error": "torch changed"}, 1: state(None, 3)}) == []
+
+
+def test_a_job_is_found_by_the_pid_the_user_started_or_a_ranks() -> None:
+    """``deepspeed`` runs an inner launcher whose children the ranks are: the job's id is
+    the inner launcher's pid, yet the outer pid (the command the user ran) and a rank's pid
+    find the job too."""
+    inner = ("import os, subprocess, sys, time\n"
+             "env = dict(os.environ, WORLD_SIZE='2', MASTER_ADDR='127.0.0.1', MASTER_PORT='7')\n"
+             "kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],\n"
+             "        env=dict(env, RANK=str(r), LOCAL_RANK=str(r))) for r in (0, 1)]\n"
+             "time.sleep(60)\n")
+    outer = subprocess.Popen([sys.executable, "-c",
+                              "import subprocess, sys, time\n"
+                              f"p = subprocess.Popen([sys.executable, '-c', {inner!r}])\n"
+                              "time.sleep(60)\n"])
+    try:
+        deadline = time.monotonic() + 20
+        job = None
+        while job is None and time.monotonic() < deadline:
+            found = discover.discover(gpus=False, registry=False)
+            job = discover.find_job(found.jobs, str(outer.pid))
+            time.sleep(0.2)
+        assert job is not None and len(job.ranks) == 2, found.to_json()
+        assert str(outer.pid) not in job.id  # the id names the inner launcher
+        assert discover.find_job(found.jobs, str(job.ranks[1].pid)) is job
+    finally:
+        tree = [outer.pid]
+        for _ in range(3):
+            tree += [p for p in procfs.pids() if procfs.ppid(p) in tree and p not in tree]
+        for pid in reversed(tree):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
+        outer.wait()

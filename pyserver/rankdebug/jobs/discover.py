@@ -658,11 +658,20 @@ def find_job(jobs: list[Job], text: str) -> Job | None:
             return job
     with contextlib.suppress(ValueError):
         pid = int(text)
-        hits = [j for j in jobs if j.launcher_pid == pid]
-        if len(hits) == 1:
-            return hits[0]
+        for named in (lambda j: j.launcher_pid == pid,
+                      lambda j: any(r.pid == pid for r in j.ranks),
+                      # the command the user started, above an inner launcher (deepspeed
+                      # runs ``python -m deepspeed.launcher.launch``, whose child the ranks are)
+                      lambda j: any(pid in _ancestors(r.pid, {}, LAUNCHER_DEPTH)
+                                    for r in j.ranks[:1] if r.pid is not None)):
+            hits = [j for j in jobs if named(j)]
+            if len(hits) == 1:
+                return hits[0]
     hits = [j for j in jobs if j.id.startswith(text)]
     return hits[0] if len(hits) == 1 else None
+
+
+LAUNCHER_DEPTH = 4  # how far above a job's ranks a pid may name the job
 
 
 def rank_of_pid(jobs: list[Job], pid: int) -> tuple[Job, Rank] | None:
