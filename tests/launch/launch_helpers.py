@@ -180,28 +180,35 @@ def job_adapters(job: str) -> list[int]:
     return out
 
 
+def listening_ports(pid: int) -> list[int]:
+    """TCP ports process ``pid`` listens on (its socket inodes in /proc/net/tcp)."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    ports = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        parts = line.split()
+        if parts[3] == "0A" and parts[9] in inodes:  # LISTEN
+            ports.append(int(parts[1].split(":")[1], 16))
+    return ports
+
+
 def adapter_ports(serves: int) -> list[int]:
     """The TCP ports the owner-only adapters serving process ``serves`` listen on."""
-    inodes: set[str] = set()
+    ports = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         with contextlib.suppress(OSError):
             cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
             environ = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
-            if (b"rankdebug.adapter.main" not in cmdline
-                    or f"RANKDEBUG_SUPERVISOR_PID={serves}".encode() not in environ):
-                continue
-            for fd in os.listdir(f"/proc/{name}/fd"):
-                with contextlib.suppress(OSError):
-                    target = os.readlink(f"/proc/{name}/fd/{fd}")
-                    if target.startswith("socket:["):
-                        inodes.add(target[8:-1])
-    ports = []
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        parts = line.split()
-        if parts[3] == "0A" and parts[9] in inodes:
-            ports.append(int(parts[1].split(":")[1], 16))
+            if (b"rankdebug.adapter.main" in cmdline
+                    and f"RANKDEBUG_SUPERVISOR_PID={serves}".encode() in environ):
+                ports += listening_ports(int(name))
     return ports
 
 

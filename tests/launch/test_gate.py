@@ -4,7 +4,6 @@ real debugpy, our DAP client."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
@@ -13,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from launch_helpers import SCRIPTS, Launch, job_adapters, line_of, read_json, tool
+from launch_helpers import (
+    SCRIPTS,
+    Launch,
+    job_adapters,
+    line_of,
+    listening_ports,
+    read_json,
+    tool,
+)
 
 from dap_client import DAPClient
 
@@ -299,24 +306,6 @@ def test_stray_connections_and_a_second_client(tmp_path: Path) -> None:
 _OTHER_USER = 65534  # nobody
 
 
-def _listening_ports(pid: int) -> list[int]:
-    """TCP ports process ``pid`` listens on (its socket inodes in /proc/net/tcp)."""
-    inodes = set()
-    with contextlib.suppress(OSError):
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            with contextlib.suppress(OSError):
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if target.startswith("socket:["):
-                    inodes.add(target[8:-1])
-    ports = []
-    with open("/proc/net/tcp") as f:
-        for line in list(f)[1:]:
-            parts = line.split()
-            if parts[3] == "0A" and parts[9] in inodes:  # LISTEN
-                ports.append(int(parts[1].split(":")[1], 16))
-    return ports
-
-
 def _wait_for(get: Callable[[], list[int]], timeout: float = 20.0) -> list[int]:
     deadline = time.monotonic() + timeout
     while not (got := get()) and time.monotonic() < deadline:
@@ -367,7 +356,7 @@ def test_another_local_user_is_turned_away(tmp_path: Path, mode: str) -> None:
         # debugpy's adapter behind the gate: its ports take no one else either.
         assert launch.job is not None
         ports = _wait_for(lambda: [p for pid in job_adapters(str(launch.job))
-                                   for p in _listening_ports(pid)])
+                                   for p in listening_ports(pid)])
         for port in ports:
             out = subprocess.run([str(_SYSTEM_PYTHON), "-c", probe, "127.0.0.1", str(port)],
                                  capture_output=True, text=True, timeout=30, check=False,
