@@ -3,7 +3,8 @@
 It makes launch commands in shell scripts and Markdown code blocks clickable (code
 lenses), explained (hover) and checked (diagnostics with quick fixes), and answers the
 extension's ``workspace/executeCommand`` requests. Documents are analysed in a thread
-pool, newest version only (``rankdebug.lsp.documents``); settings follow the
+pool, newest version only, a burst of edits once (``rankdebug.lsp.documents``); memory
+is kept bounded and collected while idle (``rankdebug.lsp.memory``); settings follow the
 vscode-python-tools-extension-template flow (``rankdebug.lsp.settings``); problems are
 logged to the client's output channel (``window/logMessage``).
 """
@@ -24,10 +25,12 @@ from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from rankdebug import __version__ as _version
-from rankdebug.lsp import actions, commands, hover
+from rankdebug.lsp import actions, commands, hover, memory
 from rankdebug.lsp.analysis import Analysis, PlannerSlot, Snapshot
 from rankdebug.lsp.commands import DebugPlanArgs, LaunchJsonArgs, PlanArgs
 from rankdebug.lsp.documents import Documents, language_of
+from rankdebug.lsp.lenses import Lenses
+from rankdebug.lsp.protocol import Protocol
 from rankdebug.lsp.settings import SECTION, Settings, SettingsStore
 
 NAME = "rankdebug"
@@ -40,11 +43,12 @@ class RankdebugServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__(NAME, _version,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=Protocol)
         self.settings = SettingsStore()
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rankdebug")
         self.documents = Documents(self._executor, self._snapshot, self._publish,
-                                   self._analysis_failed)
+                                   self._analysis_failed, memory.collect)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread: int | None = None
         self.shutdown_requested = False
@@ -251,7 +255,8 @@ def _features(server: RankdebugServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     async def code_lens(ls: RankdebugServer,
-                        params: types.CodeLensParams) -> list[types.CodeLens] | None:
+                        params: types.CodeLensParams) -> Lenses | None:
+        # Written as they are (rankdebug.lsp.protocol).
         analysis = await ls.documents.current(params.text_document.uri)
         return analysis.lenses if analysis is not None else None
 
@@ -363,6 +368,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=getattr(args, "log_level", "WARNING"), stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     server = create_server()
+    memory.tune_gc()
     try:
         server.start_io()
     finally:

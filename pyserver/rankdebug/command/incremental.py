@@ -7,15 +7,20 @@ incrementally), each top-level statement's plans, and the shell state before
 every CHECKPOINT-th statement. After an edit the walk resumes at the last
 checkpoint before it, and stops as soon as, past the edit, the state equals the
 old state at the same statement: everything after is then what it was, moved
-by the lines the edit added or removed.
+by the lines the edit added or removed. Moving a plan moves its span at once and its
+words when they are first read (:class:`_Moved`): a line added at the top of a script
+with hundreds of commands moves them all, and most are then only asked where they start.
 """
 
 from __future__ import annotations
 
+import bisect
 import copy
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node, Point, Tree
 
@@ -31,7 +36,7 @@ from rankdebug.command.planner import (
 from rankdebug.command.script import Report, Walker
 from rankdebug.command.source import Segment, load
 from rankdebug.command.state import Function, State, Var
-from rankdebug.command.syntax import parse_incremental, text
+from rankdebug.command.syntax import parse_incremental
 from rankdebug.command.words import Part, Span, Word
 
 if TYPE_CHECKING:
@@ -57,8 +62,7 @@ class _Record:
 
     def state(self) -> State | None:
         if self.before is not None and self.pending:
-            for edit in self.pending:
-                self.before = _shift_state(self.before, edit)
+            self.before = _move_state(self.before, self.pending)
             self.pending = []
         return self.before
 
@@ -129,15 +133,18 @@ class DocumentPlans:
         children = root.children
         # Statements wholly before the edit, unchanged in the new tree.
         same = 0
+        count = len(children)
         for rec in self._records:
-            if rec.end >= start or rec.index >= len(children):
+            if rec.end >= start or rec.index >= count:
                 break
             child = children[rec.index]
-            if (child.start_byte, child.end_byte) != (rec.start, rec.end):
+            if child.start_byte != rec.start or child.end_byte != rec.end:
                 break
             same += 1
-        resume = max((k for k in range(same + 1) if k < len(self._records)
-                      and self._records[k].before is not None), default=0)
+        resume = min(same, len(self._records) - 1)  # the last checkpoint up to `same`
+        while resume > 0 and self._records[resume].before is None:
+            resume -= 1
+        resume = max(resume, 0)
         kept = self._records[:resume]
         if not kept and not self._records:
             return self._full(seg_text, new, base, sbatch)
@@ -145,7 +152,7 @@ class DocumentPlans:
         if state is None:
             return self._full(seg_text, new, base, sbatch)
         try:  # the functions it knows were defined before the edit: same bytes
-            state = _relocate_functions(state, root)
+            state = _relocate_functions(state, root, {})
         except _Stale:
             return self._full(seg_text, new, base, sbatch)
         called = {name for rec in kept for name in rec.called}
@@ -153,11 +160,13 @@ class DocumentPlans:
                      _point(new, new_end).row - _point(old, old_end).row)
         # Resume in the new tree right after the last statement kept.
         kept_end = kept[-1].end if kept else -1
-        start_child = next((i for i, c in enumerate(children) if c.end_byte > kept_end),
-                           len(children))
+        start_child = kept[-1].index + 1 if kept else 0
+        while start_child < len(children) and children[start_child].end_byte <= kept_end:
+            start_child += 1
         try:
             records, final, finish_plans, _ = self._walk(
-                seg_text, root, state.copy(), sbatch, _Resume(start_child, kept, called, edit))
+                seg_text, root, state.copy(), sbatch,
+                _Resume(start_child, kept, called, edit, children))
         except _Stale:
             return self._full(seg_text, new, base, sbatch)
         self._commit(new, tree, records, final)
@@ -184,16 +193,16 @@ class DocumentPlans:
         walker = Walker(on_command)
         walker.prepare([Segment(seg_text, 0)], {0: root})
         walker.called.update(called)
-        children = root.children
-        old_by_start = ({rec.start: k for k, rec in enumerate(self._records)}
-                        if old is not None else {})
+        detached: dict[int, tuple[Function, Function]] = {}
+        children = resume.children if resume.children is not None else root.children
+        old_starts = _Starts(self._records)
         walked = 0
         for i in range(start_child, len(children)):
             node = children[i]
             if not node.is_named or node.type in ("comment", "heredoc_body"):
                 continue
             if old is not None and node.start_byte >= old.new_end:
-                k = old_by_start.get(node.start_byte - old.delta_bytes)
+                k = old_starts.find(node.start_byte - old.delta_bytes)
                 if k is not None and self._converged(state, self._records[k], node, old):
                     records.extend(self._moved(self._records[k:], i - self._records[k].index,
                                                old))
@@ -201,7 +210,7 @@ class DocumentPlans:
                     state = _shift_state(self._final, old)
                     break
             rec = _Record(i, node.start_byte, node.end_byte,
-                          state.copy() if len(records) % CHECKPOINT == 0 else None)
+                          detach(state, detached) if len(records) % CHECKPOINT == 0 else None)
             current[:] = [rec]
             n_diag = len(walker.diagnostics)
             before_called = set(walker.called)
@@ -216,7 +225,7 @@ class DocumentPlans:
         finish = _Collector(finish_plans, sbatch, self.opts)
         finisher = Walker(finish)
         finisher.prepare([Segment(seg_text, 0)], {0: root})
-        final = _relocate_functions(state, root)
+        final = _relocate_functions(state, root, detached)
         done = set(walker.called) | {name for rec in records for name in rec.called}
         finisher.finish(final.copy(), done)
         return records, final, finish_plans, done
@@ -231,13 +240,14 @@ class DocumentPlans:
 
     def _moved(self, records: list[_Record], dindex: int, edit: _Edit) -> list[_Record]:
         """The old records after the edit, moved in place (the old list is dropped)."""
-        if dindex == 0 and edit.delta_bytes == 0:
+        delta = edit.delta_bytes
+        if dindex == 0 and delta == 0:
             return records
         rows, from_row = edit.delta_rows, edit.old_end_row
         for rec in records:
             rec.index += dindex
-            rec.start += edit.delta_bytes
-            rec.end += edit.delta_bytes
+            rec.start += delta
+            rec.end += delta
             if rows:
                 if rec.plans:
                     rec.plans = [_shift_plan(p, from_row, rows) for p in rec.plans]
@@ -298,6 +308,21 @@ def _same_functions(state: State, before: State, edit: _Edit) -> bool:
     return True
 
 
+class _Starts:
+    """Which of the last walk's records starts at a byte (records are in document order)."""
+
+    def __init__(self, records: list[_Record]) -> None:
+        self._records = records
+
+    def find(self, start: int) -> int | None:
+        k = bisect.bisect_left(self._records, start, key=_start_of)
+        return k if k < len(self._records) and self._records[k].start == start else None
+
+
+def _start_of(rec: _Record) -> int:
+    return rec.start
+
+
 @dataclass
 class _Resume:
     """Where a walk starts: the top-level statement, the records kept from the last walk
@@ -307,6 +332,7 @@ class _Resume:
     kept: list[_Record]
     called: set[str]
     old: _Edit | None
+    children: list[Node] | None = None  # root.children, when already made
 
 
 @dataclass(frozen=True)
@@ -334,28 +360,62 @@ class _Collector:
             self.out.append(plan)
 
 
-def _fn_text(fn: Function) -> str:
-    node = fn.node
+@dataclass(frozen=True, slots=True)
+class _Detached:
+    """In place of a function's node in a kept state: the definition's text. A Node would
+    keep its whole tree alive, and kept states outlive many trees (one per edit)."""
+
+    text: bytes
+
+
+def _node_bytes(node: object) -> bytes | None:
+    if isinstance(node, _Detached):
+        return node.text
     assert isinstance(node, Node)
-    return text(node)
+    return node.text
+
+
+def _fn_text(fn: Function) -> str:
+    return (_node_bytes(fn.node) or b"").decode("utf-8", errors="replace")
+
+
+def detach(state: State, memo: dict[int, tuple[Function, Function]]) -> State:
+    """A copy of ``state`` holding no tree-sitter node: every function's node (and the
+    nodes of the states they were defined in) replaced by its text. ``memo`` maps
+    functions already detached (by id; the original is kept there so ids stay unique)."""
+    out = state.copy()
+    out.functions = {name: _detach_fn(fn, memo) for name, fn in state.functions.items()}
+    return out
+
+
+def _detach_fn(fn: Function, memo: dict[int, tuple[Function, Function]]) -> Function:
+    if isinstance(fn.node, _Detached) and not fn.defined_state.functions:
+        return fn
+    hit = memo.get(id(fn))
+    if hit is not None:
+        return hit[1]
+    node = fn.node if isinstance(fn.node, _Detached) else _Detached(_node_bytes(fn.node) or b"")
+    out = Function(fn.name, node, fn.segment, detach(fn.defined_state, memo), fn.start, fn.end)
+    memo[id(fn)] = (fn, out)
+    return out
 
 
 class _Stale(Exception):
     """A kept state names a function that cannot be found as it was: walk it all."""
 
 
-def _relocate_functions(state: State, root: Node) -> State:
+def _relocate_functions(state: State, root: Node,
+                        memo: dict[int, tuple[Function, Function]]) -> State:
     """The state with its functions' nodes taken from the new tree: the definition must be
-    where the function says it is now, with the same text."""
+    where the function says it is now, with the same text. The states they were defined
+    in are detached (they would otherwise hold the trees of older walks)."""
     moved = state.copy()
     for name, fn in state.functions.items():
-        node = fn.node
-        assert isinstance(node, Node)
         found = _function_at(root, fn.start, fn.end)
-        if found is None or found.text != node.text:
+        if found is None or found.text != _node_bytes(fn.node):
             raise _Stale(name)
-        moved.functions[name] = Function(name, found, fn.segment, fn.defined_state,
-                                         fn.start, fn.end)
+        moved.functions[name] = Function(name, found, fn.segment,
+                                         detach(fn.defined_state, memo), fn.start, fn.end)
     return moved
 
 
@@ -396,50 +456,86 @@ def _point(data: bytes, offset: int) -> Point:
 
 
 _LINE_REF = re.compile(r"\bline (\d+)")
+# Line moves, oldest first: (from_row, rows) moves every position at or after from_row
+# (0-based, as the text was then) by rows lines.
+Moves = tuple[tuple[int, int], ...]
 
 
-def _shift_text(message: str, from_row: int, rows: int) -> str:
+def _move_row(row: int, moves: Moves) -> int:
+    for from_row, rows in moves:
+        if row >= from_row:
+            row += rows
+    return row
+
+
+def _move_text(message: str, moves: Moves) -> str:
     """Line numbers quoted in a message (1-based) moved like the lines they name."""
     if "line " not in message:
         return message
-    return _LINE_REF.sub(
-        lambda m: f"line {int(m.group(1)) + rows}" if int(m.group(1)) - 1 >= from_row
-        else m.group(0), message)
+    return _LINE_REF.sub(lambda m: f"line {_move_row(int(m.group(1)) - 1, moves) + 1}",
+                         message)
 
 
-def _shift_span(span: Span, from_row: int, rows: int) -> Span:
-    if span.start_line >= from_row:
-        return Span(span.start_line + rows, span.start_col, span.end_line + rows, span.end_col)
-    return span
+def _move_span(span: Span, moves: Moves) -> Span:
+    """The span moved as its start is (its end goes along)."""
+    start, end = span.start_line, span.end_line
+    for from_row, rows in moves:
+        if start >= from_row:
+            start += rows
+            end += rows
+    if start == span.start_line and end == span.end_line:
+        return span
+    return Span(start, span.start_col, end, span.end_col)
 
 
-def _shift_parts(parts: tuple[Part, ...], from_row: int, rows: int) -> tuple[Part, ...]:
-    if all(p.known for p in parts):
-        return parts
-    return tuple(p if p.known else Part(p.text, False, _shift_text(p.reason, from_row, rows))
-                 for p in parts)
+def _move_parts(parts: tuple[Part, ...], moves: Moves) -> tuple[Part, ...]:
+    for part in parts:
+        if not part.known:
+            return tuple(p if p.known else Part(p.text, False, _move_text(p.reason, moves))
+                         for p in parts)
+    return parts
 
 
-def _shift_word(w: Word, from_row: int, rows: int) -> Word:
-    return Word(_shift_parts(w.parts, from_row, rows), _shift_span(w.span, from_row, rows),
-                w.source, _shift_text(w.reason, from_row, rows) if w.reason else w.reason)
+def _move_word(w: Word, moves: Moves) -> Word:
+    return Word(_move_parts(w.parts, moves), _move_span(w.span, moves), w.source,
+                _move_text(w.reason, moves) if w.reason else w.reason)
 
 
 def _shift_diag(d: Diagnostic, from_row: int, rows: int) -> Diagnostic:
-    return Diagnostic(_shift_text(d.message, from_row, rows), _shift_span(d.span, from_row, rows),
-                      d.severity, d.code, d.fix)
+    return _move_diag(d, ((from_row, rows),))
+
+
+def _move_diag(d: Diagnostic, moves: Moves) -> Diagnostic:
+    return Diagnostic(_move_text(d.message, moves), _move_span(d.span, moves), d.severity,
+                      d.code, d.fix)
 
 
 def _shift_plan(plan: LaunchPlan, from_row: int, rows: int) -> LaunchPlan:
-    """A copy of a plan with every position at or after `from_row` moved by `rows` lines."""
+    """The plan with every position at or after `from_row` moved by `rows` lines: its
+    span now, the rest when first read (a :class:`_Moved`)."""
     if rows == 0:
         return plan
+    move = (from_row, rows)
+    if isinstance(plan, _Moved) and plan._origin is not None:
+        if len(plan._moves) < MAX_MOVES:
+            return _Moved.make(plan._origin, (*plan._moves, move), plan.span)
+        plan._materialize()  # (and it forgets its origin: no chain of plans builds up)
+    return _Moved.make(plan, (move,), plan.span)
+
+
+def _move_plan_now(plan: LaunchPlan, moves: Moves) -> LaunchPlan:
+    """A copy of a plan with its positions moved. (Words that appear in several fields,
+    such as an option's value in argv, are moved once.)"""
+    moved: dict[int, Word] = {}
 
     def w(word: Word) -> Word:
-        return _shift_word(word, from_row, rows)
+        got = moved.get(id(word))
+        if got is None:
+            got = moved[id(word)] = _move_word(word, moves)
+        return got
 
     out = copy.copy(plan)
-    out.span = _shift_span(plan.span, from_row, rows)
+    out.span = _move_span(plan.span, moves)
     out.argv = [w(x) for x in plan.argv]
     out.entry_args = [w(x) for x in plan.entry_args]
     out.env = {k: w(v) for k, v in plan.env.items()}
@@ -449,34 +545,131 @@ def _shift_plan(plan: LaunchPlan, from_row: int, rows: int) -> LaunchPlan:
     out.master_addr = w(plan.master_addr) if plan.master_addr is not None else None
     out.master_port = w(plan.master_port) if plan.master_port is not None else None
     out.options = [OptionUse(o.name, o.flag, w(o.value) if o.value is not None else None,
-                             _shift_span(o.span, from_row, rows)) for o in plan.options]
-    out.diagnostics = [_shift_diag(d, from_row, rows) for d in plan.diagnostics]
+                             _move_span(o.span, moves)) for o in plan.options]
+    out.diagnostics = [_move_diag(d, moves) for d in plan.diagnostics]
     return out
+
+
+# A plan moved more often than this since its words were last read is moved for real.
+MAX_MOVES = 64
+# What no line move changes, taken from the plan as walked; and what holds positions,
+# moved when first read (with `span`, moved at once, that is every field of a plan).
+_SAME = ("launcher", "nnodes", "node_rank", "nproc_per_node", "world_size", "entry_index",
+         "visible_devices", "nnodes_range", "cwd", "followed", "background")
+_LAZY = ("argv", "entry", "entry_args", "env", "script_env", "master_addr", "master_port",
+         "options", "diagnostics")
+assert {f.name for f in dataclasses.fields(LaunchPlan)} == {*_SAME, *_LAZY, "span"}
+
+
+class _Moved(LaunchPlan):
+    """A plan moved by whole lines since it was walked: ``_origin`` as walked, then
+    ``_moves``. Its span is moved when it is made; the fields in ``_LAZY`` are unset slots
+    until one of them is read, then all are moved at once (``__getattr__``) and the origin
+    is let go. It reads, compares and copies like the plan :func:`_move_plan_now` makes."""
+
+    __slots__ = ("_moves", "_origin")
+    _origin: LaunchPlan | None
+    _moves: Moves
+
+    @classmethod
+    def make(cls, origin: LaunchPlan, moves: Moves, span: Span) -> _Moved:
+        """``span``: the plan's span before the last of ``moves``."""
+        out = cls.__new__(cls)
+        for name in _SAME:
+            setattr(out, name, getattr(origin, name))
+        out.span = _move_span(span, moves[-1:])
+        out._origin, out._moves = origin, moves
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for slots not set: the moved fields before their first read, or the
+        # bookkeeping of a plan made whole by __init__ (dataclasses.replace, copies).
+        walked = object.__getattribute__(self, "_origin") if name in _LAZY else None
+        if walked is not None:
+            if name == "diagnostics":  # alone: the checks read them for every plan
+                self.diagnostics = [_move_diag(d, self._moves) for d in walked.diagnostics]
+            else:
+                self._materialize()
+            return object.__getattribute__(self, name)
+        if name == "_origin":
+            return None
+        if name == "_moves":
+            return ()
+        raise AttributeError(name)
+
+    def _materialize(self) -> None:
+        if self._origin is None:
+            return
+        whole = _move_plan_now(self._origin, self._moves)
+        for name in _LAZY:
+            if name != "diagnostics" or not _is_set(self, name):
+                setattr(self, name, getattr(whole, name))
+        self._origin, self._moves = None, ()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LaunchPlan):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name)
+                   for f in dataclasses.fields(LaunchPlan))
+
+    __hash__ = None  # type: ignore[assignment]  # (as LaunchPlan: mutable, compared by value)
+
+
+def _is_set(obj: object, slot: str) -> bool:
+    try:
+        object.__getattribute__(obj, slot)
+    except AttributeError:
+        return False
+    return True
+
+
+def origin(plan: LaunchPlan) -> LaunchPlan:
+    """The plan as walked, when edits since have only moved it by whole lines: every value
+    the same, words maybe on other lines. Reading it does not move the plan's words."""
+    if isinstance(plan, _Moved):
+        found = plan._origin
+        if found is not None:
+            return found
+    return plan
 
 
 def _shift_state(state: State, edit: _Edit) -> State:
-    """A copy of a state from before an edit, as after it: line numbers its reasons quote,
-    and where its functions are defined (both only when after the edit)."""
-    if edit.delta_rows == 0 and edit.delta_bytes == 0:
+    return _move_state(state, (edit,))
+
+
+def _move_state(state: State, edits: Sequence[_Edit]) -> State:
+    """A copy of a state from before some edits, as after them: line numbers its reasons
+    quote, and where its functions are defined (both only when after an edit)."""
+    edits = [e for e in edits if e.delta_rows or e.delta_bytes]
+    if not edits:
         return state
     out = state.copy()
-    from_row, rows = edit.old_end_row, edit.delta_rows
-    if rows:
+    moves = tuple((e.old_end_row, e.delta_rows) for e in edits if e.delta_rows)
+    if moves:
         for name, var in state.vars.items():
-            if var.array_unknown or not all(p.known for p in var.value) or (
-                    var.items is not None and not all(p.known for i in var.items for p in i)):
-                out.vars[name] = _shift_var(var, from_row, rows)
+            if var.array_unknown or not _known(var.value) or (
+                    var.items is not None and not all(_known(i) for i in var.items)):
+                out.vars[name] = _move_var(var, moves)
     for name, fn in state.functions.items():
-        moves = fn.start >= edit.old_end
-        out.functions[name] = Function(
-            fn.name, fn.node, fn.segment, _shift_state(fn.defined_state, edit),
-            fn.start + edit.delta_bytes if moves else fn.start,
-            fn.end + edit.delta_bytes if moves else fn.end)
+        start, end = fn.start, fn.end
+        for e in edits:
+            if start >= e.old_end:
+                start += e.delta_bytes
+                end += e.delta_bytes
+        out.functions[name] = Function(fn.name, fn.node, fn.segment,
+                                       _move_state(fn.defined_state, edits), start, end)
     return out
 
 
+def _known(parts: tuple[Part, ...]) -> bool:
+    return all(part.known for part in parts)
+
+
+def _move_var(var: Var, moves: Moves) -> Var:
+    items = None if var.items is None else tuple(_move_parts(i, moves) for i in var.items)
+    return Var(_move_parts(var.value, moves), items, var.exported, var.integer,
+               _move_text(var.array_unknown, moves))
+
+
 def _shift_var(var: Var, from_row: int, rows: int) -> Var:
-    items = (None if var.items is None
-             else tuple(_shift_parts(i, from_row, rows) for i in var.items))
-    return Var(_shift_parts(var.value, from_row, rows), items, var.exported, var.integer,
-               _shift_text(var.array_unknown, from_row, rows))
+    return _move_var(var, ((from_row, rows),))

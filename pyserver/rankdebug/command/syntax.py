@@ -32,15 +32,24 @@ def parse_incremental(data: bytes, old: Tree | None) -> Tree:
 
 
 class Positions:
-    """Maps tree-sitter's byte columns to character columns, per line, lazily."""
+    """Maps tree-sitter's byte columns to character columns, per line, lazily (a text
+    that is all ASCII is not even split into lines until one is asked for)."""
 
     def __init__(self, text: str, first_line: int = 0) -> None:
-        self._lines = text.split("\n")
+        self._text = text
+        self._split: list[str] | None = None
+        self._all_ascii = text.isascii()
         self._first = first_line
         self._ascii: dict[int, bool] = {}
 
+    @property
+    def _lines(self) -> list[str]:
+        if self._split is None:
+            self._split = self._text.split("\n")
+        return self._split
+
     def col(self, row: int, byte_col: int) -> int:
-        if row >= len(self._lines):
+        if self._all_ascii or row >= len(self._lines):
             return byte_col
         ascii_line = self._ascii.get(row)
         line = self._lines[row]

@@ -20,8 +20,10 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from rankdebug.command import CommandError, Diagnostic, LaunchPlan, plan_all
+from rankdebug.command.incremental import origin
 from rankdebug.command.words import Span
 from rankdebug.lsp import actions, checks, lenses
+from rankdebug.lsp.lenses import Lenses, Texts
 from rankdebug.lsp.positions import Converter, Lines
 from rankdebug.lsp.settings import Settings
 
@@ -51,6 +53,10 @@ class PlannerSlot:
     planner: Planner | None = None
     broken: bool = False
     failure: str | None = None  # the incremental path's traceback, to log once
+    # What the last analysis's lenses said, per plan as walked (by id; see
+    # incremental.origin): an edit elsewhere leaves most plans as they were, or moves them.
+    texts: dict[int, tuple[LaunchPlan, Texts | None]] = field(default_factory=dict)
+    texts_for: str = ""  # the uri they name
 
 
 @functools.cache
@@ -136,23 +142,23 @@ class Command:
 class Analysis:
     snapshot: Snapshot
     converter: Converter
-    commands: list[Command] = field(default_factory=list)
+    plans: list[LaunchPlan] = field(default_factory=list)
     diagnostics: list[types.Diagnostic] = field(default_factory=list)
-    lenses: list[types.CodeLens] = field(default_factory=list)
+    lenses: Lenses = field(default_factory=Lenses)
     # An unexpected failure (a bug), for the log; the document then shows nothing.
     failure: str | None = None
     seconds: float = 0.0
 
     def command_at(self, row: int) -> Command | None:
         """The innermost command whose lines include ``row``."""
-        best: Command | None = None
-        for cmd in self.commands:
-            span = cmd.plan.span
+        best: LaunchPlan | None = None
+        for plan in self.plans:
+            span = plan.span
             if span.start_line <= row <= span.end_line and (
-                best is None or span.start_line >= best.plan.span.start_line
+                best is None or span.start_line >= best.span.start_line
             ):
-                best = cmd
-        return best
+                best = plan
+        return Command(best, self.converter.range(best.span)) if best is not None else None
 
 
 def analyze(snap: Snapshot) -> Analysis:
@@ -185,23 +191,44 @@ def analyze(snap: Snapshot) -> Analysis:
                     settings))
             return out
         findings = checks.run_checks(plans, lines, snap.path)
-        for plan in plans:
-            out.commands.append(Command(plan, conv.range(plan.span)))
-            if settings.code_lens:
-                start = conv.position(plan.span.start_line, plan.span.start_col)
-                out.lenses.extend(lenses.lenses_for(snap.uri, plan, start))
+        out.plans = plans
+        if settings.code_lens:
+            out.lenses = _lenses(snap, conv, plans)
         if settings.diagnostics:
             found: list[Diagnostic] = list(doc_diags)
             for plan in plans:
-                found.extend(d for d in plan.diagnostics if id(d) not in findings.superseded)
+                if origin(plan).diagnostics:  # (reading a moved plan's own moves its words)
+                    found.extend(d for d in plan.diagnostics
+                                 if id(d) not in findings.superseded)
             found.extend(findings.diagnostics)
             out.diagnostics = _convert_all(conv, found, settings)
     except Exception:  # a bug: keep the server up, say so in the log
         out.failure = traceback.format_exc()
-        out.commands, out.lenses, out.diagnostics = [], [], []
+        out.plans, out.lenses, out.diagnostics = [], Lenses(), []
     finally:
         out.seconds = time.perf_counter() - started
     return out
+
+
+def _lenses(snap: Snapshot, conv: Converter, plans: list[LaunchPlan]) -> Lenses:
+    """Every plan's lenses; what they say is kept from the last analysis for a plan that
+    was not walked again (only, maybe, moved)."""
+    slot = snap.planner
+    before = slot.texts if slot is not None and slot.texts_for == snap.uri else {}
+    now: dict[int, tuple[LaunchPlan, Texts | None]] = {}
+    pieces: list[str] = []
+    for plan in plans:
+        walked = origin(plan)
+        hit = before.get(id(walked))
+        if hit is None or hit[0] is not walked:
+            hit = (walked, lenses.texts(snap.uri, walked))
+        now[id(walked)] = hit
+        if hit[1] is not None:
+            line, character = conv.units(plan.span.start_line, plan.span.start_col)
+            pieces.append(lenses.lenses_json(hit[1], line, character))
+    if slot is not None:
+        slot.texts, slot.texts_for = now, snap.uri
+    return Lenses(pieces)
 
 
 def _convert_all(conv: Converter, found: Sequence[Diagnostic],

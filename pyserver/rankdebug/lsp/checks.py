@@ -17,6 +17,9 @@ look at the file system or at several commands together.
 Every finding is a ``Diagnostic`` whose ``fix`` replaces its span. Ranges point at the
 words as written; words that came from elsewhere (an ``export`` line, a followed script)
 get the command's first line and no fix.
+
+Values are read from a plan as walked (``origin``): a plan the last edits only moved
+moves its words when they are first read, and only a finding needs them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankdebug import launcher_table
+from rankdebug.command.incremental import origin
 from rankdebug.command.plan import Diagnostic, LaunchPlan, OptionUse
 from rankdebug.command.words import Span, Word
 from rankdebug.lsp.positions import Lines
@@ -145,7 +149,7 @@ def devices(plan: LaunchPlan, out: Findings) -> None:
 
 def missing_script(plan: LaunchPlan, lines: Lines, document_path: str | None,
                    out: Findings, seen: dict[tuple[str, str], str | bool | None]) -> None:
-    entry = plan.entry
+    entry = origin(plan).entry
     if entry is None or entry.kind != "script" or plan.cwd is None:
         return
     target = entry.target.value
@@ -159,6 +163,8 @@ def missing_script(plan: LaunchPlan, lines: Lines, document_path: str | None,
     fix = seen[key]
     if fix is True:
         return
+    entry = plan.entry
+    assert entry is not None
     cwd = Path(plan.cwd)
     path = Path(os.path.expanduser(target))
     fix = fix if isinstance(fix, str) else None
@@ -226,27 +232,34 @@ def _relative(path: Path, cwd: Path, like: str) -> str:
 class _Port:
     plan: LaunchPlan
     port: int
-    word: Word | None  # the port as written, or None for torchrun's default
+    written: bool  # given (plan.master_port), or torchrun's default
+
+    @property
+    def word(self) -> Word | None:
+        """The port as written (None for the default)."""
+        return self.plan.master_port if self.written else None
 
 
 def _port_of(plan: LaunchPlan) -> _Port | None:
-    word = plan.master_port
+    walked = origin(plan)
+    word = walked.master_port
     if word is not None:
         if word.value is None or not word.value.strip().isdigit():
             return None
-        return _Port(plan, int(word.value), word)
+        return _Port(plan, int(word.value), True)
     default = launcher_table.get(plan.launcher).default_master_port
-    if default is None or plan.option("standalone") is not None:
+    if default is None or walked.option("standalone") is not None:
         return None
-    if plan.option("rdzv_endpoint") is not None or plan.option("rdzv_backend") is not None:
+    if walked.option("rdzv_endpoint") is not None or walked.option("rdzv_backend") is not None:
         return None
     if plan.nnodes != 1:
         return None
-    return _Port(plan, default, None)
+    return _Port(plan, default, False)
 
 
 def _same_host(a: LaunchPlan, b: LaunchPlan) -> bool:
     local = {None, "", "localhost", "127.0.0.1", "::1"}
+    a, b = origin(a), origin(b)
     ha = a.master_addr.value if a.master_addr is not None else None
     hb = b.master_addr.value if b.master_addr is not None else None
     if ha in local and hb in local:
@@ -362,7 +375,7 @@ def reads_local_rank_env(path: Path) -> bool:
 
 
 def use_env(plan: LaunchPlan, lines: Lines, out: Findings) -> None:
-    if plan.launcher != "torch.distributed.launch" or plan.option("use_env") is not None:
+    if plan.launcher != "torch.distributed.launch" or origin(plan).option("use_env") is not None:
         return
     entry = plan.entry
     if entry is None or entry.kind != "script" or entry.target.value is None or not plan.cwd:

@@ -1,10 +1,18 @@
 """Open documents and their newest analysis; only the newest version is worth work.
 
-Each change bumps the document's ``seq`` and makes sure one runner task is going for
-it. The runner copies the document (a :class:`Snapshot`) on the event loop, analyses it
-in the thread pool, and, if more changes came meanwhile, starts over with the newest
-text: versions typed in between are never analysed. Requests (code lenses, hover) wait
-for an analysis at least as new as the document was when they arrived.
+Each change bumps the document's ``seq``. The runner copies the document (a
+:class:`Snapshot`) on the event loop, analyses it in the thread pool, and, if more changes
+came meanwhile, goes on with the newest text: versions typed in between are never
+analysed. A change nobody asks about yet waits for a quiet moment first (``DEBOUNCE_S``
+without another change, ``MAX_DELAY_S`` at most), so a burst of edits (a paste, a
+formatter, a macro, hundreds a second) costs one analysis, not one per version that
+happened to be current when the last one finished. Requests (code lenses, hover) never
+wait for the quiet moment: they start the analysis at once and wait for one at least as
+new as the document was when they arrived. A document just opened is analysed at once.
+
+When no document has had anything to do for ``IDLE_S``, ``on_idle`` runs (the server
+collects garbage and returns memory then); also after ``IDLE_EVERY`` analyses without an
+idle moment.
 """
 
 from __future__ import annotations
@@ -24,6 +32,11 @@ SHELL_LANGUAGES = frozenset({"shellscript", "sh", "bash", "zsh", "shell", "slurm
 MARKDOWN_LANGUAGES = frozenset({"markdown", "md", "mdx"})
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job")
 WAIT_SECONDS = 20.0
+DEBOUNCE_S = 0.05
+MAX_DELAY_S = 0.5
+IDLE_S = 1.0
+IDLE_EVERY = 100
+IDLE_SOON_S = 0.1
 
 
 def language_of(language_id: str | None, path: str | None) -> str | None:
@@ -52,6 +65,17 @@ class _State:
     # may have changed; settings: they are part of the snapshot anyway).
     force: bool = False
     planner: PlannerSlot = field(default_factory=PlannerSlot)
+    # A debounced start, and the loop time of the first change it waits to analyse.
+    timer: asyncio.TimerHandle | None = None
+    pending_since: float | None = None
+
+    def running(self) -> bool:
+        return self.runner is not None and not self.runner.done()
+
+    def stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer, self.pending_since = None, None
 
 
 SnapshotFn = Callable[[str, int, PlannerSlot], "Snapshot | None"]
@@ -66,12 +90,17 @@ class Documents:
         snapshot: SnapshotFn,
         on_result: Callable[[Analysis], None],
         on_failure: Callable[[str, str], None],
+        on_idle: Callable[[], None] | None = None,
     ) -> None:
         self._executor = executor
         self._snapshot = snapshot
         self._on_result = on_result
         self._on_failure = on_failure
+        self._on_idle = on_idle
         self._states: dict[str, _State] = {}
+        self._idle_timer: asyncio.TimerHandle | None = None  # when nothing happens
+        self._soon: asyncio.TimerHandle | None = None  # after IDLE_EVERY analyses
+        self._since_idle = 0  # analyses since on_idle last ran
 
     def tracked(self, uri: str) -> bool:
         return uri in self._states
@@ -87,18 +116,39 @@ class Documents:
             state = self._states[uri] = _State()
         state.seq += 1
         state.force = state.force or force
-        if state.runner is None or state.runner.done():
-            state.runner = asyncio.get_running_loop().create_task(self._run(uri, state))
+        if state.running():
+            return  # it goes on with the newest text when done
+        if state.latest is None and state.seq == 1:
+            self._start(uri, state)  # just opened: nothing to coalesce
+        else:
+            self._debounce(uri, state)
 
     def closed(self, uri: str) -> None:
         state = self._states.pop(uri, None)
         if state is None:
             return
         state.closed = True
+        state.stop_timer()
         for _, fut in state.waiters:
             if not fut.done():
                 fut.cancel()
         state.waiters.clear()
+        self._maybe_idle()
+
+    def _debounce(self, uri: str, state: _State) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        since = state.pending_since if state.pending_since is not None else now
+        delay = min(DEBOUNCE_S, max(0.0, since + MAX_DELAY_S - now))
+        state.stop_timer()
+        state.pending_since = since
+        state.timer = loop.call_later(delay, self._start, uri, state)
+
+    def _start(self, uri: str, state: _State) -> None:
+        state.stop_timer()
+        if state.closed or state.running():
+            return
+        state.runner = asyncio.get_running_loop().create_task(self._run(uri, state))
 
     def latest(self, uri: str) -> Analysis | None:
         state = self._states.get(uri)
@@ -114,6 +164,8 @@ class Documents:
             return state.latest
         fut: asyncio.Future[Analysis] = asyncio.get_running_loop().create_future()
         state.waiters.append((want, fut))
+        if state.timer is not None:
+            self._start(uri, state)  # asked for: no more waiting for a quiet moment
         try:
             return await asyncio.wait_for(fut, timeout)
         except asyncio.TimeoutError:
@@ -141,6 +193,40 @@ class Documents:
                 return
             self._report_failures(uri, state, result)
             self._deliver(state, seq, result)
+            if self._since_idle >= IDLE_EVERY and self._soon is None:
+                # Busy for long: the housekeeping cannot wait for a pause, but it can wait
+                # until this analysis has been answered.
+                self._soon = asyncio.get_running_loop().call_later(IDLE_SOON_S, self._idle)
+            if done < state.seq and not any(want > done for want, _ in state.waiters):
+                # Changed meanwhile and nobody waits: let a burst of edits settle first.
+                self._debounce(uri, state)
+                return
+        self._maybe_idle()
+
+    def _busy(self) -> bool:
+        return any(s.running() or s.timer is not None for s in self._states.values())
+
+    def _maybe_idle(self) -> None:
+        """Arm the idle callback: it runs if nothing happens for IDLE_S."""
+        if self._on_idle is None:
+            return
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._idle_timer = asyncio.get_running_loop().call_later(IDLE_S, self._when_idle)
+
+    def _when_idle(self) -> None:
+        self._idle_timer = None
+        if not self._busy():
+            self._idle()
+
+    def _idle(self) -> None:
+        for timer in (self._idle_timer, self._soon):
+            if timer is not None:
+                timer.cancel()
+        self._idle_timer = self._soon = None
+        self._since_idle = 0
+        if self._on_idle is not None:
+            self._on_idle()
 
     async def _analyse(self, uri: str, state: _State, snap: Snapshot) -> Analysis | None:
         """The analysis of ``snap`` (the previous one when only the version changed)."""
@@ -151,6 +237,7 @@ class Documents:
                 and prev.snapshot.language == snap.language):
             return dataclasses.replace(prev, snapshot=snap)  # e.g. an undone edit
         state.force = False
+        self._since_idle += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(self._executor, analyze,
                                                                     snap)

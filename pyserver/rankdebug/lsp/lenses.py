@@ -3,18 +3,25 @@
 Both run commands the extension defines, with ``[uri, line]`` as arguments (``line`` is
 the 0-based line the command starts on, as in LSP positions). Commands that do not start
 Python training (``python -m pip``, ``python -c``, ``python setup.py``...) get none.
+
+A script can have hundreds of commands, and the lenses are asked for after every edit:
+they are made as the JSON text the client receives (:class:`Lenses`, written as it is by
+``rankdebug.lsp.protocol``), from what each command shows (:class:`Texts`, kept while a
+command only moves) and where it starts now.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
-
-from lsprotocol import types
+from dataclasses import dataclass
 
 from rankdebug.command.plan import LaunchPlan
 
 DEBUG_COMMAND = "rankdebug.debugCommand"
 PICK_COMMAND = "rankdebug.pickRanks"
+PICK_TITLE = "Pick ranks…"
+PICK_TOOLTIP = "Choose which ranks stop at breakpoints"
 
 # `python -m X` that installs, serves, tests or formats: not training.
 NOT_TRAINING_MODULES = frozenset({
@@ -70,29 +77,43 @@ def debug_tooltip(plan: LaunchPlan) -> str:
     return f"Debug {what} ({n} rank{'' if n == 1 else 's'}): pick ranks, then start the job"
 
 
-def lenses_for(uri: str, plan: LaunchPlan, start: types.Position) -> list[types.CodeLens]:
-    """The lenses of one command, placed on its first line."""
+class Lenses:
+    """A document's code lenses as the JSON text of the list the client receives."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, pieces: list[str] | None = None) -> None:
+        """``pieces``: each the JSON of a command's lenses (lenses_json)."""
+        self.json = "[" + ",".join(pieces or ()) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """What a command's lenses say, as JSON strings (ASCII, as pygls writes)."""
+
+    uri: str
+    title: str
+    tooltip: str
+
+
+def texts(uri: str, plan: LaunchPlan) -> Texts | None:
+    """What the lenses of a command say; None when it gets none."""
     if not is_training(plan):
-        return []
-    where = types.Range(start=start, end=start)
-    args: list[object] = [uri, start.line]
-    return [
-        types.CodeLens(
-            range=where,
-            command=types.Command(
-                title=debug_title(plan),
-                command=DEBUG_COMMAND,
-                tooltip=debug_tooltip(plan),
-                arguments=args,
-            ),
-        ),
-        types.CodeLens(
-            range=where,
-            command=types.Command(
-                title="Pick ranks…",
-                command=PICK_COMMAND,
-                tooltip="Choose which ranks stop at breakpoints",
-                arguments=args,
-            ),
-        ),
-    ]
+        return None
+    return Texts(json.dumps(uri), json.dumps(debug_title(plan)),
+                 json.dumps(debug_tooltip(plan)))
+
+
+_PICK = f'"title": {json.dumps(PICK_TITLE)}, "command": "{PICK_COMMAND}", ' \
+        f'"tooltip": {json.dumps(PICK_TOOLTIP)}'
+
+
+def lenses_json(t: Texts, line: int, character: int) -> str:
+    """The JSON of a command's two lenses, placed on its first line (``character`` in the
+    client's units): what lsprotocol would make of two ``types.CodeLens``."""
+    pos = f'{{"line": {line}, "character": {character}}}'
+    where = f'{{"start": {pos}, "end": {pos}}}'
+    args = f"[{t.uri}, {line}]"
+    return (f'{{"range": {where}, "command": {{"title": {t.title}, '
+            f'"command": "{DEBUG_COMMAND}", "tooltip": {t.tooltip}, "arguments": {args}}}}}, '
+            f'{{"range": {where}, "command": {{{_PICK}, "arguments": {args}}}}}')

@@ -27,7 +27,8 @@ class Lines:
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = _BREAK.split(self.text)
+            text = self.text
+            self._lines = _BREAK.split(text) if "\r" in text else text.split("\n")
         return self._lines
 
     def line(self, row: int) -> str:
@@ -44,14 +45,19 @@ class Converter:
         self._utf32 = codec.encoding == types.PositionEncodingKind.Utf32
 
     def position(self, row: int, col: int) -> types.Position:
+        line, character = self.units(row, col)
+        return types.Position(line=line, character=character)
+
+    def units(self, row: int, col: int) -> tuple[int, int]:
+        """(line, character in the client's units) of an engine position."""
         row = max(row, 0)
         col = max(col, 0)
         if self._utf32:
-            return types.Position(line=row, character=col)
+            return row, col
         text = self.lines.line(row)
         if text.isascii():
-            return types.Position(line=row, character=min(col, len(text)))
-        return types.Position(line=row, character=self.codec.client_num_units(text[:col]))
+            return row, min(col, len(text))
+        return row, self.codec.client_num_units(text[:col])
 
     def range(self, span: Span) -> types.Range:
         return types.Range(
