@@ -3,7 +3,10 @@
 - ``settings``: what the extension configures, per workspace folder.
 - ``positions``: engine spans (code points) to LSP ranges (the client's units).
 - ``analysis``: one document version → plans, lenses, diagnostics (runs off the event loop).
-- ``documents``: open documents and the newest analysis of each; stale work is skipped.
+- ``documents``: open documents and the newest analysis of each; stale work is skipped,
+  bursts of edits are analysed once.
+- ``protocol``, ``memory``: pygls' protocol without its per-edit leak and with code lenses
+  written from their JSON; garbage collected and memory returned while idle.
 - ``lenses``, ``hover``, ``checks``, ``actions``: the editor features.
 - ``commands``: ``workspace/executeCommand`` for the extension (adapters over
   ``rankdebug.debugplan``).

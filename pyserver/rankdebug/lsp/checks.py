@@ -244,9 +244,10 @@ def _port_of(plan: LaunchPlan) -> _Port | None:
     walked = origin(plan)
     word = walked.master_port
     if word is not None:
-        if word.value is None or not word.value.strip().isdigit():
+        value = word.value
+        if value is None or not value.strip().isdigit():
             return None
-        return _Port(plan, int(word.value), True)
+        return _Port(plan, int(value), True)
     default = launcher_table.get(plan.launcher).default_master_port
     if default is None or walked.option("standalone") is not None:
         return None
