@@ -148,8 +148,9 @@ class Doc:
         return list(result or [])
 
     async def diagnostics(self) -> Sequence[types.Diagnostic]:
-        """Diagnostics of the current version (published before lenses are answered)."""
-        await self.lenses()
+        """Diagnostics of the current version: published before a request that needs the
+        whole analysis (hover) is answered. (Code lenses may come before them.)"""
+        await self.hover(0, 0)
         for _ in range(100):
             if self.uri in self.client.diagnostics:
                 return self.client.diagnostics[self.uri]

@@ -175,7 +175,7 @@ async def test_edits_hundreds_a_second_are_analysed_a_few_times(
     and a request still gets the newest version."""
     analysed: list[int] = []
 
-    def analyze(snap: Snapshot) -> Analysis:
+    def analyze(snap: Snapshot, early: Any = None) -> Analysis:
         time.sleep(0.02)
         analysed.append(snap.seq)
         return Analysis(snap, None)  # type: ignore[arg-type]

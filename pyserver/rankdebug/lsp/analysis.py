@@ -161,8 +161,10 @@ class Analysis:
         return Command(best, self.converter.range(best.span)) if best is not None else None
 
 
-def analyze(snap: Snapshot) -> Analysis:
-    """Plan every launch command of the snapshot and check them."""
+def analyze(snap: Snapshot, early: Callable[[Lenses], None] | None = None) -> Analysis:
+    """Plan every launch command of the snapshot and check them. ``early`` gets the code
+    lenses as soon as they are made, before the checks and diagnostics (from this
+    thread)."""
     started = time.perf_counter()
     lines = Lines(snap.text)
     conv = Converter(lines, snap.codec)
@@ -190,10 +192,12 @@ def analyze(snap: Snapshot) -> Analysis:
                     exc.message, Span(row, col, row, col + 1), "error", "unreadable"),
                     settings))
             return out
-        findings = checks.run_checks(plans, lines, snap.path)
         out.plans = plans
         if settings.code_lens:
             out.lenses = _lenses(snap, conv, plans)
+        if early is not None:
+            early(out.lenses)
+        findings = checks.run_checks(plans, lines, snap.path)
         if settings.diagnostics:
             found: list[Diagnostic] = list(doc_diags)
             for plan in plans:

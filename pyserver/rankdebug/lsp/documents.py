@@ -8,7 +8,9 @@ without another change, ``MAX_DELAY_S`` at most), so a burst of edits (a paste, 
 formatter, a macro, hundreds a second) costs one analysis, not one per version that
 happened to be current when the last one finished. Requests (code lenses, hover) never
 wait for the quiet moment: they start the analysis at once and wait for one at least as
-new as the document was when they arrived. A document just opened is analysed at once.
+new as the document was when they arrived; code lenses are handed over as soon as the
+analysis has made them, before it goes on to the diagnostics. A document just opened is
+analysed at once.
 
 When no document has had anything to do for ``IDLE_S``, ``on_idle`` runs (the server
 collects garbage and returns memory then); also after ``IDLE_EVERY`` analyses without an
@@ -24,9 +26,11 @@ import posixpath
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from typing import Any
 
 from rankdebug.command.source import MARKDOWN_SUFFIXES
 from rankdebug.lsp.analysis import Analysis, PlannerSlot, Snapshot, analyze
+from rankdebug.lsp.lenses import Lenses
 
 SHELL_LANGUAGES = frozenset({"shellscript", "sh", "bash", "zsh", "shell", "slurm", "sbatch"})
 MARKDOWN_LANGUAGES = frozenset({"markdown", "md", "mdx"})
@@ -68,6 +72,9 @@ class _State:
     # A debounced start, and the loop time of the first change it waits to analyse.
     timer: asyncio.TimerHandle | None = None
     pending_since: float | None = None
+    # The newest lenses handed over before their analysis was done: (seq, lenses).
+    early: tuple[int, Lenses] | None = None
+    lens_waiters: list[tuple[int, asyncio.Future[Lenses]]] = field(default_factory=list)
 
     def running(self) -> bool:
         return self.runner is not None and not self.runner.done()
@@ -129,10 +136,13 @@ class Documents:
             return
         state.closed = True
         state.stop_timer()
-        for _, fut in state.waiters:
+        futures: list[asyncio.Future[Any]] = [f for _, f in state.waiters]
+        futures += [f for _, f in state.lens_waiters]
+        for fut in futures:
             if not fut.done():
                 fut.cancel()
         state.waiters.clear()
+        state.lens_waiters.clear()
         self._maybe_idle()
 
     def _debounce(self, uri: str, state: _State) -> None:
@@ -178,6 +188,32 @@ class Documents:
             with contextlib.suppress(ValueError):
                 state.waiters.remove((want, fut))
 
+    async def current_lenses(self, uri: str, timeout: float = WAIT_SECONDS) -> Lenses | None:
+        """The code lenses of the document as it is now: from the analysis that makes them,
+        without waiting for its diagnostics."""
+        state = self._states.get(uri)
+        if state is None:
+            return None
+        want = state.seq
+        ready = _lenses_since(state, want)
+        if ready is not None:
+            return ready
+        fut: asyncio.Future[Lenses] = asyncio.get_running_loop().create_future()
+        state.lens_waiters.append((want, fut))
+        if state.timer is not None:
+            self._start(uri, state)  # asked for: no more waiting for a quiet moment
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            return _lenses_since(state, 0)  # the newest there are
+        except asyncio.CancelledError:
+            if state.closed and not _cancelling():
+                return None
+            raise
+        finally:
+            with contextlib.suppress(ValueError):
+                state.lens_waiters.remove((want, fut))
+
     async def _run(self, uri: str, state: _State) -> None:
         done = 0
         while not state.closed and done < state.seq:
@@ -197,7 +233,8 @@ class Documents:
                 # Busy for long: the housekeeping cannot wait for a pause, but it can wait
                 # until this analysis has been answered.
                 self._soon = asyncio.get_running_loop().call_later(IDLE_SOON_S, self._idle)
-            if done < state.seq and not any(want > done for want, _ in state.waiters):
+            if done < state.seq and not any(
+                    want > done for want, _ in [*state.waiters, *state.lens_waiters]):
                 # Changed meanwhile and nobody waits: let a burst of edits settle first.
                 self._debounce(uri, state)
                 return
@@ -238,9 +275,13 @@ class Documents:
             return dataclasses.replace(prev, snapshot=snap)  # e.g. an undone edit
         state.force = False
         self._since_idle += 1
+        loop = asyncio.get_running_loop()
+
+        def early(lenses: Lenses) -> None:  # (in the pool's thread)
+            loop.call_soon_threadsafe(self._early, state, snap.seq, lenses)
+
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._executor, analyze,
-                                                                    snap)
+            return await loop.run_in_executor(self._executor, analyze, snap, early)
         except Exception as exc:  # the pool is shut down, or worse
             self._on_failure(uri, f"analysis of {uri} failed: {exc!r}")
             return None
@@ -266,8 +307,37 @@ class Documents:
             else:
                 keep.append((want, fut))
         state.waiters = keep
+        _hand_over(state, seq, result.lenses)
         if state.seq == seq:
             self._on_result(result)
+
+    def _early(self, state: _State, seq: int, lenses: Lenses) -> None:
+        if state.closed:
+            return
+        if state.early is None or state.early[0] <= seq:
+            state.early = (seq, lenses)
+        _hand_over(state, seq, lenses)
+
+
+def _hand_over(state: _State, seq: int, lenses: Lenses) -> None:
+    """Wake the lens waiters that version ``seq`` satisfies."""
+    keep: list[tuple[int, asyncio.Future[Lenses]]] = []
+    for want, fut in state.lens_waiters:
+        if fut.done():
+            continue
+        if want <= seq:
+            fut.set_result(lenses)
+        else:
+            keep.append((want, fut))
+    state.lens_waiters = keep
+
+
+def _lenses_since(state: _State, want: int) -> Lenses | None:
+    """The newest lenses there are, if of version ``want`` or newer."""
+    seq, lenses = state.early if state.early is not None else (-1, None)
+    if state.latest is not None and state.latest.snapshot.seq > seq:
+        seq, lenses = state.latest.snapshot.seq, state.latest.lenses
+    return lenses if lenses is not None and seq >= want else None
 
 
 def _cancelling() -> bool:
