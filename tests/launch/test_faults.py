@@ -196,8 +196,8 @@ def test_the_editor_going_away_ends_the_job(tmp_path: Path) -> None:
             time.sleep(0.05)
         print(f"\nthe job ended {time.monotonic() - started:.2f} s after the editor went")
         assert job_processes(job) == [] and not folder.exists()
-        assert nobody_listens(host, port)
         assert proc.wait(timeout=10) != 0
+        assert nobody_listens(host, port)
     finally:
         if proc.poll() is None:
             proc.kill()

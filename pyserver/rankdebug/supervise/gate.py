@@ -65,6 +65,10 @@ class Gate:
 
     def close(self) -> None:
         self._closed = True
+        # shutdown() first: close() alone leaves the port listening while the accept
+        # thread still blocks on it.
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self.listener.close()
         session = self.session
