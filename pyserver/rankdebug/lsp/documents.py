@@ -26,11 +26,13 @@ import posixpath
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from rankdebug.command.source import MARKDOWN_SUFFIXES
 from rankdebug.lsp.analysis import Analysis, PlannerSlot, Snapshot, analyze
 from rankdebug.lsp.lenses import Lenses
+
+T = TypeVar("T")
 
 SHELL_LANGUAGES = frozenset({"shellscript", "sh", "bash", "zsh", "shell", "slurm", "sbatch"})
 MARKDOWN_LANGUAGES = frozenset({"markdown", "md", "mdx"})
@@ -172,21 +174,8 @@ class Documents:
         want = state.seq
         if state.latest is not None and state.latest.snapshot.seq >= want:
             return state.latest
-        fut: asyncio.Future[Analysis] = asyncio.get_running_loop().create_future()
-        state.waiters.append((want, fut))
-        if state.timer is not None:
-            self._start(uri, state)  # asked for: no more waiting for a quiet moment
-        try:
-            return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
-            return state.latest  # slower than the client should wait: the newest there is
-        except asyncio.CancelledError:
-            if state.closed and not _cancelling():
-                return None
-            raise
-        finally:
-            with contextlib.suppress(ValueError):
-                state.waiters.remove((want, fut))
+        # Slower than the client should wait: the newest there is.
+        return await self._wait(uri, state, state.waiters, timeout, lambda: state.latest)
 
     async def current_lenses(self, uri: str, timeout: float = WAIT_SECONDS) -> Lenses | None:
         """The code lenses of the document as it is now: from the analysis that makes them,
@@ -198,21 +187,29 @@ class Documents:
         ready = _lenses_since(state, want)
         if ready is not None:
             return ready
-        fut: asyncio.Future[Lenses] = asyncio.get_running_loop().create_future()
-        state.lens_waiters.append((want, fut))
+        return await self._wait(uri, state, state.lens_waiters, timeout,
+                                lambda: _lenses_since(state, 0))
+
+    async def _wait(self, uri: str, state: _State, waiters: list[tuple[int, asyncio.Future[T]]],
+                    timeout: float, newest: Callable[[], T | None]) -> T | None:
+        """Wait in ``waiters`` for the document's version now (``newest()`` after
+        ``timeout``)."""
+        want = state.seq
+        fut: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        waiters.append((want, fut))
         if state.timer is not None:
             self._start(uri, state)  # asked for: no more waiting for a quiet moment
         try:
             return await asyncio.wait_for(fut, timeout)
         except asyncio.TimeoutError:
-            return _lenses_since(state, 0)  # the newest there are
+            return newest()
         except asyncio.CancelledError:
             if state.closed and not _cancelling():
                 return None
             raise
         finally:
             with contextlib.suppress(ValueError):
-                state.lens_waiters.remove((want, fut))
+                waiters.remove((want, fut))
 
     async def _run(self, uri: str, state: _State) -> None:
         done = 0
@@ -298,16 +295,8 @@ class Documents:
         """Make ``result`` the latest, wake the waiters it satisfies, publish if newest."""
         if state.latest is None or state.latest.snapshot.seq <= seq:
             state.latest = result
-        keep: list[tuple[int, asyncio.Future[Analysis]]] = []
-        for want, fut in state.waiters:
-            if fut.done():
-                continue
-            if want <= seq:
-                fut.set_result(result)
-            else:
-                keep.append((want, fut))
-        state.waiters = keep
-        _hand_over(state, seq, result.lenses)
+        _wake(state.waiters, seq, result)
+        _wake(state.lens_waiters, seq, result.lenses)
         if state.seq == seq:
             self._on_result(result)
 
@@ -316,20 +305,21 @@ class Documents:
             return
         if state.early is None or state.early[0] <= seq:
             state.early = (seq, lenses)
-        _hand_over(state, seq, lenses)
+        _wake(state.lens_waiters, seq, lenses)
 
 
-def _hand_over(state: _State, seq: int, lenses: Lenses) -> None:
-    """Wake the lens waiters that version ``seq`` satisfies."""
-    keep: list[tuple[int, asyncio.Future[Lenses]]] = []
-    for want, fut in state.lens_waiters:
+def _wake(waiters: list[tuple[int, asyncio.Future[T]]], seq: int, value: T) -> None:
+    """Give ``value`` (of version ``seq``) to the waiters it satisfies; keep the others
+    (in place: a waiting ``_wait`` removes its own entry from this very list)."""
+    keep = []
+    for want, fut in waiters:
         if fut.done():
             continue
         if want <= seq:
-            fut.set_result(lenses)
+            fut.set_result(value)
         else:
             keep.append((want, fut))
-    state.lens_waiters = keep
+    waiters[:] = keep
 
 
 def _lenses_since(state: _State, want: int) -> Lenses | None:
