@@ -41,6 +41,14 @@ class Adapter:
         }
 
 
+def with_rankdebug_on_path(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a ``python -m rankdebug…`` child: rankdebug itself may come from a folder
+    on sys.path only (the editor's bundle), so that folder leads PYTHONPATH."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(rankdebug.__file__)))
+    return dict(env, PYTHONPATH=os.pathsep.join(p for p in (here, env.get("PYTHONPATH", ""))
+                                               if p))
+
+
 def start_adapter(host: str, port: int, env: dict[str, str], timeout: float = 30.0) -> Adapter:
     """Start debugpy's adapter for one rank: clients on ``host:port`` (0: any free port),
     the rank's debug server on a loopback port; returns both once they accept connections.
@@ -58,10 +66,7 @@ def start_adapter(host: str, port: int, env: dict[str, str], timeout: float = 30
         ]
         # An attach may wait for its rank as long as the rank takes to reach a breakpoint.
         adapter_env = dict(env, DEBUGPY_PROCESS_SPAWN_TIMEOUT="0")
-        # rankdebug itself may come from a folder on sys.path only (the editor's bundle).
-        here = os.path.dirname(os.path.dirname(os.path.abspath(rankdebug.__file__)))
-        adapter_env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (here, env.get("PYTHONPATH", "")) if p)
+        adapter_env = with_rankdebug_on_path(adapter_env)
         # /dev/null stdio: the daemon must not hold the supervisor's stdout (the JSON events)
         # or the job's pipes open after they are done.
         proc = subprocess.Popen(argv, env=adapter_env, close_fds=True, stdin=subprocess.DEVNULL,

@@ -32,8 +32,8 @@ from typing import Any, TextIO
 
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.runtime import peercred, registry, wire
-from rankdebug.supervise import janitor, procs
-from rankdebug.supervise.adapters import Adapter, start_adapter
+from rankdebug.supervise import procs
+from rankdebug.supervise.adapters import Adapter, start_adapter, with_rankdebug_on_path
 from rankdebug.supervise.gate import Gate
 from rankdebug.supervise.together import GROUP_COMMANDS, CommandError, Together
 
@@ -190,10 +190,10 @@ class Supervisor:
         read_end, self._janitor_fd = os.pipe()
         try:
             self._janitor = subprocess.Popen(
-                [sys.executable, "-S", janitor.__file__, str(read_end), self.job,
+                [sys.executable, "-m", "rankdebug.supervise.janitor", str(read_end), self.job,
                  self.job_dir, str(os.getpid())],
-                pass_fds=(read_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                start_new_session=True)
+                env=with_rankdebug_on_path(dict(os.environ)), pass_fds=(read_end,),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             self.say(f"no janitor ({exc}): a kill -9 of this process would leave the job")
         finally:

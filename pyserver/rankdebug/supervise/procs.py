@@ -17,7 +17,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 
-from rankdebug.runtime import procstat
+from rankdebug.runtime import bootstrap, procstat
 from rankdebug.runtime.procstat import is_zombie
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -85,24 +85,20 @@ def children(pid: int) -> list[int]:
     return [c for c, p in _parents().items() if p == pid]
 
 
-_RANK_VARS = (b"RANK=", b"OMPI_COMM_WORLD_RANK=", b"PMI_RANK=", b"SLURM_PROCID=",
-              b"RANK_ID=")
-
-
 def ranks_started(pids: Iterable[int]) -> list[int]:
-    """The global ranks (from the launcher's variables) that processes ``pids`` carry."""
+    """The global ranks that processes ``pids`` carry, read as their bootstrap reads them
+    (``bootstrap.detect_rank``: the job's ``RANKDEBUG_RANKVARS``)."""
     found: set[int] = set()
     for pid in pids:
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
-                env = f.read().split(b"\0")
+                raw = f.read().decode(errors="replace").split("\0")
         except OSError:
             continue
-        for var in _RANK_VARS:
-            value = next((e[len(var):] for e in env if e.startswith(var)), None)
-            if value is not None and value.isdigit():
-                found.add(int(value))
-                break
+        env = dict(item.split("=", 1) for item in raw if "=" in item)
+        got = bootstrap.detect_rank(env)
+        if got is not None:
+            found.add(got[0])
     return sorted(found)
 
 
