@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankdebug import launcher_table
+from rankdebug.command.entry import script_missing, script_path, script_target, where
 from rankdebug.command.incremental import origin
 from rankdebug.command.plan import Diagnostic, LaunchPlan, OptionUse
 from rankdebug.command.words import Span, Word
@@ -149,45 +150,35 @@ def devices(plan: LaunchPlan, out: Findings) -> None:
 
 def missing_script(plan: LaunchPlan, lines: Lines, document_path: str | None,
                    out: Findings, seen: dict[tuple[str, str], str | bool | None]) -> None:
-    entry = origin(plan).entry
-    if entry is None or entry.kind != "script" or plan.cwd is None:
-        return
-    target = entry.target.value
-    if not target or any(ch in target for ch in "*?[") or target.startswith("-"):
+    target = script_target(origin(plan).entry)
+    if target is None or plan.cwd is None:
         return
     # Scripts run the same entry many times: look each (cwd, target) up once.
     key = (plan.cwd, target)
     if key not in seen:
-        seen[key] = _lookup(Path(os.path.expanduser(target)), Path(plan.cwd), target,
-                            document_path)
+        seen[key] = _lookup(target, Path(plan.cwd), document_path)
     fix = seen[key]
     if fix is True:
         return
     entry = plan.entry
     assert entry is not None
     cwd = Path(plan.cwd)
-    path = Path(os.path.expanduser(target))
     fix = fix if isinstance(fix, str) else None
     if written(entry.target, plan, lines):
         span = entry.target.span
     else:
         span, fix = head(plan), None
-    where = "" if path.is_absolute() else f" in {cwd}"
-    message = f"{target} does not exist{where}"
+    message = f"{target} does not exist{where(target, cwd)}"
     if fix is not None:
         message += f"; did you mean {fix}?"
     out.diagnostics.append(Diagnostic(message, span, "warning", "missing-script", fix))
 
 
-def _lookup(path: Path, cwd: Path, target: str, document_path: str | None) -> str | bool | None:
+def _lookup(target: str, cwd: Path, document_path: str | None) -> str | bool | None:
     """True when the script exists (or cannot be checked), else a fix or None."""
-    full = path if path.is_absolute() else cwd / path
-    try:
-        if full.exists() or not cwd.is_dir():  # no working directory here: another machine
-            return True
-    except OSError:
+    if not script_missing(target, cwd):
         return True
-    return _script_fix(target, full, cwd, document_path)
+    return _script_fix(target, script_path(target, cwd), cwd, document_path)
 
 
 def _script_fix(target: str, full: Path, cwd: Path, document_path: str | None) -> str | None:

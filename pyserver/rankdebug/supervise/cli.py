@@ -28,7 +28,6 @@ Armed jobs (``--arm``): every rank also serves a control socket in the job's fol
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 import time
@@ -36,6 +35,7 @@ from pathlib import Path
 
 from rankdebug import debugplan
 from rankdebug.command import plan_argv, plan_file
+from rankdebug.command.entry import script_missing, script_target, where
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.debugplan import DebugPlan, LaunchOptions, Origin
 from rankdebug.debugplan.job_env import (
@@ -122,21 +122,14 @@ def check_before_start(plan: LaunchPlan) -> None:
         if diag.severity == "error":
             raise BadInput(diag.message, diag.span.start_line + 1, diag.span.start_col + 1,
                            code=diag.code)
-    entry = plan.entry
-    if entry is None or entry.kind != "script" or plan.cwd is None:
-        return
-    target = entry.target.value
-    if not target or target.startswith("-") or any(ch in target for ch in "*?["):
+    target = script_target(plan.entry)
+    if target is None or plan.cwd is None or plan.entry is None:
         return
     cwd = Path(plan.cwd)
-    full = Path(os.path.expanduser(target))
-    full = full if full.is_absolute() else cwd / full
-    with contextlib.suppress(OSError):
-        if cwd.is_dir() and not full.exists():
-            where = "" if Path(target).is_absolute() else f" in {cwd}"
-            span = entry.target.span
-            raise BadInput(f"the entry script {target} does not exist{where}",
-                           span.start_line + 1, span.start_col + 1, code="missing-script")
+    if script_missing(target, cwd):
+        span = plan.entry.target.span
+        raise BadInput(f"the entry script {target} does not exist{where(target, cwd)}",
+                       span.start_line + 1, span.start_col + 1, code="missing-script")
 
 
 def debug_plan(args: argparse.Namespace) -> DebugPlan:
