@@ -99,10 +99,16 @@ def _debugpy_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(debugpy.__file__)))
 
 
-def attach_code(host: str, port: int, python: str | None = None) -> str:
+def _attach_helpers() -> str:
+    """pydevd's attach-to-process folder (``attach_script``, ``add_code_to_python_process``)."""
+    return os.path.join(_debugpy_root(), "debugpy", "_vendored", "pydevd",
+                        "pydevd_attach_to_process")
+
+
+def attach_code(host: str, port: int, python: str) -> str:
     """The Python that makes a process listen on ``host:port``: debugpy's attach script, run
     as ``python -m debugpy --pid`` runs it. ``python``: what debugpy spawns its adapter with
-    (``rankdebug.adapter.wrapper``: owner-only). One function, called and deleted, so the
+    (``rankdebug.runtime.adapter_wrapper``: owner-only). One function, called and deleted, so the
     target's ``__main__`` keeps no names of ours."""
     import debugpy.server
 
@@ -110,28 +116,24 @@ def attach_code(host: str, port: int, python: str | None = None) -> str:
              "log_to": None, "adapter_access_token": None}
     server_dir = os.path.dirname(os.path.abspath(debugpy.server.__file__))
     root = _debugpy_root()
-    body = ["import sys"]
-    if python is not None:
-        # debugpy's script fixes the main thread's id only while threading is not yet
-        # imported, and configure() imports it: fix it first, as that script would.
-        fixer = os.path.join(root, "debugpy", "_vendored", "pydevd",
-                             "pydevd_attach_to_process")
-        body += [
-            "if 'threading' not in sys.modules:",
-            f"    sys.path.insert(0, {fixer!r})",
-            "    import attach_script",
-            "    say = lambda m: print(m, file=sys.stderr)",
-            "    attach_script.fix_main_thread_id(on_warn=say, on_exception=say,"
-            " on_critical=say)",
-            f"    sys.path.remove({fixer!r})",
-            f"sys.path.insert(0, {root!r})",
-            "try:",
-            "    import debugpy",
-            "finally:",
-            "    del sys.path[0]",
-            f"debugpy.configure(python={python!r})",
-        ]
-    body += [
+    # debugpy's script fixes the main thread's id only while threading is not yet
+    # imported, and configure() imports it: fix it first, as that script would.
+    fixer = _attach_helpers()
+    body = [
+        "import sys",
+        "if 'threading' not in sys.modules:",
+        f"    sys.path.insert(0, {fixer!r})",
+        "    import attach_script",
+        "    say = lambda m: print(m, file=sys.stderr)",
+        "    attach_script.fix_main_thread_id(on_warn=say, on_exception=say,"
+        " on_critical=say)",
+        f"    sys.path.remove({fixer!r})",
+        f"sys.path.insert(0, {root!r})",
+        "try:",
+        "    import debugpy",
+        "finally:",
+        "    del sys.path[0]",
+        f"debugpy.configure(python={python!r})",
         f"sys.path.insert(0, {server_dir!r})",
         "import attach_pid_injected",
         "del sys.path[0]",
@@ -191,9 +193,7 @@ def _inject(pid: int, code: str, quick: bool, timeout: float) -> tuple[int, str]
     env = dict(os.environ)
     if quick:
         env["PYDEVD_GDB_SCAN_SHARED_LIBRARIES"] = QUICK_LIBS
-    helpers = os.path.join(_debugpy_root(), "debugpy", "_vendored", "pydevd",
-                           "pydevd_attach_to_process")
-    argv = [sys.executable, "-c", _GDB_RUNNER, str(pid), quote_free(code), helpers]
+    argv = [sys.executable, "-c", _GDB_RUNNER, str(pid), quote_free(code), _attach_helpers()]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, env=env, text=True,
                             start_new_session=True)

@@ -16,7 +16,6 @@ import time
 
 from rankdebug.errors import BAD_INPUT, envelope
 from rankdebug.jobs.discover import Discovery, Job, discover, find_job, raised_text
-from rankdebug.runtime import registry
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +66,6 @@ def render(found: Discovery) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    registry.root()  # a registry folder that is not the user's own is refused, and said so
     first = None
     if args.sample > 0:
         first = discover(gpus=False)
