@@ -38,6 +38,17 @@ def _start(tmp: Path) -> tuple[subprocess.Popen[str], tuple[str, int], list[str]
     raise AssertionError("".join(seen)[-4000:])
 
 
+def _detach_and_finish(proc: subprocess.Popen[str], host: str, port: int,
+                       log: list[str]) -> None:
+    """A client attaches to the stopped rank, sees it stopped and detaches: every rank
+    goes on and the job ends with 0."""
+    client = DAPClient(host, port)
+    client.attach({})
+    client.stopped()
+    client.disconnect(terminate=False)
+    assert proc.wait(60) == 0, "".join(log)[-3000:]
+
+
 def test_others_wait_until_the_chosen_rank_continues(tmp_path: Path) -> None:
     proc, (host, port), log = _start(tmp_path)
     try:
@@ -62,11 +73,7 @@ def test_others_wait_until_the_chosen_rank_continues(tmp_path: Path) -> None:
 def test_detaching_releases_everyone(tmp_path: Path) -> None:
     proc, (host, port), log = _start(tmp_path)
     try:
-        client = DAPClient(host, port)
-        client.attach({})
-        client.stopped()
-        client.disconnect(terminate=False)
-        assert proc.wait(60) == 0, "".join(log)[-3000:]
+        _detach_and_finish(proc, host, port, log)
     finally:
         proc.kill()
     assert (tmp_path / "after-0.txt").exists() and (tmp_path / "after-1.txt").exists()
@@ -88,19 +95,16 @@ def test_the_job_is_one_row_and_its_adapter_the_owners(tmp_path: Path) -> None:
     try:
         found = subprocess.run([sys.executable, "-m", "rankdebug", "jobs", "--json"],
                                capture_output=True, text=True, timeout=60, check=True)
-        mine = [j for j in json.loads(found.stdout)["jobs"]
+        jobs = json.loads(found.stdout)["jobs"]
+        mine = [j for j in jobs
                 if any(r.get("rank") == 1 and r.get("port") == port for r in j["ranks"])]
         assert len(mine) == 1, found.stdout
-        ours = [j for j in json.loads(found.stdout)["jobs"]
+        ours = [j for j in jobs
                 if {r.get("pid") for r in j["ranks"]} & {r.get("pid") for r in mine[0]["ranks"]}]
         assert len(ours) == 1 and sorted(r["rank"] for r in ours[0]["ranks"]) == [0, 1], ours
         rank1 = next(r["pid"] for r in mine[0]["ranks"] if r["rank"] == 1)
         assert port in adapter_ports(rank1), "the port is not rankdebug's owner-only adapter"
-        client = DAPClient(host, port)
-        client.attach({})
-        client.stopped()
-        client.disconnect(terminate=False)
-        assert proc.wait(60) == 0, "".join(log)[-3000:]
+        _detach_and_finish(proc, host, port, log)
     finally:
         proc.kill()
 

@@ -93,13 +93,17 @@ def paused(tmp_path: Path) -> Iterator[Paused]:
         launch.close()
 
 
+def _wait_gone(job: str, folder: Path, deadline: float) -> None:
+    """Until no process of ``job`` and no registry folder is left, or ``deadline``."""
+    while (job_processes(job) or folder.exists()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _settled(p: Paused, started: float) -> float:
     """Wait for the job's end; the seconds it took. Then nothing of it may be left."""
     code = p.launch.wait(timeout=60)
     took = time.monotonic() - started
-    deadline = time.monotonic() + SETTLE_S
-    while (job_processes(p.job) or p.folder.exists()) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _wait_gone(p.job, p.folder, time.monotonic() + SETTLE_S)
     took_all = time.monotonic() - started
     assert job_processes(p.job) == [], "processes of the job were left"
     assert not p.folder.exists(), "the registry folder was left"
@@ -191,9 +195,7 @@ def test_the_editor_going_away_ends_the_job(tmp_path: Path) -> None:
         client.close()
         for pipe in (proc.stdin, proc.stdout, proc.stderr):
             pipe.close()
-        deadline = started + SETTLE_S
-        while (job_processes(job) or folder.exists()) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _wait_gone(job, folder, started + SETTLE_S)
         print(f"\nthe job ended {time.monotonic() - started:.2f} s after the editor went")
         assert job_processes(job) == [] and not folder.exists()
         assert proc.wait(timeout=10) != 0

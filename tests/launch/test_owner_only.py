@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from launch_helpers import SCRIPTS, Launch, adapter_ports, line_of
+from launch_helpers import SCRIPTS, Launch, adapter_ports, line_of, wait_for
 
 from dap_client import DAPClient
 
@@ -131,10 +131,7 @@ def test_control_sockets_close_on_another_user_even_when_reachable(tmp_path: Pat
     try:
         job_dir = Path(str(launch.event("job")["dir"]))
         rank_sock = job_dir / "rank-0.sock"
-        deadline = time.monotonic() + 60
-        while not rank_sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert rank_sock.exists()
+        wait_for("the rank's handler socket", rank_sock.exists, 60)
         # The registry: the other user cannot list or read it.
         listing = _as_other("ls", str(job_dir.parent))
         assert listing.returncode != 0 and "Permission denied" in listing.stderr
@@ -177,6 +174,20 @@ def _garbage(host: str, port: int) -> None:
             s.sendall(junk)
             s.settimeout(0.5)
             s.recv(4096)
+
+
+def _stop_and_release(host: str, port: int, late: int) -> DAPClient:
+    """The owner's client stops loop.py's rank at ``late``, ends its loop, clears the
+    breakpoint and continues; the client, still connected."""
+    client = DAPClient(host, port)
+    client.attach({LOOP: [late]})
+    stopped = client.stopped()
+    frame = client.top_frame(stopped["threadId"])
+    assert frame["line"] == late
+    client.evaluate("done = True", frame["id"])
+    client.request("setBreakpoints", {"source": {"path": LOOP}, "breakpoints": []})
+    client.cont(stopped["threadId"])
+    return client
 
 
 def _initialize_answered(host: str, port: int, wait: float = 2.0) -> bool:
@@ -227,21 +238,11 @@ def test_junk_and_second_clients_never_cost_the_rank_its_debugger(tmp_path: Path
         first.disconnect()
         if mode == "hit":  # behind its gate the rank is open to the next client: listening
             entry = Path(str(launch.event("job")["dir"])) / "rank-0.json"
-            deadline = time.monotonic() + 10
-            while (json.loads(entry.read_text()).get("state") != "listening"
-                   and time.monotonic() < deadline):
-                time.sleep(0.1)
-            assert json.loads(entry.read_text())["state"] == "listening"
+            wait_for("rank 0 listening again",
+                     lambda: json.loads(entry.read_text())["state"] == "listening", 10)
         _stray(host, port)
         _garbage(host, port)
-        client = DAPClient(host, port)
-        client.attach({LOOP: [late]})
-        stopped = client.stopped()
-        frame = client.top_frame(stopped["threadId"])
-        assert frame["line"] == late
-        client.evaluate("done = True", frame["id"])
-        client.request("setBreakpoints", {"source": {"path": LOOP}, "breakpoints": []})
-        client.cont(stopped["threadId"])
+        client = _stop_and_release(host, port, late)
         assert launch.exited() == 0
         client.close()
     finally:
@@ -299,9 +300,7 @@ def test_another_user_cannot_reach_an_attached_rank(tmp_path: Path, how: str) ->
             job_event = launch.event("job")
             job = str(job_event["job"])
             sock = Path(str(job_event["dir"])) / "rank-0.sock"
-            deadline = time.monotonic() + 60
-            while not sock.exists() and time.monotonic() < deadline:
-                time.sleep(0.1)
+            wait_for("the rank's handler socket", sock.exists, 60)
             event = _attach_json(job, "0")
         else:
             proc = subprocess.Popen([sys.executable, LOOP])
@@ -314,22 +313,12 @@ def test_another_user_cannot_reach_an_attached_rank(tmp_path: Path, how: str) ->
             assert port in ports, (port, ports)
             for other in ports:
                 assert not _other_user_answered("127.0.0.1", other), other
-        client = DAPClient(host, port)
-        client.attach({LOOP: [late]})
-        stopped = client.stopped()
-        frame = client.top_frame(stopped["threadId"])
-        assert frame["line"] == late
-        client.evaluate("done = True", frame["id"])
-        client.request("setBreakpoints", {"source": {"path": LOOP}, "breakpoints": []})
-        client.cont(stopped["threadId"])
+        client = _stop_and_release(host, port, late)
         if launch is not None:
             assert launch.exited() == 0
         else:
             assert proc is not None and proc.wait(timeout=60) == 0
-            deadline = time.monotonic() + 5  # its adapter ends with it
-            while adapter_ports(proc.pid) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert adapter_ports(proc.pid) == []
+            wait_for("its adapter to end with it", lambda: not adapter_ports(proc.pid), 5)
         client.close()
     finally:
         if launch is not None:
