@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py="${RANKDEBUG_BUNDLE_PYTHON:-.venv/bin/python}"
-[ -x "$py" ] || { echo "bundle-python: $py is missing; run bash scripts/setup.sh first" >&2; exit 1; }
+[ -x "$py" ] || { echo "bundle-python: $py is missing; run bash scripts/package.sh (or scripts/setup.sh) first" >&2; exit 1; }
 exec "$py" extension/bundle_python.py

@@ -20,13 +20,7 @@ if [ "${RANKDEBUG_SKIP_E2E:-0}" != 1 ]; then
 fi
 
 step "npm ci"
-lock_hash=$(sha256sum package-lock.json | cut -c1-16)
-if [ -f node_modules/.rankdebug-lock ] && [ "$(cat node_modules/.rankdebug-lock)" = "$lock_hash" ]; then
-    echo "node_modules matches package-lock.json"
-else
-    npm ci --no-audit --no-fund --loglevel=error
-    echo "$lock_hash" > node_modules/.rankdebug-lock
-fi
+bash scripts/node-deps.sh
 
 step "check (tsc --noEmit, eslint)"
 npm run --silent check
