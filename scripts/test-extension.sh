@@ -26,9 +26,8 @@ step "check (tsc --noEmit, eslint)"
 npm run --silent check
 step "unit tests"
 npm run --silent test:unit
-step "package (.vsix with the Python side bundled)"
-npm run --silent package
-ls -l dist/rankdebug.vsix
+step "package (.vsix with the Python side bundled): the README's build command"
+bash scripts/package.sh
 
 if [ "${RANKDEBUG_SKIP_E2E:-0}" = 1 ]; then
     echo "== extension: RANKDEBUG_SKIP_E2E=1: end-to-end suite skipped"
