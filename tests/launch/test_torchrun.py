@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import sys
 import threading
@@ -85,6 +86,10 @@ def test_sigterm_ends_every_process_within_5s(tmp_path: Path) -> None:
         from rankdebug.runtime import registry
 
         assert registry.read_job(launch.job) is None
+        # A stop reads as one: torchrun's SignalException is one line, not a traceback.
+        err = launch.stderr()
+        assert "Traceback" not in err, err
+        assert re.search(r"rankdebug: torchrun \(pid \d+\) stopped: .*signal: 15", err), err
     finally:
         launch.close()
 

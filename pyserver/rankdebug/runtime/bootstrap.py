@@ -4,8 +4,9 @@ It runs at the start of every Python process of a debugged job and decides, from
 environment alone, whether this process is a rank, and whether it is a chosen one:
 
 1. no ``RANKDEBUG_JOB``, or a process started by a rank (DataLoader worker, spawned helper,
-   subprocess: ``RANKDEBUG_ACTED`` names another pid), or no rank variable (the launcher's
-   own agent): do nothing but chain to the sitecustomize it shadows;
+   subprocess: ``RANKDEBUG_ACTED`` names another pid): do nothing but chain to the
+   sitecustomize it shadows; no rank variable (the launcher's own agent): only make a stop
+   read as one line (``install_quiet_stop``);
 2. any rank: install the collective-timeout guard (an import hook that patches
    ``torch.distributed`` when the script imports it; torch itself is not imported here);
 3. a chosen rank only: import ``rankdebug.runtime.debug``, which starts debugpy;
@@ -289,6 +290,22 @@ def hook_threads(threading: Any, where: tuple[int, int | None, int | None, int])
     threading.excepthook = thread_excepthook
 
 
+def install_quiet_stop() -> None:
+    """In a launcher's own process: torch elastic's agent (torchrun, ``accelerate launch``)
+    turns SIGTERM/SIGINT into a ``SignalException`` whose 25-line traceback is all a user
+    sees of a stop. It ends with one line instead; any other exception prints as usual."""
+    previous = sys.excepthook
+
+    def excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        if kind.__name__ != "SignalException":
+            previous(kind, value, tb)
+            return
+        name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "launcher"
+        sys.stderr.write(f"rankdebug: {name} (pid {os.getpid()}) stopped: {value}\n")
+
+    sys.excepthook = excepthook
+
+
 # --- chaining -------------------------------------------------------------------------
 
 
@@ -321,8 +338,9 @@ def act(env: MutableMapping[str, str]) -> None:
     if acted and acted != str(os.getpid()):
         return  # started by a rank: its parent already acted
     found = detect_rank(env)
-    if found is None:
-        return  # the launcher's own process
+    if found is None:  # the launcher's own process
+        install_quiet_stop()
+        return
     rank, local_rank, world_size = found
     env[_ACTED] = str(os.getpid())
     try:
