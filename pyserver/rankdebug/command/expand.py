@@ -7,7 +7,8 @@ expansion and its operators (``${X:-d}``, ``${#X}``, ``${!X}``, ``${X%.*}``, ``$
 and ``{1..4}``. :class:`Arith` evaluates ``$(( ))`` (and, for the walker, ``(( ))``, ``let``
 and ``declare -i`` values). Command substitutions are never run; only pure idioms
 (``$(pwd)``, ``$(dirname X)``, ``$(basename X)``, ``$(cd X && pwd)``, ``$(realpath X)``,
-``$(echo ...)``) are computed. Whatever cannot be known becomes an unknown part that says why.
+``$(echo ...)``, ``$(which X)``) are computed. Whatever cannot be known becomes an unknown
+part that says why.
 
 Statements (assignments, ``if``, ``[ ]`` tests, loops) are script.py's.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -198,7 +200,8 @@ class Expander:
             return self._string(node)
         if t in ("simple_expansion", "expansion"):
             return self._expansion(node, quoted)
-        if t == "concatenation":
+        if t in ("concatenation", "command_name"):
+            # A command's name is a word like any other: `$CMD args` expands and splits.
             return [chunk for c in node.children for chunk in self._chunks(c, quoted)]
         if t == "array":
             return [_Chunk(self.scalar(c), False) for c in node.named_children
@@ -606,9 +609,37 @@ def _echo(state: State, vals: list[str]) -> str | None:
     return " ".join(vals) if all(not v.startswith("-") for v in vals) else None
 
 
+def _which(state: State, vals: list[str]) -> str | None:
+    """`which X`, `command -v X`, `type -P X`: where X is on the script's PATH. Running
+    the name finds the same program, so without a known PATH (or when X is not on it
+    here) the name stands for it; found here, the path does (a launcher that runs
+    `python SCRIPT` needs a path, not a name)."""
+    if len(vals) != 1 or not vals[0] or vals[0].startswith("-"):
+        return None  # `which -a X` and `which X Y` print several lines
+    names = vals
+    path_var = state.lookup("PATH")
+    search = text_of(path_var.scalar) if path_var is not None else None
+    if search is None:
+        return names[0]
+    try:
+        found = shutil.which(names[0], path=search)
+    except (OSError, ValueError):
+        found = None
+    return found or names[0]
+
+
+def _command_v(state: State, vals: list[str]) -> str | None:
+    return _which(state, vals[1:]) if vals[:1] == ["-v"] else None
+
+
+def _type_path(state: State, vals: list[str]) -> str | None:
+    return _which(state, vals[1:]) if vals[:1] in (["-P"], ["-p"]) else None
+
+
 _PURE: dict[str, Callable[[State, list[str]], str | None]] = {
     "pwd": _pwd, "dirname": _dirname, "basename": _basename, "realpath": _realpath,
-    "readlink": _realpath, "echo": _echo,
+    "readlink": _realpath, "echo": _echo, "which": _which, "command": _command_v,
+    "type": _type_path,
 }
 
 

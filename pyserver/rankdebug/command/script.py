@@ -307,15 +307,27 @@ class Walker:
         if name_node is None:
             return state, True
         ex = Expander(state, pos, _no_note)
-        name = text_of(ex.scalar(name_node))
+        arg_nodes = node.children_by_field_name("argument")
+        lead: list[Word] = []
+        if name_node.child_count == 1 and name_node.children[0].type == "word":
+            name = text_of(ex.scalar(name_node))
+        else:
+            # `$CMD args`: the name's expansion splits; its first word is the command.
+            lead = ex.fields(name_node)
+            if not lead:  # `$EMPTY cmd`: the first argument is the command
+                lead, arg_nodes = ex.words(arg_nodes[:1]), arg_nodes[1:]
+            if not lead:
+                return state, True
+            name, lead = lead[0].value, lead[1:]
         if name is None:
             return state, None
         if name in state.functions:
-            return self.call(state.functions[name], node, seg, state), None
+            args = [*lead, *ex.words(arg_nodes)]
+            return self.call(state.functions[name], node, seg, state, args), None
         builtin = _BUILTINS.get(name)
         if builtin is None:
             return state, None
-        args = ex.words(node.children_by_field_name("argument"))
+        args = [*lead, *ex.words(arg_nodes)]
         return builtin(self, _Run(name, node, seg, state, args, ex))
 
     def _read(self, name: str, values: list[str | None], line: int, state: State) -> None:
@@ -342,13 +354,14 @@ class Walker:
                     state.set(word, Var(unknown("$" + word, reason)))
             i += 1
 
-    def call(self, fn: Function, node: Node, seg: int, state: State) -> State:
+    def call(self, fn: Function, node: Node, seg: int, state: State,
+             args: list[Word] | None = None) -> State:
         if self._call_depth >= MAX_CALL_DEPTH:
             return state
         self._called.add(fn.name)
-        pos = self._positions[seg]
-        ex = Expander(state, pos, _no_note)
-        args = ex.words(node.children_by_field_name("argument"))
+        if args is None:
+            ex = Expander(state, self._positions[seg], _no_note)
+            args = ex.words(node.children_by_field_name("argument"))
         saved_positional = state.positional
         state.positional = [w.parts for w in args]
         state.local_frames.append({})
