@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -108,10 +109,12 @@ def test_one_rank_stops_every_chosen_rank_is_paused(tmp_path: Path) -> None:
             assert top["source"]["path"] == TOGETHER, top
             if rank == 0:
                 assert client.evaluate("step", top["id"]) == "2"
-        # A rank that waits in all_reduce says so, and cannot step yet.
+        # A rank that waits in all_reduce says so, and which one (the loop's third: rank 0
+        # stopped before it), and cannot step yet.
         waiting = [r for r in (1, 2, 3) if stops[r].get("waiting")]
         for rank in waiting:
             assert stops[rank]["waiting"] == "all_reduce"
+            assert (stops[rank].get("seq"), stops[rank].get("group")) == (3, "0"), stops[rank]
             stopped = clients[rank].stopped(10)
             assert "all_reduce" in stopped["description"]
             with pytest.raises(DAPError, match="waits in all_reduce"):
@@ -143,13 +146,70 @@ def test_pause_all_then_step_all(tmp_path: Path, attach: str) -> None:
         launch.command({"command": "step", "ranks": [0, 1], "kind": "over"})
         arrived = launch.event("arrived", 30)
         assert arrived["command"] == "step"
-        blocked = {int(e["rank"]) for e in launch.events if e.get("event") == "blocked"}
+        said = [e for e in launch.events if e.get("event") == "blocked"]
+        blocked = {int(e["rank"]) for e in said}
         assert set(arrived["ranks"]) | blocked == {0, 1}, launch.events
+        # A rank blocked in the loop's all_reduce says which one, from PyTorch's records.
+        assert all(isinstance(e.get("seq"), int) and e.get("group") == "0" for e in said), said
         for rank in arrived["ranks"]:
             assert clients[rank].wait_event("stopped", 10, after=0)
             reasons = [e["body"]["reason"] for e in clients[rank].events
                        if e.get("event") == "stopped"]
             assert reasons[-1] == "step", reasons
+        _finish(launch, tmp_path, clients, TOGETHER)
+    finally:
+        launch.close()
+
+
+def _jobs_rank(job: str, rank: int) -> dict[str, Any]:
+    """``rankdebug jobs JOB --json``'s entry of ``rank``."""
+    out = subprocess.run([sys.executable, "-m", "rankdebug", "jobs", job, "--json", "--no-gpu"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    (found,) = json.loads(out.stdout)["jobs"]
+    entry: dict[str, Any] = next(r for r in found["ranks"] if r["rank"] == rank)
+    return entry
+
+
+@pytest.mark.timeout(180)
+def test_a_rank_stepped_into_a_collective_says_which_and_its_number(tmp_path: Path) -> None:
+    """Rank 0 stops at the loop's all_reduce (rank 1 starts late and is paused before it),
+    then steps over it alone: it waits for rank 1 and is reported blocked in all_reduce #1
+    of group 0, from the rank's own records (its handler answers while the main thread
+    waits), in the ``blocked`` event, the registry and ``rankdebug jobs``. Continue on rank 1
+    lets the step finish."""
+    line = line_of("together.py", "# REDUCE")
+    launch = _job(tmp_path, 2, TOGETHER, env={"LATE_RANK": "1"})
+    try:
+        clients: dict[int, DAPClient] = {}
+        for _ in range(2):
+            ev = launch.event("listening")
+            clients[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+        clients[0].attach({TOGETHER: [line]})
+        clients[1].attach({})
+        first = launch.event("stopped", 60)
+        assert (first["rank"], first["reason"], first["line"]) == (0, "breakpoint", line)
+        assert launch.job is not None
+        # Rank 1 sleeps before its loop: paused there (shown waiting in native code while it
+        # sleeps), it stops for real when the sleep ends.
+        while True:
+            ev = launch.event("stopped", 30)
+            if ev["rank"] == 1 and not ev.get("waiting"):
+                break
+        asked = time.monotonic()
+        launch.command({"command": "step", "ranks": [0], "kind": "over"})
+        blocked = launch.event("blocked", 30)
+        took = time.monotonic() - asked
+        assert blocked["rank"] == 0 and blocked["in"] == "all_reduce", blocked
+        assert (blocked.get("seq"), blocked.get("group")) == (1, "0"), blocked
+        print(f"blocked reported {took:.2f} s after the step")
+        entry = _jobs_rank(launch.job, 0)
+        assert entry["state"] == "blocked", entry
+        assert entry["collective"] == {"name": "all_reduce", "seq": 1, "group": "0"}, entry
+        launch.command({"command": "continue", "ranks": [1]})
+        arrived = launch.event("arrived", 30)
+        assert arrived == dict(arrived, command="step", ranks=[0])
+        wait_for("rank 0's entry without the collective", lambda: _jobs_rank(
+            str(launch.job), 0)["collective"] is None, 30)
         _finish(launch, tmp_path, clients, TOGETHER)
     finally:
         launch.close()

@@ -40,10 +40,15 @@ command and the Training Jobs view read)::
             # held at an uncaught exception (rankdebug.runtime.hold); kept after an attach
             "raised": null | {"exception": "ValueError", "message": "...",
                               "file": "/home/me/proj/model.py", "line": 88,
-                              "function": "forward"}}]}]}
+                              "function": "forward"},
+            # rankdebug launch: a chosen rank waiting in a collective (a group step it has
+            # not finished, or shown paused while a peer is stopped); seq and group from
+            # PyTorch's records, null where the rank could not say
+            "collective": null | {"name": "all_reduce", "seq": 6 | null,
+                                  "group": "0" | null}}]}]}
 
 The table (``rankdebug jobs``) ends such a rank's line with ``raised ValueError at
-model.py:88``.
+model.py:88``, or ``waiting in all_reduce #6 (group 0)``.
 
 Jobs are identified by their registry id, or, for jobs found by the scan, by
 ``LAUNCHERPID@HOST``; every verb also takes a unique prefix of an id or the launcher's pid.

@@ -15,7 +15,14 @@ import sys
 import time
 
 from rankdebug.errors import BAD_INPUT, envelope
-from rankdebug.jobs.discover import Discovery, Job, discover, find_job, raised_text
+from rankdebug.jobs.discover import (
+    Discovery,
+    Job,
+    collective_text,
+    discover,
+    find_job,
+    raised_text,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +64,8 @@ def render(found: Discovery) -> str:
                 gpu = "  gpu " + ",".join(str(g.get("index")) for g in r.gpu)
             cpu = "-" if r.cpu is None else f"{r.cpu:.0f}%"
             raised = f"  {raised_text(r.raised)}" if r.raised else ""
+            if r.collective:
+                raised += f"  waiting in {collective_text(r.collective)}"
             lines.append(f"    rank {rank:>3}  local {local:>2}  pid {r.pid or '-':>7}  "
                          f"{r.state:<9} {r.proc_state or '-':<9} cpu {cpu:>5}  "
                          f"rss {_mib(r.rss):>6}{gpu}{port}{raised}")

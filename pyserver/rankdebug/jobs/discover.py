@@ -160,6 +160,10 @@ class Rank:
     # Held at an uncaught exception (``rankdebug.runtime.hold``): exception, message, file,
     # line, function. Kept once a debugger attaches (the state then says so).
     raised: dict[str, Any] | None = None
+    # The collective a chosen rank waits in, as ``rankdebug launch`` found it (a rank of a group
+    # step that did not arrive, or one shown paused while a peer is stopped): name, and where
+    # PyTorch's records give them, seq and group.
+    collective: dict[str, Any] | None = None
 
 
 @dataclass
@@ -575,6 +579,7 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
                 armed=r.get("armed") is True and isinstance(r.get("socket"), str),
                 socket=r.get("socket") if isinstance(r.get("socket"), str) else None,
                 raised=_raised(r.get("raised")),
+                collective=_collective(r),
             ))
         jobs.append(Job(
             id=str(entry.get("job")),
@@ -600,6 +605,27 @@ def _raised(value: Any) -> dict[str, Any] | None:
     if not isinstance(value, dict) or not isinstance(value.get("exception"), str):
         return None
     return {name: value.get(name) for name in _RAISED_FIELDS}
+
+
+def _collective(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """A registry entry's collective (``supervise.together`` records it): {"name", "seq",
+    "group"}, or None when the rank waits in none."""
+    name = entry.get("collective")
+    if entry.get("state") not in ("blocked", "paused") or not isinstance(name, str):
+        return None
+    group = entry.get("group")
+    return {"name": name, "seq": _as_int(entry.get("seq")),
+            "group": group if isinstance(group, str) else None}
+
+
+def collective_text(collective: dict[str, Any]) -> str:
+    """``all_reduce #6 (group 0)``; ``all_reduce`` where the number is not known."""
+    text = str(collective.get("name"))
+    if collective.get("seq") is not None:
+        text += f" #{collective['seq']}"
+    if collective.get("group") is not None:
+        text += f" (group {collective['group']})"
+    return text
 
 
 def raised_text(raised: dict[str, Any]) -> str:

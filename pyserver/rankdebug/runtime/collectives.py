@@ -7,7 +7,7 @@ sequence numbers; gloo never marks an entry completed, so "retired" tells a fini
 Without it (an older torch, or turned off) the main thread's Python stack still names the
 operation and its group, and the group's own counter gives the number.
 
-``state()`` → ``{"current": {"op", "group", "desc", "seq", "source"} | None,
+``state()`` → ``{"current": {"op", "group", "desc", "seq", "source", "file", "line"} | None,
 "groups": {name: {"desc", "ranks", "issued", "done"}}}`` or None when torch.distributed is
 not initialised. Stdlib only (torch is read from ``sys.modules``), Python 3.9 and later.
 """
@@ -86,7 +86,8 @@ def _in_python(dist: Any) -> dict[str, Any] | None:
             if group is None and world is not None:
                 group = world.default_pg
             name = world.pg_names.get(group) if world is not None and group else None
-            return {"op": code.co_name, "group": str(name) if name is not None else None}
+            return {"op": code.co_name, "group": str(name) if name is not None else None,
+                    "file": code.co_filename, "line": frame.f_lineno}
         frame = frame.f_back
     return None
 
@@ -109,7 +110,8 @@ def state() -> dict[str, Any] | None:
                        "seq": int(entry["collective_seq_id"]), "source": "flight recorder"}
         else:
             current = {"op": here["op"], "seq": group.get("counter"), "source": "stack"}
-        current.update(group=name, desc=group.get("desc"))
+        current.update(group=name, desc=group.get("desc"), file=here["file"],
+                       line=here["line"])
     for group in groups.values():
         if group["issued"] is None:  # no recorder: the counter (it counts p2p ops too)
             group["issued"] = group["counter"]

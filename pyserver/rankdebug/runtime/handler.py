@@ -9,13 +9,17 @@ reply per request, several requests per connection:
     {"command": "ping"}                          -> {"event": "armed", "rank", "pid"}
     {"command": "attach"}                        -> {"event": "listening", "host", "port", ...}
     {"command": "eval", "expr": E, "timeout": S} -> {"event": "result", "text", "type"}
-        optional: "frame" (index or function name), "function" (prefer its frame), "keep"
+        optional: "frame" (an index, a function name, or a qualified one: ``Module._call_impl``,
+        ``torch.nn.modules.module.Module._call_impl``), "function" (prefer its frame), "keep"
         (a key: keep a tensor's snapshot for digest); the reply may carry "output" (what the
         code printed), "number" (a scalar's value), "summary" (``runtime.summary``)
     {"command": "digest", "keep": K, "ranges": [[a, b], ...], "stats": bool}
                                                  -> {"event": "digest", "ranges": [...]}
     {"command": "stacks"}                        -> {"event": "stacks", "threads": [...],
                                                      "collectives": ``runtime.collectives``}
+    {"command": "collectives"}                   -> {"event": "collectives", "collectives": ...}
+        (the same, without the stacks: what the supervisor asks of a rank late in a group
+        step, for the collective's sequence number)
     a request that fails                         -> {"event": "error", "message": ...}
 
 A rank held at an uncaught exception (``rankdebug.runtime.hold``) answers too: ``ping``'s
@@ -178,6 +182,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         return reply
     if command == "stacks":
         return {"event": "stacks", "threads": stacks(), "collectives": _collectives()}
+    if command == "collectives":
+        return {"event": "collectives", "collectives": _collectives()}
     if command == "eval":
         expr = request.get("expr")
         if not isinstance(expr, str) or not expr.strip():
@@ -257,15 +263,53 @@ def _stack() -> list[Any]:
     return [f for f in stack[cut:] if not frames.own_file(f.f_code.co_filename)]
 
 
+def _qualname(f: Any) -> str:
+    """``Class.method`` of a frame: the code's own (3.11 and later), else the class of its
+    ``self`` (or ``cls``) that defines the function, else the function's name."""
+    code = f.f_code
+    qualname = getattr(code, "co_qualname", None)
+    if isinstance(qualname, str):
+        return qualname
+    name: str = code.co_name
+    try:
+        owner = f.f_locals.get("self", f.f_locals.get("cls"))
+        for cls in (owner if isinstance(owner, type) else type(owner)).__mro__:
+            func = _function_of(cls.__dict__.get(name))
+            if func is not None and getattr(func, "__code__", None) is code:
+                return f"{cls.__qualname__}.{name}"
+    except Exception:  # an object whose class cannot be walked: the plain name
+        pass
+    return name
+
+
+def _function_of(value: object) -> object:
+    """The function of a class attribute (a staticmethod's or classmethod's too)."""
+    return getattr(value, "__func__", value) if value is not None else None
+
+
+def _named(f: Any, name: str) -> bool:
+    """Whether ``name`` names the frame: its function's name, its qualified name
+    (``Module._call_impl``) or that with its module (``torch.nn.modules.module.Module.
+    _call_impl``), or a dotted tail of the latter."""
+    if f.f_code.co_name == name:
+        return True
+    if "." not in name:
+        return False
+    full = f"{f.f_globals.get('__name__', '')}.{_qualname(f)}"
+    return full == name or full.endswith("." + name)
+
+
 def _pick(stack: list[Any], frame: object) -> Any:
-    """``frame``: an index into ``stack`` or a function name (its innermost frame)."""
+    """``frame``: an index into ``stack`` or a function name, plain or qualified (its
+    innermost frame)."""
     if isinstance(frame, int) and not isinstance(frame, bool):
         if 0 <= frame < len(stack):
             return stack[frame]
         raise LookupError(f"no frame {frame}: the main thread has {len(stack)} (0 is the "
                           "innermost)")
+    name = str(frame)
     for f in stack:
-        if f.f_code.co_name == frame:
+        if _named(f, name):
             return f
     raise LookupError(f"no frame of a function {frame!r} on the main thread's stack")
 

@@ -11,14 +11,21 @@ TotalView give HPC programs:
   untraced is told to attach and pause (``Gate.held``).
 - **Group commands** (``continue``, ``pause``, ``step``): on a set of ranks at once. A group
   step reports ``arrived`` when every rank has stopped again; a rank that has not after
-  ``BLOCKED_AFTER_S`` is read (``py-spy``, without stopping it) and reported ``blocked`` in
-  the collective it waits in, which is not a hang: its peers are stopped.
+  ``BLOCKED_AFTER_S`` is read and reported ``blocked`` in the collective it waits in, which
+  is not a hang: its peers are stopped. The rank's own handler (``runtime.handler``, served
+  by every chosen rank from a thread of its own, so it answers while the main thread waits)
+  names the operation, its process group and its sequence number from PyTorch's records
+  (``runtime.collectives``); where it cannot answer, ``py-spy`` reads the stack from outside
+  and gives the operation's name alone.
 - **Run to a line** (TotalView's barrier point): every rank of the group runs to the line and
   holds there; ``arrived`` when the last is there. The line is a breakpoint of the job's
   own for the while, removed again when the group has arrived.
 
-Events (``--json``): ``stopped`` (rank, reason, file, line, function), ``continued``,
-``arrived`` (command, ranks) and ``blocked`` (rank, in).
+Events (``--json``): ``stopped`` (rank, reason, file, line, function; ``waiting``, and where
+known ``seq`` and ``group``, for a rank shown paused in a collective), ``continued``,
+``arrived`` (command, ranks) and ``blocked`` (rank, in; ``seq`` and ``group`` where known).
+The registry entry of a rank that waits in a collective has ``collective`` (its name),
+``seq`` and ``group`` (``rankdebug jobs --json``: the rank's ``collective``).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ BLOCKED_AFTER_S = 1.0
 # again later, up to ACTIVE_READS times; then it is shown in what it runs.
 ACTIVE_READS = 6
 WAIT_READ_S = 0.25
+HANDLER_ASK_S = 2.0  # the rank's handler answers in milliseconds, even while it waits
 STEPS = {"over": "next", "in": "stepIn", "out": "stepOut"}
 GROUP_COMMANDS = frozenset({"continue", "pause", "step", "run-to", "stop-mode"})
 
@@ -61,6 +69,7 @@ class RankDebug:
     where: dict[str, Any] | None = None
     pausing: bool = False  # the job has asked it to pause
     waiting: str | None = None  # shown paused while it waits in this (native code)
+    numbered: dict[str, Any] = field(default_factory=dict)  # its seq and group, where known
     reads: int = 0  # stack reads since the job asked it to pause
     then: Callable[[], None] | None = None  # what to do at its next stop (run-to)
 
@@ -80,6 +89,8 @@ class Flight:
 
 class JobSide(Protocol):
     """What the group layer needs of its supervisor."""
+
+    job_dir: str  # the job's registry folder: each rank's handler socket is in it
 
     def emit_job(self, event: dict[str, Any]) -> None: ...  # a --json event of this job
 
@@ -124,7 +135,7 @@ class Together:
     def _on_stopped(self, rank: int, info: dict[str, Any]) -> None:
         st = self._rank(rank)
         if st.waiting is not None:  # shown paused already: now with its real frames
-            st.waiting = None
+            st.waiting, st.numbered = None, {}
             st.stopped = False
         elif st.stopped:
             return  # the same stop said twice
@@ -145,11 +156,11 @@ class Together:
         st = self._rank(rank)
         if not st.stopped:
             return
-        st.stopped, st.where, st.waiting = False, None, None
+        st.stopped, st.where, st.waiting, st.numbered = False, None, None, {}
         gate = self.gates.get(rank)
         if gate is not None:
             gate.held = False
-        self.job.record(rank, {"state": "running", "where": None})
+        self.job.record(rank, {"state": "running", "where": None, **_NOT_WAITING})
         self.job.emit_job({"event": "continued", "rank": rank})
 
     def _stop_others(self, first: int) -> None:
@@ -205,10 +216,13 @@ class Together:
         found = pyspy.collective(threads)
         frames = [WaitFrame(f.name, f.file, f.line, f.library)  # rankdebug's: parsed out
                   for f in main.frames]
+        # Its number from the rank's own records, when it waits in a collective.
+        told = self._ask_collective(rank)
         # A collective by name; else the library call it is in (backward, a queue's get).
-        what = found["name"] if found else (
+        what = found["name"] if found else told["name"] if told else (
             frames[0].name if frames and frames[0].library else "native code")
-        self.job.post(lambda: self._show_waiting(rank, what, frames))
+        numbered = _numbered(told) if told and (not found or told["name"] == what) else {}
+        self.job.post(lambda: self._show_waiting(rank, what, frames, numbered))
 
     def _read_again(self, rank: int) -> None:
         timer = threading.Timer(WAIT_READ_S * 2, self.job.post,
@@ -216,19 +230,21 @@ class Together:
         timer.daemon = True
         timer.start()
 
-    def _show_waiting(self, rank: int, what: str, frames: list[WaitFrame]) -> None:
+    def _show_waiting(self, rank: int, what: str, frames: list[WaitFrame],
+                      numbered: dict[str, Any]) -> None:
         st = self._rank(rank)
         if not st.pausing or st.stopped or not self.gates[rank].show_waiting(what, frames):
             return
-        st.stopped, st.waiting = True, what
+        st.stopped, st.waiting, st.numbered = True, what, numbered
         user = next((f for f in frames if not f.library), frames[0] if frames else None)
         where = {"file": user.file if user else None, "line": user.line if user else None,
                  "function": user.name if user else None}
         st.where = where
         self.job.record(rank, {"state": "paused", "where": dict(where, reason="pause",
-                                                                waiting=what)})
+                                                                waiting=what),
+                               **_waiting_fields(what, numbered)})
         self.job.emit_job({"event": "stopped", "rank": rank, "reason": "pause", "waiting": what,
-                           **where})
+                           **where, **numbered})
         if self.mode == "together":
             self._stop_others(rank)
 
@@ -265,7 +281,8 @@ class Together:
         st = self._rank(rank)
         if st.stopped:  # else it ran on meanwhile
             st.where = where
-            self.job.record(rank, {"state": "paused", "where": dict(where, reason=reason)})
+            self.job.record(rank, {"state": "paused", "where": dict(where, reason=reason),
+                                   **_NOT_WAITING})
             self.job.emit_job({"event": "stopped", "rank": rank, "reason": reason, **where})
         self._shown(rank)
 
@@ -328,7 +345,8 @@ class Together:
         for rank in group:
             st = self._rank(rank)
             if st.waiting is not None:  # it cannot step before its collective returns
-                self.job.emit_job({"event": "blocked", "rank": rank, "in": st.waiting})
+                self.job.emit_job({"event": "blocked", "rank": rank, "in": st.waiting,
+                                   **st.numbered})
         acted = [r for r in group if self._rank(r).stopped and self._rank(r).waiting is None
                  and self._rank(r).thread is not None]
         blocked = [r for r in group if self._rank(r).waiting is not None]
@@ -421,21 +439,61 @@ class Together:
                 threading.Thread(target=self._read_wait, args=(rank, pid), daemon=True).start()
 
     def _read_wait(self, rank: int, pid: int) -> None:
-        """On a thread of its own."""
-        from rankdebug import pyspy  # only when a rank is late
+        """On a thread of its own: ask the rank's handler (the number too), else py-spy."""
+        found = self._ask_collective(rank)
+        if found is None:
+            from rankdebug import pyspy  # only when a rank is late and cannot say
 
-        try:
-            found = pyspy.collective(pyspy.dump(pid, nonblocking=True, timeout=10.0))
-        except pyspy.StacksError:
-            return
+            try:
+                found = pyspy.collective(pyspy.dump(pid, nonblocking=True, timeout=10.0))
+            except pyspy.StacksError:
+                return
         if found is not None:
-            self.job.post(lambda: self._blocked(rank, found))
+            told = found
+            self.job.post(lambda: self._blocked(rank, told))
+
+    def _ask_collective(self, rank: int) -> dict[str, Any] | None:
+        """The collective the rank's main thread waits in, as its handler reads it from
+        PyTorch's records: {"name", "seq", "group", "file", "line"} (seq and group None where
+        unknown); None when the rank waits in none or cannot answer. Any thread."""
+        from rankdebug.runtime import handler, wire
+
+        path = handler.socket_path(self.job.job_dir, rank)
+        try:
+            reply = wire.ask(path, {"command": "collectives"}, timeout=HANDLER_ASK_S)
+        except wire.WireError:
+            return None
+        state = reply.get("collectives")
+        current = state.get("current") if isinstance(state, dict) else None
+        if not isinstance(current, dict) or not isinstance(current.get("op"), str):
+            return None
+        seq, group = current.get("seq"), current.get("group")
+        return {"name": current["op"],
+                "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
+                "group": group if isinstance(group, str) else None,
+                "file": current.get("file"), "line": current.get("line")}
 
     def _blocked(self, rank: int, found: dict[str, Any]) -> None:
         if any(rank in f.left for f in self.flights):
-            self.job.record(rank, {"state": "blocked", "collective": found["name"]})
+            numbered = _numbered(found)
+            self.job.record(rank, {"state": "blocked", **_waiting_fields(found["name"],
+                                                                         numbered)})
             self.job.emit_job({"event": "blocked", "rank": rank, "in": found["name"],
-                       "file": found.get("file"), "line": found.get("line")})
+                               "file": found.get("file"), "line": found.get("line"),
+                               **numbered})
+
+
+# A rank's registry fields for the collective it waits in (none: cleared).
+_NOT_WAITING: dict[str, Any] = {"collective": None, "seq": None, "group": None}
+
+
+def _numbered(found: dict[str, Any]) -> dict[str, Any]:
+    """A collective's ``seq`` and ``group``, those known (an event's optional fields)."""
+    return {k: found[k] for k in ("seq", "group") if found.get(k) is not None}
+
+
+def _waiting_fields(name: str, numbered: dict[str, Any]) -> dict[str, Any]:
+    return {**_NOT_WAITING, "collective": name, **numbered}
 
 
 def _label(group: list[int]) -> str:
