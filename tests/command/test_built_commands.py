@@ -91,3 +91,102 @@ def test_which_with_options_or_several_names_is_not_read() -> None:
     for form in ("$(which -a python)", "$(which python python3)", "$(command python)"):
         plan = plan_text(f"{form} train.py\n", 1)
         assert not plan.argv[0].known, form
+
+
+# ---- eval and bash -c -------------------------------------------------------------------
+
+
+def test_eval_reads_the_words_again_as_shell() -> None:
+    script = ('ARGS="--lr 1e-4"\n'
+              "CMD=\"CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node gpu train.py "
+              "--name 'a b' ${ARGS}\"\n"
+              'eval "$CMD"\n'
+              "eval $CMD\n")
+    for line in (3, 4):
+        plan = plan_text(script, line)
+        # eval re-reads quotes and assignments, unlike `$CMD`.
+        assert summary(plan) == ("torchrun", 1, "gpu", 2, ("script", "train.py"),
+                                 ["--name", "a b", "--lr", "1e-4"])
+        assert plan.visible_devices == 2
+        assert {k: w.value for k, w in plan.env.items()} == {"CUDA_VISIBLE_DEVICES": "0,1"}
+        assert plan.span.start_line == line - 1
+        # The words stand where the code is written; none can be "fixed" in place.
+        assert all(w.span.start_line == line - 1 and w.span.start_col >= 5 for w in plan.argv)
+        assert any(d.code == "inline" and d.severity == "info" for d in plan.diagnostics)
+
+
+def test_eval_of_single_quoted_code_sees_the_scripts_variables() -> None:
+    script = "N=4\neval 'torchrun --nproc_per_node $N train.py'\n"
+    assert summary(plan_text(script, 2))[:4] == ("torchrun", 1, 4, 4)
+
+
+def test_unknown_parts_of_the_code_stay_unknown_with_their_reason() -> None:
+    script = 'eval "torchrun --nproc_per_node $NGPUS train.py --data $DATA"\n'
+    plan = plan_text(script, 1)
+    assert plan.launcher == "torchrun" and plan.nproc_per_node is None
+    assert [w.display for w in plan.entry_args] == ["--data", "$DATA"]
+    assert any("$NGPUS" in w and "not set in the script" in w for w in plan.warnings)
+    assert not any("__rankdebug" in w for w in plan.warnings + shown(plan))
+
+
+def test_eval_of_an_unknown_command_says_so() -> None:
+    plan = plan_text('eval "$CMD"\n', 1)
+    assert plan.launcher == "other"
+    assert any("$CMD" in w for w in plan.warnings)
+
+
+def test_bash_c_is_a_new_shell_with_its_own_arguments() -> None:
+    script = ('export NPROC=2\nLOCAL=9\n'
+              "bash -c 'torchrun --nproc_per_node $NPROC train.py --tag $0 --seed $1 $LOCAL' "
+              "run7 42\n")
+    plan = plan_text(script, 3, caller_env={})
+    assert summary(plan) == ("torchrun", 1, 2, 2, ("script", "train.py"),
+                             ["--tag", "run7", "--seed", "42"])
+
+
+def test_bash_c_options_and_commands_before_the_launcher(tmp_path: Path) -> None:
+    script = ('bash -lc "export OMP_NUM_THREADS=4; cd sub && '
+              'torchrun --nproc_per_node 2 train.py"\n')
+    plan = plan_text(script, 1, cwd=tmp_path)
+    assert summary(plan)[:4] == ("torchrun", 1, 2, 2)
+    assert plan.cwd == str(tmp_path / "sub")
+    assert plan.script_env["OMP_NUM_THREADS"].value == "4"
+
+
+def test_srun_bash_c_plans_the_launcher_it_runs() -> None:
+    script = ('ARGS="--epochs 3"\n'
+              'srun --ntasks-per-node=1 bash -c "torchrun --nnodes 2 --nproc_per_node 8 '
+              '--node_rank \\$SLURM_NODEID train.py ${ARGS}"\n'
+              'srun -N 2 --ntasks-per-node=4 sh -c "python train.py ${ARGS}"\n'
+              'mpirun -np 4 bash -c "python train.py"\n')
+    plan = plan_text(script, 2)
+    assert summary(plan) == ("torchrun", 2, 8, 16, ("script", "train.py"), ["--epochs", "3"])
+    assert [w.display for w in plan.argv][:2] == ["srun", "--ntasks-per-node=1"]
+    # A program srun runs from the code: srun's counts, the code's program.
+    assert summary(plan_text(script, 3)) == ("srun", 2, 4, 8, ("script", "train.py"),
+                                            ["--epochs", "3"])
+    assert summary(plan_text(script, 4))[:5] == ("mpirun", 1, 4, 4, ("script", "train.py"))
+
+
+def test_code_that_runs_no_launcher_stays_as_written() -> None:
+    for command in ('bash -c "echo a; echo b"', "bash -c 'torchrun --x \"oops'",
+                    "bash -c", "eval"):
+        plan = plan_text(command + "\n", 1)
+        assert plan.launcher == "other", command
+
+
+def test_code_in_code_is_read_to_a_limit() -> None:
+    inner = "torchrun --nproc_per_node 3 train.py"
+    assert summary(plan_text(f"eval \"bash -c '{inner}'\"\n", 1))[:4] == ("torchrun", 1, 3, 3)
+    deep = "eval " * 40 + inner + "\n"
+    assert plan_text(deep, 1).launcher in ("torchrun", "other")
+
+
+def test_plan_all_lists_commands_run_through_eval() -> None:
+    from rankdebug.command import plan_all
+
+    script = ('CMD="torchrun --nproc_per_node 2 train.py"\n'
+              'eval "$CMD"\n$CMD\nbash -c "$CMD"\n`which torchrun` x.py\n')
+    plans, _ = plan_all(script)
+    assert [(p.span.start_line, p.launcher) for p in plans] == [
+        (1, "torchrun"), (2, "torchrun"), (3, "torchrun"), (4, "torchrun")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
@@ -15,7 +16,8 @@ from tree_sitter import Node
 from rankdebug.command import launchers
 from rankdebug.command.errors import CommandError
 from rankdebug.command.expand import Expander, TooDeep
-from rankdebug.command.launchers.base import Context
+from rankdebug.command.inline import inliner
+from rankdebug.command.launchers.base import Context, Inliner
 from rankdebug.command.launchers.wrappers import WRAPPER_NAMES
 from rankdebug.command.plan import Diagnostic, LaunchPlan
 from rankdebug.command.script import SOURCED_FIRST_LINE, Report, Stop, Walker
@@ -30,7 +32,7 @@ from rankdebug.launcher_table import LAUNCH_PROGRAM, OTHER
 # names that are not known before they are expanded.
 _WRAPPERS = "|".join(re.escape(name) for name in WRAPPER_NAMES)
 _LAUNCHY = re.compile(
-    rf"(^|/)(?:{LAUNCH_PROGRAM.pattern}|pythonw|sbatch|bash|sh|zsh|{_WRAPPERS})$|^\$")
+    rf"(^|/)(?:{LAUNCH_PROGRAM.pattern}|pythonw|sbatch|bash|sh|zsh|eval|{_WRAPPERS})$|^[$`]")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "source", "."})
 MAX_FOLLOW = 4
 
@@ -258,7 +260,7 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
     plan = LaunchPlan(launcher=OTHER, argv=argv, span=span, env=inline,
                       script_env=script_env, cwd=state.cwd, background=rep.background)
     cwd = Path(state.cwd) if state.cwd is not None else None
-    ctx = Context(plan, env, shell_vars, cwd, sbatch)
+    ctx = Context(plan, env, shell_vars, cwd, sbatch, _inliner(rep.state, sbatch, opts))
     if escaped is not None and escaped[1] is not None:
         plan.diagnostics.append(escaped[1])
     if not argv:
@@ -269,6 +271,14 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
     launchers.plan_argv(ctx)
     _warn_unknown_words(plan)
     return plan
+
+
+def _inliner(state: State, sbatch: Sequence[Word], opts: Options) -> Inliner | None:
+    """Reads code run from words (`eval "$CMD"`, `bash -c CODE`), one level deeper."""
+    if opts.follow_depth >= MAX_FOLLOW:
+        return None
+    deeper = dataclasses.replace(opts, follow_depth=opts.follow_depth + 1)
+    return inliner(state, lambda rep: plan_report(rep, sbatch, deeper))
 
 
 _ESCAPED_SPACE = re.compile(r"^(\s*)\\ (.*)$")

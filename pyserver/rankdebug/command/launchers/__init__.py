@@ -15,7 +15,7 @@ from rankdebug.command.launchers import mpirun, python, srun
 from rankdebug.command.launchers.base import Context, LauncherModule, first_match
 from rankdebug.command.launchers.common import basename, set_entry, visible_devices, why
 from rankdebug.command.launchers.inner import RANK_MODULES
-from rankdebug.command.launchers.wrappers import Unwrapped, unwrap, unwrap_full
+from rankdebug.command.launchers.wrappers import Unwrapped, splice_code, unwrap, unwrap_full
 from rankdebug.command.options import Spec
 from rankdebug.command.words import Word
 from rankdebug.launcher_table import OTHER
@@ -61,6 +61,8 @@ def plan_argv(ctx: Context) -> None:
 
     Assignments made by ``env A=B`` (or ``sudo A=B``) go into ``plan.env`` and are
     seen by the launcher; ``env -i`` and ``env -u X`` take variables away from it.
+    Shell code run from words (``eval "$CMD"``, ``bash -c CODE``) is planned as the
+    command it runs (see :func:`splice_code`).
     """
     plan = ctx.plan
     argv = plan.argv
@@ -73,6 +75,11 @@ def plan_argv(ctx: Context) -> None:
         for key in wrapped.unset:
             plan.env.pop(key, None)
         plan.env.update(wrapped.env)
+    spliced = splice_code(ctx, wrapped.index)
+    if spliced is not None:
+        # The code's command is planned in its place (its own code already read).
+        plan_argv(dataclasses.replace(spliced, inline=None))
+        return
     plan.visible_devices = visible_devices(ctx)
     found = find_launcher(argv, wrapped.index)
     if found is None:

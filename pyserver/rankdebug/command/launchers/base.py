@@ -18,13 +18,32 @@ None and gets a diagnostic saying why.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Word
+
+
+@dataclass
+class Inlined:
+    """The command that shell code held in words runs (``eval "$CMD"``, ``bash -c CODE``)."""
+
+    argv: list[Word]
+    # Assignments written before the command in the code (`X=1 torchrun ...`).
+    inline_env: dict[str, Word]
+    # Variables exported when the command runs.
+    exported: dict[str, Word]
+    cwd: str | None
+    # How the code was run, for messages: "eval" or "bash -c".
+    what: str
+
+
+# argv, the index of the command there and its environment: what that command's code
+# runs, or None.
+Inliner = Callable[[Sequence[Word], int, Mapping[str, Word]], "Inlined | None"]
 
 
 @dataclass
@@ -40,6 +59,8 @@ class Context:
     cwd: Path | None = None
     # Arguments of `#SBATCH` directives in the script, in order.
     sbatch_args: Sequence[Word] = ()
+    # Reads shell code held in words (None where that is not wanted).
+    inline: Inliner | None = None
 
     def resolve(self, path: str) -> Path | None:
         """An existing file named by `path` (relative to cwd), else None."""

@@ -21,7 +21,7 @@ from rankdebug.command.launchers import (
 )
 from rankdebug.command.launchers.base import Context, LauncherModule, first_match
 from rankdebug.command.launchers.common import visible_devices
-from rankdebug.command.launchers.wrappers import unwrap
+from rankdebug.command.launchers.wrappers import splice_code, unwrap
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Word
 from rankdebug.launcher_table import RANK_LAUNCHERS
@@ -43,7 +43,10 @@ RANK_MODULES: tuple[LauncherModule, ...] = (
 def launch_inner(
     ctx: Context, index: int, outer: str, env: Mapping[str, Word] | None = None
 ) -> bool:
-    """If ``argv[index:]`` is a launcher that starts ranks, plan it instead of ``outer``."""
+    """If ``argv[index:]`` is a launcher that starts ranks, plan it instead of ``outer``.
+    Shell code there (``srun bash -c "torchrun ..."``) is first replaced by the command it
+    runs, for the outer launcher too."""
+    ctx = splice_code(ctx, index) or ctx
     plan = ctx.plan
     argv = plan.argv
     at, assigned = unwrap(argv, index)

@@ -3,9 +3,11 @@ and the program an outer launcher (srun, mpirun, ``ray job submit``) runs after 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import basename, is_python, parse_python, set_entry
@@ -190,6 +192,32 @@ def unwrap(argv: Sequence[Word], start: int = 0) -> tuple[int, dict[str, Word]]:
     """Index of the real command after wrappers, and the ``env A=B`` assignments made."""
     out = unwrap_full(argv, start)
     return out.index, out.env
+
+
+def splice_code(ctx: Context, index: int) -> Context | None:
+    """When the command at ``argv[index:]`` (after wrappers) runs shell code (``eval
+    WORDS``, ``bash -c CODE``), put the words of the command the code runs in its place,
+    with what the code sets before it. None when there is no such code or it runs nothing
+    that can be read; the context to plan with otherwise (``plan.argv`` is changed)."""
+    plan = ctx.plan
+    if ctx.inline is None:
+        return None
+    at, _ = unwrap(plan.argv, index)
+    found = ctx.inline(plan.argv, at, ctx.env) if at < len(plan.argv) else None
+    if found is None:
+        return None
+    here = plan.argv[at].span
+    plan.argv = [*plan.argv[:at], *found.argv]
+    plan.env.update(found.inline_env)
+    plan.script_env.update(found.exported)
+    cwd = ctx.cwd
+    if found.cwd != plan.cwd:
+        plan.cwd = found.cwd
+        cwd = Path(found.cwd) if found.cwd is not None else None
+    plan.warn(f"{found.what} runs the command held in its words; the plan is that "
+              "command's", here, severity="info", code="inline")
+    env = {**ctx.env, **found.exported, **found.inline_env}
+    return dataclasses.replace(ctx, env=env, cwd=cwd)
 
 
 def program_entry(ctx: Context, index: int) -> None:
