@@ -63,7 +63,7 @@ export async function sourceFromArgs(args: unknown[]): Promise<CommandSource | u
     return { text: text.trim(), cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath };
 }
 
-async function saveIfDirty(src: CommandSource): Promise<void> {
+export async function saveIfDirty(src: CommandSource): Promise<void> {
     if (!src.uri) return;
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === src.uri?.toString());
     if (doc?.isDirty && doc.uri.scheme === 'file') await doc.save();

@@ -20,6 +20,7 @@ import { RankEval } from './rankEval';
 import { RankGroups } from './rankGroups';
 import { RankTargets } from './rankTargets';
 import { RankMemory } from './rankPick';
+import { SmokeRuns } from './smokeRun';
 import { LANGUAGES, Server } from './server';
 import { affectsInterpreter, affectsServer, affectsShim } from './settings';
 import { StacksPanels } from './stacksPanel';
@@ -43,7 +44,8 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const compare = new ComparePanels(python, state, jobs, groups, context.globalState);
     const filter = new JobsFilter(jobs, execute);
     const binder = new BreakpointBinder(execute, state);
-    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, groups, compare);
+    const smoke = new SmokeRuns(context.globalStorageUri, ctx, python);
+    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, groups, compare, smoke);
 
     const reg = (id: string, fn: (...args: unknown[]) => unknown): void => {
         context.subscriptions.push(
@@ -60,6 +62,9 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     };
     reg('rankdebug.debugCommand', (...args) => debugCommand(ctx, args));
     reg('rankdebug.pickRanks', (...args) => debugCommand(ctx, args, { alwaysPick: true }));
+    reg('rankdebug.smokeRun', (...args) => smoke.open(args));
+    reg('rankdebug.smoke.run', (uri) => smoke.run(uri));
+    reg('rankdebug.smoke.debug', (uri) => smoke.debug(uri));
     reg('rankdebug.debugTerminalSelection', () => debugTerminalSelection(ctx));
     reg('rankdebug.debugLastCommand', () => terminals.debugLast());
     reg('rankdebug.generateLaunchJson', (...args) => generateLaunchJson(ctx, args));

@@ -202,6 +202,10 @@ async def execute(client: LanguageClient, command: str, *args: Any) -> Any:
         types.ExecuteCommandParams(command=command, arguments=list(args)))
 
 
+# ▶ Debug, Pick ranks…, Smoke run.
+LENSES_PER_COMMAND = 3
+
+
 def titles(lenses: Sequence[types.CodeLens]) -> list[tuple[int, str]]:
     return [(lens.range.start.line, lens.command.title if lens.command else "")
             for lens in lenses]

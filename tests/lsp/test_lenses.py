@@ -31,10 +31,10 @@ async def test_lenses_count_ranks_and_sit_on_the_first_line(client: LanguageClie
     doc = open_doc(client, workspace, SCRIPT)
     lenses = await doc.lenses()
     assert titles(lenses) == [
-        (3, "▶ Debug · 4 ranks"), (3, "Pick ranks…"),
-        (5, "▶ Debug · 16 ranks"), (5, "Pick ranks…"),
-        (6, "▶ Debug · ? ranks"), (6, "Pick ranks…"),
-        (10, "▶ Debug · 1 rank"), (10, "Pick ranks…"),
+        (3, "▶ Debug · 4 ranks"), (3, "Pick ranks…"), (3, "Smoke run"),
+        (5, "▶ Debug · 16 ranks"), (5, "Pick ranks…"), (5, "Smoke run"),
+        (6, "▶ Debug · ? ranks"), (6, "Pick ranks…"), (6, "Smoke run"),
+        (10, "▶ Debug · 1 rank"), (10, "Pick ranks…"), (10, "Smoke run"),
     ]
     first = lenses[0]
     assert first.range.start.character == 0
@@ -43,6 +43,9 @@ async def test_lenses_count_ranks_and_sit_on_the_first_line(client: LanguageClie
     assert list(first.command.arguments or []) == [doc.uri, 3]
     assert lenses[1].command is not None
     assert lenses[1].command.command == "rankdebug.pickRanks"
+    assert lenses[2].command is not None
+    assert lenses[2].command.command == "rankdebug.smokeRun"
+    assert list(lenses[2].command.arguments or []) == [doc.uri, 3]
 
 
 async def test_lenses_follow_edits(client: LanguageClient, workspace: Path) -> None:
@@ -51,7 +54,8 @@ async def test_lenses_follow_edits(client: LanguageClient, workspace: Path) -> N
     doc.edit(0, 26, 27, "6")
     assert titles(await doc.lenses())[0] == (0, "▶ Debug · 6 ranks")
     doc.replace("echo nothing here\n\n" + doc.text.replace("2", "3"))
-    assert titles(await doc.lenses()) == [(2, "▶ Debug · 3 ranks"), (2, "Pick ranks…")]
+    assert titles(await doc.lenses()) == [
+        (2, "▶ Debug · 3 ranks"), (2, "Pick ranks…"), (2, "Smoke run")]
     doc.replace("echo nothing\n")
     assert await doc.lenses() == []
 
@@ -67,7 +71,7 @@ async def test_markdown_code_blocks_get_lenses(client: LanguageClient, workspace
     doc = open_doc(client, workspace, text, suffix=".md", language="markdown")
     lenses = titles(await doc.lenses())
     assert lenses[0] == (5, "▶ Debug · 2 ranks")
-    assert [line for line, _ in lenses] == [5, 5, 15, 15]
+    assert [line for line, _ in lenses] == [5, 5, 5, 15, 15, 15]
 
 
 async def test_columns_are_utf16_after_non_ascii_text(client: LanguageClient,

@@ -1,4 +1,4 @@
-"""Code lenses above launch commands: ``▶ Debug · 4 ranks`` and ``Pick ranks…``.
+"""Code lenses above launch commands: ``▶ Debug · 4 ranks``, ``Pick ranks…`` and ``Smoke run``.
 
 Both run commands the extension defines, with ``[uri, line]`` as arguments (``line`` is
 the 0-based line the command starts on, as in LSP positions). Commands that do not start
@@ -22,6 +22,10 @@ DEBUG_COMMAND = "rankdebug.debugCommand"
 PICK_COMMAND = "rankdebug.pickRanks"
 PICK_TITLE = "Pick ranks…"
 PICK_TOOLTIP = "Choose which ranks stop at breakpoints"
+SMOKE_COMMAND = "rankdebug.smokeRun"
+SMOKE_TITLE = "Smoke run"
+SMOKE_TOOLTIP = ("The same job shrunk to a run of seconds (a few steps, the smallest batch, "
+                 "short sequences), shown as a diff; your files are not edited")
 
 # `python -m X` that installs, serves, tests or formats: not training.
 NOT_TRAINING_MODULES = frozenset({
@@ -106,14 +110,17 @@ def texts(uri: str, plan: LaunchPlan) -> Texts | None:
 
 _PICK = f'"title": {json.dumps(PICK_TITLE)}, "command": "{PICK_COMMAND}", ' \
         f'"tooltip": {json.dumps(PICK_TOOLTIP)}'
+_SMOKE = f'"title": {json.dumps(SMOKE_TITLE)}, "command": "{SMOKE_COMMAND}", ' \
+         f'"tooltip": {json.dumps(SMOKE_TOOLTIP)}'
 
 
 def lenses_json(t: Texts, line: int, character: int) -> str:
-    """The JSON of a command's two lenses, placed on its first line (``character`` in the
-    client's units): what lsprotocol would make of two ``types.CodeLens``."""
+    """The JSON of a command's three lenses, placed on its first line (``character`` in the
+    client's units): what lsprotocol would make of three ``types.CodeLens``."""
     pos = f'{{"line": {line}, "character": {character}}}'
     where = f'{{"start": {pos}, "end": {pos}}}'
     args = f"[{t.uri}, {line}]"
     return (f'{{"range": {where}, "command": {{"title": {t.title}, '
             f'"command": "{DEBUG_COMMAND}", "tooltip": {t.tooltip}, "arguments": {args}}}}}, '
-            f'{{"range": {where}, "command": {{{_PICK}, "arguments": {args}}}}}')
+            f'{{"range": {where}, "command": {{{_PICK}, "arguments": {args}}}}}, '
+            f'{{"range": {where}, "command": {{{_SMOKE}, "arguments": {args}}}}}')

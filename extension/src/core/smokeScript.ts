@@ -1,0 +1,135 @@
+/**
+ * The smoke run as the editor shows it: `rankdebug smoke --json` read and checked, and the
+ * two sides of its diff written as small shell scripts in one layout (one option per line),
+ * so the diff lines up flag by flag. No `vscode` import.
+ */
+import { quote } from './shell';
+
+/** One knob the smoke run changed: `per_device_train_batch_size` 8 → 1, and where it lives. */
+export interface SmokeChange {
+    name: string;
+    from: unknown;
+    to: unknown;
+    why: string;
+    where: string;
+}
+
+/** A config file the smoke run wrote as a copy (the user's own is never edited). */
+export interface SmokeCopy {
+    from: string;
+    to: string;
+}
+
+/** What `rankdebug smoke --json` prints (the contract), plus the optional keys the editor uses. */
+export interface SmokeAnswer {
+    argv: string[];
+    env: Record<string, string>;
+    changes: SmokeChange[];
+    files: string[];
+    /** The command as written, in the same form: the left side of the diff. */
+    original?: { argv: string[]; env: Record<string, string> };
+    /** Config copies with the file each was copied from. */
+    copies: SmokeCopy[];
+    /** Knobs that could not be found (`no step limit found: the run may be long`). */
+    notes: string[];
+}
+
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function stringMap(v: unknown): Record<string, string> {
+    if (!isRecord(v)) return {};
+    return Object.fromEntries(Object.entries(v).filter(([, x]) => typeof x === 'string')) as Record<string, string>;
+}
+
+/**
+ * Reads the CLI's answer; throws with what is missing when it is not a smoke answer.
+ * Steps: argv (required, non-empty), env, changes (each with name/why/where as text), files,
+ * then the optional original command, copies and notes.
+ */
+export function parseSmoke(answer: Record<string, unknown>): SmokeAnswer {
+    if (!isStrings(answer.argv) || answer.argv.length === 0) throw new Error('rankdebug smoke gave no command (argv)');
+    const changes: SmokeChange[] = Array.isArray(answer.changes)
+        ? answer.changes.filter(isRecord).map((c) => ({
+              name: String(c.name ?? ''),
+              from: c.from,
+              to: c.to,
+              why: String(c.why ?? ''),
+              where: String(c.where ?? ''),
+          }))
+        : [];
+    const orig = isRecord(answer.original) && isStrings(answer.original.argv) ? { argv: answer.original.argv, env: stringMap(answer.original.env) } : undefined;
+    const copies = Array.isArray(answer.copies)
+        ? answer.copies.filter(isRecord).flatMap((c) => (typeof c.from === 'string' && typeof c.to === 'string' ? [{ from: c.from, to: c.to }] : []))
+        : [];
+    const notes = isStrings(answer.notes) ? answer.notes : isStrings(answer.missing) ? answer.missing : [];
+    return { argv: answer.argv, env: stringMap(answer.env), changes, files: isStrings(answer.files) ? answer.files : [], original: orig, copies, notes };
+}
+
+/** A word that starts a line of its own: an option, a `key=value` override, a script or config path. */
+function startsLine(word: string): boolean {
+    return word.startsWith('-') || /^[+~]?[\w.]+=/.test(word) || /\.(py|sh|ya?ml|json|toml)$/.test(word);
+}
+
+/** The command as shell lines: `cd`, `export`s, then the argv with one option (and its value) per line. */
+export function commandText(argv: readonly string[], env: Record<string, string>, cwd: string | undefined): string[] {
+    const out: string[] = [];
+    if (cwd) out.push(`cd ${quote(cwd)}`);
+    for (const [k, v] of Object.entries(env).sort(([a], [b]) => a.localeCompare(b))) out.push(`export ${k}=${quote(v)}`);
+    const lines: string[][] = [];
+    argv.forEach((word, i) => {
+        if (i === 0 || startsLine(word) || lines.length === 0) lines.push([word]);
+        else lines[lines.length - 1].push(word);
+    });
+    // The launcher and its program name (`python -m`, `accelerate launch`) stay together.
+    lines.forEach((words, i) => out.push(`${i === 0 ? '' : '    '}${words.map(quote).join(' ')}${i < lines.length - 1 ? ' \\' : ''}`));
+    return out;
+}
+
+function shown(value: unknown): string {
+    if (value === null || value === undefined) return '(unset)';
+    return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** Where the command came from, as the scripts' first comment says it. */
+export interface SmokeOrigin {
+    /** `train.sh:5`, or `the terminal`. */
+    label: string;
+    cwd: string | undefined;
+}
+
+/** The right side: the smoke command with what changed and why, ready to Run or Debug. */
+export function smokeScript(answer: SmokeAnswer, origin: SmokeOrigin): string {
+    const width = Math.max(0, ...answer.changes.map((c) => c.name.length));
+    const lines = [
+        '#!/usr/bin/env bash',
+        `# Smoke run of ${origin.label}, made by \`rankdebug smoke\`; your own files are unchanged.`,
+        '# Edit it here, then Run or Debug it from the editor title bar (or the code lens).',
+        '#',
+        ...answer.changes.map((c) => `#   ${c.name.padEnd(width)}  ${shown(c.from)} → ${shown(c.to)}   (${c.where}: ${c.why})`),
+        ...(answer.changes.length === 0 ? ['#   nothing to shrink was found'] : []),
+        ...answer.notes.map((n) => `#   ! ${n}`),
+        ...answer.copies.map((c) => `#   config copy: ${c.to} (from ${c.from})`),
+        ...answer.files.filter((f) => !answer.copies.some((c) => c.to === f)).map((f) => `#   config copy: ${f}`),
+        '',
+        ...commandText(answer.argv, answer.env, origin.cwd),
+        '',
+    ];
+    return lines.join('\n');
+}
+
+/** The left side: the command as written, in the same layout. */
+export function originalScript(answer: SmokeAnswer, origin: SmokeOrigin, written: string[]): string {
+    const body = answer.original ? commandText(answer.original.argv, answer.original.env, origin.cwd) : written;
+    return ['#!/usr/bin/env bash', `# The command as written in ${origin.label}.`, '', ...body, ''].join('\n');
+}
+
+/** The 0-based line a smoke script's command starts on (after comments, `cd` and `export`s), or undefined. */
+export function commandLine(text: string): number | undefined {
+    const lines = text.split(/\r?\n/);
+    const i = lines.findIndex((l) => {
+        const t = l.trim();
+        return t !== '' && !t.startsWith('#') && !/^(cd|export)\s/.test(t);
+    });
+    return i < 0 ? undefined : i;
+}
