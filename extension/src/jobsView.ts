@@ -32,7 +32,7 @@ import {
     type SessionState,
 } from './core/jobList';
 import { registryRoot, statusText } from './core/jobs';
-import { whereText, type LiveRank } from './core/liveRanks';
+import { collectiveText, whereText, type LiveRank } from './core/liveRanks';
 import { rankRow, type RankRow } from './core/rankRow';
 import { matchesFilter, type RankFilter } from './core/rankFilter';
 import { rankTree, type RankTreeNode } from './core/rankTree';
@@ -70,7 +70,7 @@ function liveTip(live: LiveRank | undefined): string {
         case 'paused':
             return live.file ? `${live.file}${live.line !== null ? `:${live.line}` : ''}${live.function ? ` (${live.function})` : ''}` : '';
         case 'blocked':
-            return vscode.l10n.t('Waits in {0} for the ranks that have not reached it.', live.in || '?');
+            return vscode.l10n.t('Waits in {0} for the ranks that have not reached it.', collectiveText(live.in || '?', live, vscode.l10n));
         case 'raised':
             return [
                 `${live.exception}${live.message ? `: ${live.message}` : ''}`,

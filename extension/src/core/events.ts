@@ -45,6 +45,10 @@ export interface StoppedEvent {
     function: string | null;
     /** The collective (`all_reduce`) a rank shown paused waits in: its stack was read from outside. */
     waiting?: string;
+    /** That collective's sequence number in its process group, from PyTorch's records (where the rank could say). */
+    seq?: number;
+    /** That process group's name (`0` is the default group). */
+    group?: string;
     job?: string;
 }
 export interface ContinuedEvent {
@@ -64,6 +68,10 @@ export interface BlockedEvent {
     event: 'blocked';
     rank: number;
     in: string;
+    /** The collective's sequence number in its process group, from PyTorch's records (where the rank could say). */
+    seq?: number;
+    /** That process group's name (`0` is the default group). */
+    group?: string;
     job?: string;
 }
 /** A rank without a debugger is held alive after an uncaught exception; Attach opens it at that frame. */
@@ -86,6 +94,11 @@ type Fields = Record<string, unknown>;
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
 const job = (v: Fields): { job?: string } => (typeof v.job === 'string' ? { job: v.job } : {});
+/** A collective's optional `seq` and `group`, those well-typed. */
+const numbered = (v: Fields): { seq?: number; group?: string } => ({
+    ...(int(v.seq) !== null ? { seq: v.seq as number } : {}),
+    ...(text(v.group) !== null ? { group: v.group as string } : {}),
+});
 
 /** Each event's reader: the event when its fields are well-typed, else undefined. */
 const READERS: Record<string, (v: Fields) => LaunchEvent | undefined> = {
@@ -104,7 +117,7 @@ const READERS: Record<string, (v: Fields) => LaunchEvent | undefined> = {
                   file: text(v.file),
                   line: int(v.line),
                   function: text(v.function),
-                  ...(text(v.waiting) ? { waiting: v.waiting as string } : {}),
+                  ...(text(v.waiting) ? { waiting: v.waiting as string, ...numbered(v) } : {}),
                   ...job(v),
               },
     continued: (v) => (int(v.rank) === null ? undefined : { event: 'continued', rank: v.rank as number, ...job(v) }),
@@ -112,7 +125,7 @@ const READERS: Record<string, (v: Fields) => LaunchEvent | undefined> = {
         const ranks = Array.isArray(v.ranks) ? v.ranks.filter((r): r is number => int(r) !== null) : [];
         return { event: 'arrived', command: text(v.command) ?? '', ranks, ...job(v) };
     },
-    blocked: (v) => (int(v.rank) === null ? undefined : { event: 'blocked', rank: v.rank as number, in: text(v.in) ?? '', ...job(v) }),
+    blocked: (v) => (int(v.rank) === null ? undefined : { event: 'blocked', rank: v.rank as number, in: text(v.in) ?? '', ...numbered(v), ...job(v) }),
     raised: (v) =>
         int(v.rank) === null
             ? undefined

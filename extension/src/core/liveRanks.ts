@@ -2,8 +2,9 @@
  * Each rank's live state in a job this window follows, from the supervisor's `--json` events
  * (`stopped`, `continued`, `blocked`, `raised`, a rank's `exited`), and how a rank row words it:
  * running; paused at `model.py:88` in `forward` (breakpoint); paused at `model.py:90`, waiting in
- * all_reduce (a peer is stopped); waiting in all_reduce (a group step); raised
- * ValueError at model.py:88; exited with code 1. No `vscode` import.
+ * all_reduce #6 (group 0) (a peer is stopped); waiting in all_reduce #6 (group 0) (a group step:
+ * the number from PyTorch's records, where the rank could say); raised ValueError at model.py:88;
+ * exited with code 1. No `vscode` import.
  */
 import * as path from 'node:path';
 import type { LaunchEvent } from './events';
@@ -15,10 +16,16 @@ export interface Where {
     function: string | null;
 }
 
+/** Which collective of which process group: `seq` and `group` where the rank could say. */
+export interface Numbered {
+    seq?: number;
+    group?: string;
+}
+
 export type LiveRank =
     | { state: 'running' }
-    | ({ state: 'paused'; reason: string; waiting?: string } & Where)
-    | { state: 'blocked'; in: string }
+    | ({ state: 'paused'; reason: string; waiting?: string } & Numbered & Where)
+    | ({ state: 'blocked'; in: string } & Numbered)
     | ({ state: 'raised'; exception: string; message: string; pid: number | null } & Where)
     | { state: 'exited'; code: number };
 
@@ -44,12 +51,15 @@ export class LiveRanks {
 function nextState(ev: LaunchEvent, current: (rank: number) => LiveRank | undefined): { rank: number; live: LiveRank } | undefined {
     switch (ev.event) {
         case 'stopped':
-            return { rank: ev.rank, live: { state: 'paused', reason: ev.reason, file: ev.file, line: ev.line, function: ev.function, ...(ev.waiting ? { waiting: ev.waiting } : {}) } };
+            return {
+                rank: ev.rank,
+                live: { state: 'paused', reason: ev.reason, file: ev.file, line: ev.line, function: ev.function, ...(ev.waiting ? { waiting: ev.waiting, ...numbered(ev) } : {}) },
+            };
         case 'continued':
             // A rank that ended stays ended; a late `continued` changes nothing.
             return current(ev.rank)?.state === 'exited' ? undefined : { rank: ev.rank, live: { state: 'running' } };
         case 'blocked':
-            return { rank: ev.rank, live: { state: 'blocked', in: ev.in } };
+            return { rank: ev.rank, live: { state: 'blocked', in: ev.in, ...numbered(ev) } };
         case 'raised':
             return { rank: ev.rank, live: { state: 'raised', exception: ev.exception, message: ev.message, pid: ev.pid, file: ev.file, line: ev.line, function: ev.function } };
         case 'exited':
@@ -57,6 +67,16 @@ function nextState(ev: LaunchEvent, current: (rank: number) => LiveRank | undefi
         default:
             return undefined;
     }
+}
+
+function numbered(n: Numbered): Numbered {
+    return { ...(n.seq !== undefined ? { seq: n.seq } : {}), ...(n.group !== undefined ? { group: n.group } : {}) };
+}
+
+/** `all_reduce #6 (group 0)`; `all_reduce` where the rank could not say which. */
+export function collectiveText(name: string, n: Numbered, l10n: Localize): string {
+    const numberedName = n.seq !== undefined ? `${name} #${n.seq}` : name;
+    return n.group !== undefined ? l10n.t('{0} (group {1})', numberedName, n.group) : numberedName;
 }
 
 /** `model.py:88`; '' when the file is not known. */
@@ -73,9 +93,9 @@ export function whereText(w: Pick<Where, 'file' | 'line'>): string {
 export function stateKey(live: LiveRank): string {
     switch (live.state) {
         case 'paused':
-            return `paused:${live.reason}:${live.file ?? ''}:${live.line ?? ''}${live.waiting ? `:${live.waiting}` : ''}`;
+            return `paused:${live.reason}:${live.file ?? ''}:${live.line ?? ''}${live.waiting ? `:${live.waiting}${numberKey(live)}` : ''}`;
         case 'blocked':
-            return `blocked:${live.in}`;
+            return `blocked:${live.in}${numberKey(live)}`;
         case 'raised':
             return `raised:${live.exception}:${live.file ?? ''}:${live.line ?? ''}`;
         case 'exited':
@@ -83,6 +103,11 @@ export function stateKey(live: LiveRank): string {
         default:
             return live.state;
     }
+}
+
+/** `#6@0` (ranks at another collective, or another group's, do not collapse together); '' when unknown. */
+function numberKey(n: Numbered): string {
+    return n.seq !== undefined || n.group !== undefined ? `#${n.seq ?? '?'}@${n.group ?? '?'}` : '';
 }
 
 /** A stop reason in the view's words. */
@@ -105,9 +130,10 @@ function pausedText(live: Extract<LiveRank, { state: 'paused' }>, l10n: Localize
     const where = whereText(live);
     if (live.waiting) {
         // Paused from outside while it waits in a collective (a peer is stopped): where it waits.
-        if (!where) return l10n.t('paused, waiting in {0}', live.waiting);
-        if (!live.function) return l10n.t('paused at {0}, waiting in {1}', where, live.waiting);
-        return l10n.t('paused at {0} in {1}, waiting in {2}', where, live.function, live.waiting);
+        const what = collectiveText(live.waiting, live, l10n);
+        if (!where) return l10n.t('paused, waiting in {0}', what);
+        if (!live.function) return l10n.t('paused at {0}, waiting in {1}', where, what);
+        return l10n.t('paused at {0} in {1}, waiting in {2}', where, live.function, what);
     }
     const why = reasonWord(live.reason, l10n);
     if (!where) return l10n.t('paused ({0})', why);
@@ -115,7 +141,7 @@ function pausedText(live: Extract<LiveRank, { state: 'paused' }>, l10n: Localize
     return l10n.t('paused at {0} in {1} ({2})', where, live.function, why);
 }
 
-/** The row's state text: `paused at model.py:88 in forward (breakpoint)`, `waiting in all_reduce`… */
+/** The row's state text: `paused at model.py:88 in forward (breakpoint)`, `waiting in all_reduce #6 (group 0)`… */
 export function liveText(live: LiveRank, l10n: Localize): string {
     switch (live.state) {
         case 'running':
@@ -123,7 +149,7 @@ export function liveText(live: LiveRank, l10n: Localize): string {
         case 'paused':
             return pausedText(live, l10n);
         case 'blocked':
-            return l10n.t('waiting in {0}', live.in || '?');
+            return l10n.t('waiting in {0}', collectiveText(live.in || '?', live, l10n));
         case 'raised': {
             const where = whereText(live);
             return where ? l10n.t('raised {0} at {1}', live.exception, where) : l10n.t('raised {0}', live.exception);

@@ -44,6 +44,17 @@ describe('core/events', () => {
             event: 'raised', rank: 3, pid: 7, exception: 'ValueError', message: 'm', file: '/w/a.py', line: 4, function: 'f', job: 'J',
         });
         assert.deepEqual(parseEvent('{"event": "exited", "rank": 3, "code": 1}'), { event: 'exited', code: 1, rank: 3 });
+        // Which collective: its number and group where the rank could say (optional fields).
+        assert.deepEqual(parseEvent('{"event": "blocked", "rank": 2, "in": "all_reduce", "seq": 6, "group": "0", "file": "/t/c10d.py", "line": 9}'), {
+            event: 'blocked', rank: 2, in: 'all_reduce', seq: 6, group: '0',
+        });
+        assert.deepEqual(parseEvent('{"event": "blocked", "rank": 2, "in": "all_reduce", "seq": "6", "group": 0}'), { event: 'blocked', rank: 2, in: 'all_reduce' }, 'ill-typed: left out');
+        assert.deepEqual(parseEvent('{"event": "stopped", "rank": 1, "reason": "pause", "file": "/w/t.py", "line": 27, "function": "<module>", "waiting": "all_reduce", "seq": 3, "group": "0"}'), {
+            event: 'stopped', rank: 1, reason: 'pause', file: '/w/t.py', line: 27, function: '<module>', waiting: 'all_reduce', seq: 3, group: '0',
+        });
+        assert.deepEqual(parseEvent('{"event": "stopped", "rank": 1, "reason": "step", "file": null, "line": null, "function": null, "seq": 3}'), {
+            event: 'stopped', rank: 1, reason: 'step', file: null, line: null, function: null,
+        }, 'a number without a collective: none');
         assert.equal(parseEvent('{"event": "stopped", "rank": "1"}'), undefined);
         assert.equal(parseEvent('{"event": "blocked"}'), undefined);
     });

@@ -60,6 +60,33 @@ describe('core/liveRanks', () => {
         assert.equal(stateKey(live.get(2)!), 'blocked:all_reduce');
     });
 
+    it('says which collective a rank waits in: the operation, its number and its group', () => {
+        const live = new LiveRanks();
+        // A group step that did not arrive: the rank's own records said which.
+        live.apply(ev({ event: 'blocked', rank: 5, in: 'all_reduce', seq: 1204, group: '0', job: 'J' }));
+        assert.equal(liveText(live.get(5)!, l10n), 'waiting in all_reduce #1204 (group 0)');
+        assert.equal(stateKey(live.get(5)!), 'blocked:all_reduce#1204@0');
+        live.apply(ev({ event: 'blocked', rank: 6, in: 'all_reduce', seq: 1205, group: '0', job: 'J' }));
+        assert.notEqual(stateKey(live.get(6)!), stateKey(live.get(5)!), 'another number: another row');
+        // A number without its group, and a rank that could not say (py-spy's name alone).
+        live.apply(ev({ event: 'blocked', rank: 7, in: 'barrier', seq: 2 }));
+        assert.equal(liveText(live.get(7)!, l10n), 'waiting in barrier #2');
+        live.apply(ev({ event: 'blocked', rank: 8, in: 'all_reduce' }));
+        assert.equal(liveText(live.get(8)!, l10n), 'waiting in all_reduce');
+        // Shown paused while a peer is stopped.
+        live.apply(ev({ event: 'stopped', rank: 1, reason: 'pause', file: '/w/model.py', line: 90, function: 'forward', waiting: 'all_reduce', seq: 6, group: '0' }));
+        assert.equal(liveText(live.get(1)!, l10n), 'paused at model.py:90 in forward, waiting in all_reduce #6 (group 0)');
+        assert.equal(stateKey(live.get(1)!), 'paused:pause:/w/model.py:90:all_reduce#6@0');
+        live.apply(ev({ event: 'stopped', rank: 2, reason: 'pause', file: null, line: null, function: null, waiting: 'all_reduce', seq: 6, group: '1' }));
+        assert.equal(liveText(live.get(2)!, l10n), 'paused, waiting in all_reduce #6 (group 1)');
+        // Stopped for real once the collective returned: the number goes with it.
+        live.apply(ev({ event: 'stopped', rank: 1, reason: 'pause', file: '/w/model.py', line: 91, function: 'forward' }));
+        assert.deepEqual(live.get(1), { state: 'paused', reason: 'pause', file: '/w/model.py', line: 91, function: 'forward' });
+        const j = job(8);
+        const row = rankRow(j.ranks[5], j, undefined, live.get(5), l10n);
+        assert.deepEqual([row.text, row.icon, row.word], ['waiting in all_reduce #1204 (group 0)', 'watch', 'waiting']);
+    });
+
     it('words a rank row: live state over the scan\'s, a raised rank from the scan too', () => {
         const j = readJobs({
             jobs: [{ id: 'J', source: 'registry', ranks: [
