@@ -10,7 +10,8 @@ with a handler answers: ranks of a job started with ``rankdebug launch --arm``, 
 ranks (running, or paused under the debugger) and ranks held at an exception. The code runs
 in a thread of each rank, as a small REPL (``runtime.repl``: statements run, prints are
 captured, the last expression is the value), in the user's frames on the main thread's
-stack, or the frame ``--frame`` names (an index, 0 the innermost, or a function name).
+stack, or the frame ``--frame`` names (an index, 0 the innermost, or a function name, plain or
+qualified: ``step``, ``Module._call_impl``, ``torch.nn.modules.module.Module._call_impl``).
 
 ``--json``: one line per rank, ``{"event": "result", "rank", "text", "type"}`` (plus
 ``"summary"`` for tensors and arrays, ``"output"`` for what was printed) or
@@ -54,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="numbers and tensors within T of each other are equal")
     parser.add_argument("--frame", default=None,
                         help="the frame to run in: an index (0 = innermost) or a function "
-                             "name (default: the user's frames, innermost first)")
+                             "name, plain or qualified (step, Module._call_impl) (default: "
+                             "the user's frames, innermost first)")
     parser.add_argument("--function", default=None, help=argparse.SUPPRESS)
 
 
