@@ -22,6 +22,7 @@ _VERBS: dict[str, tuple[str, str]] = {
     "stacks": ("rankdebug.jobs.cli_stacks", "every rank's Python stack, side by side"),
     "attach": ("rankdebug.jobs.cli_attach", "make a running rank listen for a debugger"),
     "eval": ("rankdebug.jobs.cli_eval", "evaluate an expression in a live rank"),
+    "smoke": ("rankdebug.smoke.cli", "the smoke version of a training command, and checks"),
 }
 
 

@@ -1,0 +1,127 @@
+"""`rankdebug smoke`: the smoke version of a training command, and its staged checks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from rankdebug.command import CommandError, LaunchPlan, plan_argv, plan_file
+from rankdebug.errors import BadInput, RankdebugError, report
+from rankdebug.smoke import checks
+from rankdebug.smoke.context import Settings
+from rankdebug.smoke.model import Smoke
+from rankdebug.smoke.rewrite import smoke
+
+PROG = "rankdebug smoke"
+DEFAULT = Settings()
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "The smoke version of a training command: the same launcher, script and data, shrunk "
+        "to a run of seconds (2 ranks per node, a few steps, the smallest batch, short "
+        "sequences, no evaluation, saving or remote logging), each change explained. The "
+        "user's files are never edited: changed configs are copies in a private folder. "
+        "--check runs staged checks instead (entry, imports, paths, launcher, framework, "
+        "devices) and stops at the first failure.")
+    parser.epilog = ("examples: rankdebug smoke -- torchrun --nproc_per_node 8 train.py   |   "
+                     "rankdebug smoke --json --file run.sh --line 12   |   "
+                     "rankdebug smoke --check -- llamafactory-cli train sft.yaml")
+    parser.add_argument("--file", help="script or Markdown file holding the command")
+    parser.add_argument("--line", type=int, help="1-based line inside the command (with --file)")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON object (with --check: one JSON line per stage)")
+    parser.add_argument("--check", action="store_true",
+                        help="run the staged checks; exit 1 at the first that fails")
+    parser.add_argument("--cwd", help="directory the command runs in (default: .)")
+    parser.add_argument("--nproc", type=_positive,
+                        help="ranks per node in the smoke run (default: at most 2)")
+    parser.add_argument("--steps", type=_positive, default=DEFAULT.steps,
+                        help=f"optimizer steps of the smoke run (default: {DEFAULT.steps})")
+    parser.add_argument("command", nargs=argparse.REMAINDER,
+                        help="the command, after --, when no --file is given")
+
+
+def _plan(args: argparse.Namespace, cwd: Path) -> LaunchPlan:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    # Variables of this environment count; any other stays unknown (never empty).
+    env = dict(os.environ)
+    if args.file:
+        if command:
+            raise CommandError("give either --file/--line or a command, not both", None, None)
+        if args.line is None:
+            raise CommandError("--file needs --line", None, None)
+        return plan_file(args.file, args.line, caller_env=env, cwd=cwd, env_complete=False)
+    if not command:
+        raise CommandError("give --file and --line, or a command after --", None, None)
+    return plan_argv(command, caller_env=env, cwd=cwd, env_complete=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    cwd = Path(args.cwd).absolute() if args.cwd else Path.cwd()
+    try:
+        if not cwd.is_dir():
+            raise BadInput(f"--cwd {args.cwd}: no such folder")
+        plan = _plan(args, cwd)
+        errors = [d for d in plan.diagnostics if d.severity == "error"]
+        if errors:
+            first = errors[0].to_json()
+            raise BadInput(str(first["message"]), _int(first["line"]), _int(first["column"]),
+                           code=first["code"])
+        result = smoke(plan, cwd=cwd, settings=Settings(steps=args.steps, nproc=args.nproc))
+    except CommandError as exc:
+        return report(BadInput(exc.message, exc.line, exc.column), as_json=args.json, prog=PROG)
+    except RankdebugError as exc:
+        return report(exc, as_json=args.json, prog=PROG)
+    except Exception as exc:  # a bug of ours must still not print a traceback
+        print(f"{PROG}: internal error: {exc!r}", file=sys.stderr)
+        return report(BadInput(f"internal error: {type(exc).__name__}: {exc}"),
+                      as_json=args.json, prog=PROG)
+    if args.check:
+        return _check(plan, result, cwd, as_json=args.json)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        print(text(result))
+    return 0
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _check(plan: LaunchPlan, result: Smoke, cwd: Path, *, as_json: bool) -> int:
+    for stage in checks.run(plan, result, cwd):
+        if as_json:
+            print(json.dumps(stage.to_json(), ensure_ascii=False), flush=True)
+        else:
+            print(f"{'pass' if stage.ok else 'FAIL'}  {stage.name:<9} {stage.reason}", flush=True)
+        if not stage.ok:
+            return 1
+    return 0
+
+
+def text(result: Smoke) -> str:
+    """The human form: what changed and why, then the command to run."""
+    shape = result.plan
+    lines = [f"smoke run ({', '.join(result.frameworks) or 'no framework recognised'}; "
+             f"launcher {shape.get('launcher')})"]
+    for c in result.changes:
+        lines.append(f"  {c.name}: {c.old if c.old is not None else '(unset)'} -> "
+                     f"{c.new if c.new is not None else '(removed)'}    {c.why}  [{c.where}]")
+    lines += [f"  copy: {f}" for f in result.files]
+    lines += [f"  missing: {m}" for m in result.missing]
+    lines += [f"  note: {n}" for n in result.notes]
+    lines += ["", result.command]
+    return "\n".join(lines)

@@ -1,0 +1,148 @@
+"""The state of one smoke rewrite, shared by the launcher and framework modules."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rankdebug.command import LaunchPlan
+from rankdebug.smoke.args import ArgList
+from rankdebug.smoke.folder import Folder
+from rankdebug.smoke.model import Change, Input
+
+MAX_SOURCE_BYTES = 4 << 20
+# A test of a knob's old value that leaves it alone (e.g. already small enough).
+Keep = Callable[[str | None], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How small a smoke run is. ``nproc``: ranks per node the user asked for."""
+
+    steps: int = 3
+    nproc: int | None = None
+    seq_len: int = 128
+
+
+@dataclass
+class Rewrite:
+    plan: LaunchPlan
+    cwd: Path
+    settings: Settings
+    head: ArgList  # the launcher's words, up to and including the entry
+    args: ArgList  # the entry's arguments
+    env: dict[str, str]
+    folder: Folder
+    changes: list[Change] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    inputs: list[Input] = field(default_factory=list)
+    packages: list[str] = field(default_factory=list)
+    # Ranks the code's model parallelism needs (tensor x pipeline x context), at least 1.
+    parallel: int = 1
+    # The smoke run's shape, set by ranks.py before the frameworks run.
+    per_node: int | None = None
+    nodes: int = 1
+    _source: str | None = None
+    _source_read: bool = False
+
+    @property
+    def world(self) -> int:
+        """The smoke run's world size (1 when the command starts one process)."""
+        return (self.per_node or 1) * self.nodes
+
+    @property
+    def data_parallel(self) -> int:
+        return max(1, self.world // max(1, self.parallel))
+
+    # -- reading the entry ------------------------------------------------------------
+    @property
+    def entry_path(self) -> Path | None:
+        entry = self.plan.entry
+        if entry is None or entry.kind != "script" or entry.target.value is None:
+            return None
+        path = Path(os.path.expanduser(entry.target.value))
+        return path if path.is_absolute() else self.cwd / path
+
+    @property
+    def source(self) -> str | None:
+        """The entry script's text, when it is a readable Python file here."""
+        if not self._source_read:
+            self._source_read = True
+            path = self.entry_path
+            try:
+                if path is not None and path.is_file() and (
+                        path.stat().st_size <= MAX_SOURCE_BYTES):
+                    self._source = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                self._source = None
+        return self._source
+
+    def resolve(self, text: str) -> Path:
+        path = Path(os.path.expanduser(text))
+        return path if path.is_absolute() else self.cwd / path
+
+    def entry_module(self) -> str | None:
+        entry = self.plan.entry
+        return entry.target.value if entry is not None and entry.kind == "module" else None
+
+    # -- recording --------------------------------------------------------------------
+    def change(self, name: str, old: object, new: object, why: str, where: str) -> None:
+        o, n = _text(old), _text(new)
+        if o != n:
+            self.changes.append(Change(name, o, n, why, where))
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def lack(self, text: str) -> None:
+        """A knob that could not be found: reported, never guessed."""
+        if text not in self.missing:
+            self.missing.append(text)
+
+    def need(self, *packages: str) -> None:
+        for p in packages:
+            if p not in self.packages:
+                self.packages.append(p)
+
+    def reads(self, kind: str, value: str | None, where: str, *, hub: bool = False) -> None:
+        if value and value.lower() not in ("none", "null", ""):
+            self.inputs.append(Input(kind, value, where, hub))
+
+
+def _text(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def smaller(limit: float) -> Keep:
+    """A ``keep_if`` test: keep a numeric value already at or below ``limit``."""
+    def keep(value: str | None) -> bool:
+        number = as_number(value)
+        return number is not None and number <= limit
+    return keep
+
+
+def as_number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip().strip("'\""))
+        except ValueError:
+            return None
+    return None
+
+
+def as_int(value: object) -> int | None:
+    number = as_number(value)
+    return int(number) if number is not None and number == int(number) else None

@@ -1,0 +1,131 @@
+"""Hugging Face ``Trainer`` scripts: any entry script whose source uses ``HfArgumentParser``
+or ``TrainingArguments`` (transformers' examples, TRL, most fine-tuning repos).
+
+``TrainingArguments`` fields exist in every such script (``--max_steps``,
+``--per_device_train_batch_size``, ``--save_strategy``, ``--report_to``); data fields
+(``--max_train_samples``, ``--block_size``, ``--max_seq_length``) only where the script
+defines them, which is read from its source. A script given one ``.yaml``/``.json`` file
+(``parse_yaml_file``) gets a changed copy of it instead of flags.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rankdebug.smoke import base, configs
+from rankdebug.smoke.context import Rewrite, smaller
+from rankdebug.smoke.knobs import Flags, Keys, Knobs, drop, tune
+
+NAME = "hf_trainer"
+PACKAGES: tuple[str, ...] = ("transformers",)
+_MARKER = re.compile(r"\b(HfArgumentParser|(Seq2Seq)?TrainingArguments|SFTConfig)\b")
+SEQUENCE_KNOBS = ("max_seq_length", "block_size", "max_length", "max_source_length",
+                  "max_target_length", "max_seq_len", "max_prompt_length", "cutoff_len")
+# Inputs the command may name, by the fields of transformers' examples and TRL.
+INPUTS = (("model", "model_name_or_path", True), ("model", "config_name", True),
+          ("tokenizer", "tokenizer_name", True), ("data", "train_file", False),
+          ("data", "validation_file", False), ("data", "dataset_name", True),
+          ("model", "resume_from_checkpoint", False))
+
+
+def detect(rw: Rewrite) -> bool:
+    return rw.source is not None and bool(_MARKER.search(rw.source))
+
+
+def parallel(rw: Rewrite) -> int:
+    return 1
+
+
+def defines(source: str, name: str) -> bool:
+    """Whether the script defines field or option ``name`` (a dataclass field, an
+    ``add_argument``), so that the flag is accepted."""
+    return bool(re.search(rf"^\s+{name}\s*:|[\"']--{name}[\"']", source, re.MULTILINE))
+
+
+def rewrite(rw: Rewrite) -> None:
+    rw.need(*PACKAGES)
+    config = _config_file(rw)
+    if config is not None:
+        path, data = config
+        knobs: Knobs = Keys(data, rw.args.items[0].text)
+        shrink(rw, knobs, rw.source or "")
+        copy = rw.folder.write(path.name, configs.dump(data, path.suffix,
+                                                       f"smoke copy of {path}"))
+        rw.args.items[0].text = str(copy)
+        rw.files.append(str(copy))
+        return
+    shrink(rw, Flags(rw.args), rw.source or "")
+
+
+def shrink(rw: Rewrite, knobs: Knobs, source: str) -> None:
+    """The TrainingArguments knobs, wherever they live (flags, or a config's keys)."""
+    steps = rw.settings.steps
+    epochs = knobs.find("num_train_epochs")
+    why = base.steps_why(steps)
+    if epochs is not None and knobs.find("max_steps") is None:
+        why += f" (num_train_epochs {epochs.value} no longer decides)"
+    tune(rw, knobs, "max_steps", steps, why)
+    tune(rw, knobs, "per_device_train_batch_size", 1, base.BATCH)
+    tune(rw, knobs, "gradient_accumulation_steps", 1, base.ACCUMULATION, present_only=True)
+    for name in ("eval_strategy", "evaluation_strategy"):
+        tune(rw, knobs, name, "no", base.NO_EVAL, present_only=True)
+    for name in ("do_eval", "do_predict", "load_best_model_at_end"):
+        _off(rw, knobs, name)
+    tune(rw, knobs, "save_strategy", "no", base.NO_SAVE)
+    if knobs.find("output_dir") is not None:
+        tune(rw, knobs, "output_dir", str(rw.folder.subdir("output")), base.OUTPUT)
+    tune(rw, knobs, "report_to", "none", base.NO_REMOTE)
+    tune(rw, knobs, "dataloader_num_workers", 0, base.WORKERS, present_only=True,
+         keep_if=smaller(0))
+    tune(rw, knobs, "logging_steps", 1, base.LOG_EVERY, present_only=True)
+    if knobs.find("max_train_samples") is not None or defines(source, "max_train_samples"):
+        n = base.samples(rw)
+        tune(rw, knobs, "max_train_samples", n, base.SLICE, keep_if=smaller(n))
+    else:
+        rw.lack("no data-set slice found (the script defines no --max_train_samples): the "
+                "whole data set is still loaded and prepared")
+    _sequence(rw, knobs, source)
+    for kind, name, hub in INPUTS:
+        found = knobs.find(name)
+        if found is not None:
+            rw.reads(kind, found.value, found.where, hub=hub)
+
+
+def _off(rw: Rewrite, knobs: Knobs, name: str) -> None:
+    found = knobs.find(name)
+    if found is None or (found.value or "true").lower() in ("false", "0", "no"):
+        return
+    if isinstance(knobs, Flags):
+        drop(rw, knobs, name, base.NO_EVAL)
+    else:
+        tune(rw, knobs, name, False, base.NO_EVAL)
+
+
+def _sequence(rw: Rewrite, knobs: Knobs, source: str) -> None:
+    seq = rw.settings.seq_len
+    present = [n for n in SEQUENCE_KNOBS if knobs.find(n) is not None]
+    for name in present:
+        tune(rw, knobs, name, seq, base.SEQUENCE, keep_if=smaller(seq))
+    if present:
+        return
+    defined = next((n for n in SEQUENCE_KNOBS if defines(source, n)), None)
+    if defined is None:
+        rw.lack("no sequence-length knob found: sequences keep the length the script picks")
+    else:
+        tune(rw, knobs, defined, seq, base.SEQUENCE)
+
+
+def _config_file(rw: Rewrite) -> tuple[Path, dict[str, object]] | None:
+    """The one ``.yaml``/``.json`` argument a script parses with HfArgumentParser."""
+    items = rw.args.items
+    if len(items) != 1 or not items[0].known or not items[0].text.endswith(
+            (".yaml", ".yml", ".json")):
+        return None
+    path = rw.resolve(items[0].text)
+    data = configs.load(path)
+    if data is None:
+        rw.lack(f"{items[0].text} cannot be read here: its knobs are left as they are")
+        return None
+    rw.reads("config", items[0].text, "the script's config file")
+    return path, data

@@ -1,0 +1,84 @@
+"""A launch plan -> its smoke run: the launcher's shape, then the framework's knobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rankdebug.command import LaunchPlan
+from rankdebug.smoke import (
+    deepspeed_json,
+    hf_trainer,
+    lightning,
+    llamafactory,
+    megatron,
+    nanogpt,
+    ranks,
+    torchtitan,
+    verl_hydra,
+)
+from rankdebug.smoke.args import Arg, ArgList
+from rankdebug.smoke.base import Framework
+from rankdebug.smoke.context import Rewrite, Settings
+from rankdebug.smoke.folder import Folder, key
+from rankdebug.smoke.model import Smoke
+
+# One training framework runs a command; the first that recognises it wins (the most
+# specific first: LLaMA-Factory and TRL scripts also use HfArgumentParser).
+PRIMARY: tuple[Framework, ...] = (llamafactory, verl_hydra, megatron, torchtitan, nanogpt,
+                                  lightning, hf_trainer)
+# Configs any of them may hand to DeepSpeed.
+EXTRAS: tuple[Framework, ...] = (deepspeed_json,)
+
+
+def smoke(plan: LaunchPlan, *, cwd: Path, settings: Settings | None = None) -> Smoke:
+    """The smoke version of ``plan``. Nothing is run; config copies are written."""
+    words = [Arg(w.display, w.known) for w in plan.argv]
+    split = len(words) if plan.entry_index is None else plan.entry_index + 1
+    env, notes = _env(plan)
+    rw = Rewrite(plan=plan, cwd=cwd, settings=settings or Settings(),
+                 head=ArgList(words[:split]), args=ArgList(words[split:]), env=env,
+                 folder=Folder(key([w.text for w in words], str(cwd), env)), notes=notes)
+    primary = next((f for f in PRIMARY if f.detect(rw)), None)
+    frameworks = ([primary] if primary else []) + [f for f in EXTRAS if f.detect(rw)]
+    rw.parallel = max([f.parallel(rw) for f in frameworks], default=1)
+    ranks.plan_shape(rw)
+    ranks.rewrite(rw)
+    for framework in frameworks:
+        framework.rewrite(rw)
+    if primary is None:
+        rw.lack("no training framework recognised (Hugging Face Trainer, LLaMA-Factory, verl, "
+                "DeepSpeed, Megatron, nanoGPT, torchtitan, Lightning): no step limit found, "
+                "the run may be long")
+    items = rw.head.items + rw.args.items
+    unknown = [a.text for a in items if not a.known]
+    if unknown:
+        rw.note(f"not known here, kept as written: {', '.join(unknown[:5])}"
+                + (" ..." if len(unknown) > 5 else ""))
+    return Smoke(
+        argv=[a.text for a in items], env=rw.env, changes=rw.changes, files=rw.files,
+        notes=rw.notes, missing=rw.missing, frameworks=[f.NAME for f in frameworks],
+        unknown={i for i, a in enumerate(items) if not a.known},
+        plan=_shape(plan, rw), inputs=rw.inputs, packages=rw.packages)
+
+
+def _env(plan: LaunchPlan) -> tuple[dict[str, str], list[str]]:
+    """The variables the command needs: the script's exports, then its own assignments."""
+    env: dict[str, str] = {}
+    notes: list[str] = []
+    for name, word in {**plan.script_env, **plan.env}.items():
+        if word.known and word.value is not None:
+            env[name] = word.value
+        else:
+            env.pop(name, None)
+            notes.append(f"{name}={word.display} is not known here: left out")
+    return env, notes
+
+
+def _shape(plan: LaunchPlan, rw: Rewrite) -> dict[str, object]:
+    before = {"nnodes": plan.nnodes, "nproc_per_node": plan.nproc_per_node,
+              "world_size": plan.world_size}
+    after = dict(before)
+    if rw.per_node is not None:
+        after = {"nnodes": rw.nodes, "nproc_per_node": rw.per_node, "world_size": rw.world}
+    return {"launcher": plan.launcher, "from": before, "to": after,
+            "entry": plan.entry.to_json() if plan.entry else None, "cwd": str(rw.cwd)}
