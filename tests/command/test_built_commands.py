@@ -190,3 +190,95 @@ def test_plan_all_lists_commands_run_through_eval() -> None:
     plans, _ = plan_all(script)
     assert [(p.span.start_line, p.launcher) for p in plans] == [
         (1, "torchrun"), (2, "torchrun"), (3, "torchrun"), (4, "torchrun")]
+
+
+# ---- read <<EOF -------------------------------------------------------------------------
+
+
+def test_read_gathers_arguments_from_a_here_document() -> None:
+    script = ("MODEL=gpt2\n"
+              "read -r -d '' ARGS <<EOF\n"
+              "--model $MODEL \\\n"
+              "    --lr 1e-4 \\$HOME \"quoted\"\n"
+              "    --data $DATA_DIR\n"
+              "EOF\n"
+              "torchrun --nproc_per_node 2 train.py $ARGS\n")
+    plan = plan_text(script, 7)
+    assert [w.display for w in plan.entry_args] == [
+        "--model", "gpt2", "--lr", "1e-4", "$HOME", '"quoted"', "--data", "$DATA_DIR"]
+    assert [w.known for w in plan.entry_args].count(False) == 1
+
+
+def test_read_of_a_quoted_here_document_keeps_its_text() -> None:
+    script = ("read -r -d '' ARGS <<- 'END'\n"
+              "\t--x $y\n"
+              "\t  --z 1\n"
+              "\tEND\n"
+              "python t.py $ARGS\n")
+    assert [w.display for w in plan_text(script, 5).entry_args] == ["--x", "$y", "--z", "1"]
+
+
+def test_read_without_d_takes_the_first_line() -> None:
+    script = "read -r A B <<EOF\n  one two three \nfour\nEOF\npython t.py $A $B\n"
+    assert [w.display for w in plan_text(script, 5).entry_args] == ["one", "two", "three"]
+
+
+def test_read_a_here_string_with_its_own_ifs() -> None:
+    script = ('IFS="," read -r -a DEVS <<< "0,1,2,3"\n'
+              'torchrun --nproc_per_node ${#DEVS[@]} train.py --first "${DEVS[0]}"\n')
+    plan = plan_text(script, 2)
+    assert plan.nproc_per_node == 4 and [w.value for w in plan.entry_args] == ["--first", "0"]
+
+
+def test_mapfile_and_cat_here_documents() -> None:
+    script = ("mapfile -t HOSTS <<EOF\nnode1\nnode2\nEOF\n"
+              "ARGS=$(cat <<EOF\n--a 1\n--b 2\n\nEOF\n)\n"
+              'python t.py --hosts "${HOSTS[@]}" $ARGS\n')
+    assert [w.value for w in plan_text(script, 11).entry_args] == [
+        "--hosts", "node1", "node2", "--a", "1", "--b", "2"]
+
+
+def test_read_from_elsewhere_is_known_only_at_run_time() -> None:
+    for read in ("read -r -d '' ARGS < args.txt", "read -r ARGS", "read -u 3 ARGS",
+                 "cat args | read ARGS", "read -r -d '' ARGS <<< \"$UNSET\"",
+                 "read -r -n 3 ARGS <<< 'abcdef'"):
+        plan = plan_text(f"{read}\npython t.py $ARGS\n", 2)
+        assert plan.entry_args and not plan.entry_args[0].known, read
+
+
+def test_read_splits_as_bash_does(tmp_path: Path) -> None:
+    """The splitting rules against bash itself, over awkward records and IFS values."""
+    import itertools
+    import shutil
+    import subprocess
+
+    from rankdebug.command.read import assign_fields, split_fields
+
+    bash = shutil.which("bash")
+    if bash is None:
+        return
+    records = ["a,b,c", "a,", ",a", "a,,b,", " a , b ", "a b  c ", "  ", "", "a,b,,",
+               "1 ,  2 , 3 ", ",", "x\ty,z"]
+    cases = list(itertools.product(records, [" \t\n", ",", ", ", " ,", ""], [1, 2, 3]))
+    lines = []
+    for record, ifs, count in cases:
+        names = " ".join(f"V{i}" for i in range(count))
+        values = " ".join(f'"$V{i}"' for i in range(count))
+        ifs_q, record_q = _ansi(ifs), _ansi(record)
+        lines.append(f"IFS=$'{ifs_q}' read -r {names} <<< $'{record_q}'; "
+                     f"printf '%s\\x1f' {values}; "
+                     f"IFS=$'{ifs_q}' read -r -a ARR <<< $'{record_q}'; "
+                     'for x in "${ARR[@]}"; do printf "\\x1e%s" "$x"; done; echo')
+    out = subprocess.run([bash, "-c", "\n".join(lines)], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    for (record, ifs, count), got in zip(cases, out, strict=False):
+        names_part = got.partition("\x1e")[0]
+        want_names = names_part.split("\x1f")[:count]
+        want_array = got.split("\x1e")[1:]
+        assert assign_fields(record, ifs, count) == want_names, (record, ifs, count)
+        assert split_fields(record, ifs) == want_array, (record, ifs)
+
+
+def _ansi(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'").replace("\t", "\\t").replace(
+        "\n", "\\n")

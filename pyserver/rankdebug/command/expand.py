@@ -420,6 +420,9 @@ class Expander:
         value = self._pure_substitution(node)
         if value is not None:
             return known(value)
+        held = self._cat_heredoc(node)
+        if held is not None:
+            return held
         short = src if len(src) <= 60 else src[:57] + "..."
         return unknown(src, f"{short} is a command; it is not run to read its output")
 
@@ -438,6 +441,80 @@ class Expander:
         if pure is None or any(v is None for v in vals):
             return None
         return pure(self.state, [v for v in vals if v is not None])
+
+    def _cat_heredoc(self, node: Node) -> Scalar | None:
+        """`$(cat <<EOF ... EOF)`: the here-document, without its trailing newlines."""
+        body = [c for c in node.named_children if c.type != "comment"]
+        if len(body) != 1 or body[0].type != "redirected_statement":
+            return None
+        cmd = body[0].child_by_field_name("body")
+        if cmd is None or cmd.type != "command" or _cmd_name(cmd) != "cat" or (
+                cmd.children_by_field_name("argument")):
+            return None
+        value = self.stdin(cmd)
+        if value is None:
+            return None
+        parts = list(value)
+        while parts and parts[-1].known and parts[-1].text.endswith("\n"):
+            stripped = parts[-1].text.rstrip("\n")
+            parts[-1:] = [Part(stripped)] if stripped else []
+        return normalize(tuple(parts))
+
+    # ---- here-documents and here-strings ---------------------------------
+
+    def stdin(self, command: Node) -> Scalar | None:
+        """The input a command's here-document or here-string gives it; None when its
+        input is anything else (the terminal, a file, a pipe)."""
+        redirects = [c for c in command.children if c.type == "herestring_redirect"]
+        parent = command.parent
+        if parent is not None and parent.type == "redirected_statement" and (
+                parent.child_by_field_name("body") == command):
+            redirects += [c for c in parent.children if c.type.endswith("_redirect")]
+        value: Scalar | None = None
+        for r in redirects:
+            if r.type == "heredoc_redirect":
+                value = self.heredoc(r)
+            elif r.type == "herestring_redirect":
+                words = [c for c in r.named_children]
+                value = normalize((*self.scalar(words[0]), Part("\n"))) if words else None
+            elif r.type == "file_redirect" and text(r).lstrip("0").startswith("<"):
+                value = None  # a file's contents are not read
+        return value
+
+    def heredoc(self, redirect: Node) -> Scalar:
+        """A here-document's text: expanded unless its delimiter is quoted, leading tabs
+        dropped for `<<-`."""
+        body = next((c for c in redirect.children if c.type == "heredoc_body"), None)
+        start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+        tabs = any(c.type == "<<-" for c in redirect.children)
+        if body is None:
+            return EMPTY
+        if start is not None and any(ch in text(start) for ch in "'\"\\"):
+            return known(_heredoc_tabs(text(body), tabs, True).rstrip("\t" if tabs else ""))
+        out: list[Part] = []
+        raw = body.text or b""
+        at = body.start_byte
+        line_start = True
+        for child in [*body.children, None]:
+            end = child.start_byte if child is not None else body.end_byte
+            literal = raw[at - body.start_byte:end - body.start_byte].decode("utf-8", "replace")
+            if child is not None and child.type == "heredoc_content":
+                end = child.end_byte
+                literal = text(child) if not literal else literal + text(child)
+            if literal:
+                literal = re.sub(r"\\([$`\\])", r"\1", literal.replace("\\\n", ""))
+                out.append(Part(_heredoc_tabs(literal, tabs, line_start)))
+                line_start = literal.endswith("\n")
+            if child is not None and child.type != "heredoc_content":
+                for chunk in self._chunks(child, quoted=True):
+                    if isinstance(chunk, _Chunk):
+                        out.extend(chunk.value)
+                end = child.end_byte
+                line_start = False
+            at = end
+        if tabs and out and out[-1].known:
+            out[-1] = Part(out[-1].text.rstrip("\t"))  # the delimiter line's own tabs
+        return normalize(tuple(out))
 
     def _cd_pwd(self, stmt: Node) -> str | None:
         """`$(cd X && pwd)`."""
@@ -980,6 +1057,14 @@ def _is_at(node: Node) -> bool:
         idx = k.child_by_field_name("index")
         return idx is not None and text(idx) == "@"
     return False
+
+
+def _heredoc_tabs(body: str, tabs: bool, line_start: bool) -> str:
+    """`<<-` drops the tabs that start each line of the here-document."""
+    if not tabs:
+        return body
+    body = re.sub(r"\n\t+", "\n", body)
+    return body.lstrip("\t") if line_start else body
 
 
 def _unescape_dq(s: str) -> str:

@@ -18,6 +18,7 @@ from tree_sitter import Node
 
 from rankdebug.command.expand import Arith, Expander, TooDeep
 from rankdebug.command.plan import Diagnostic
+from rankdebug.command.read import DEFAULT_IFS, read_vars
 from rankdebug.command.source import Segment
 from rankdebug.command.state import (
     EMPTY,
@@ -329,30 +330,6 @@ class Walker:
             return state, None
         args = [*lead, *ex.words(arg_nodes)]
         return builtin(self, _Run(name, node, seg, state, args, ex))
-
-    def _read(self, name: str, values: list[str | None], line: int, state: State) -> None:
-        """`read [-r] [-a NAME] [-p PROMPT] … NAMES`, mapfile/readarray: values known only
-        at run time."""
-        array = name in ("mapfile", "readarray")
-        takes_value = "dinNptuCcO"  # options whose value is the next word
-        i = 0
-        while i < len(values):
-            word = values[i] or ""
-            if word.startswith("-") and len(word) > 1:
-                for ch in word[1:]:
-                    if ch == "a":
-                        array = True  # the next word is the array's name
-                    elif ch in takes_value:
-                        i += 1
-                i += 1
-                continue
-            if re.fullmatch(r"[A-Za-z_]\w*", word):
-                reason = f"${word} is read at run time ({name} at line {line})"
-                if array:
-                    state.set(word, Var(EMPTY, (), array_unknown=reason))
-                else:
-                    state.set(word, Var(unknown("$" + word, reason)))
-            i += 1
 
     def call(self, fn: Function, node: Node, seg: int, state: State,
              args: list[Word] | None = None) -> State:
@@ -726,8 +703,24 @@ def _source(w: Walker, run: _Run) -> tuple[State, Status]:
 
 
 def _read_builtin(w: Walker, run: _Run) -> tuple[State, Status]:
-    w._read(run.name, run.values, w.positions(run.seg).line_of(run.node) + 1, run.state)
+    line = w.positions(run.seg).line_of(run.node) + 1
+    stdin = run.ex.stdin(run.node) if run.name != "getopts" else None
+    why = f"is read at run time ({run.name} at line {line})"
+    for name, var in read_vars(run.name, run.values, stdin, _ifs(run), why).items():
+        run.state.set(name, var)
     return run.state, None
+
+
+def _ifs(run: _Run) -> str | None:
+    """The IFS a builtin splits with: its own `IFS=...` assignment, else the script's
+    (None when not known)."""
+    for child in run.node.children:
+        name = child.child_by_field_name("name") if child.type == "variable_assignment" else None
+        if name is not None and text(name) == "IFS":
+            value = child.child_by_field_name("value")
+            return text_of(run.ex.scalar(value)) if value is not None else ""
+    var = run.state.lookup("IFS")
+    return DEFAULT_IFS if var is None else text_of(var.scalar)
 
 
 def _printf(w: Walker, run: _Run) -> tuple[State, Status]:
