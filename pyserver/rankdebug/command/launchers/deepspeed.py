@@ -13,6 +13,7 @@ slots per host. With none of those and no hostfile, CUDA_VISIBLE_DEVICES decides
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -208,7 +209,22 @@ def _pool(ctx: Context, parsed: Parsed, asked: _Asked) -> _Pool | None:
         plan.warn(f"deepspeed reads the default hostfile {DEFAULT_HOSTFILE}",
                   plan.span, severity="info", code="default-hostfile")
         return _Pool(_hosts_pool(plan, hosts, None), False)
+    if _exists(DEFAULT_HOSTFILE):
+        plan.warn(f"the default hostfile {DEFAULT_HOSTFILE} exists but cannot be read here, "
+                  "so the nodes deepspeed uses are not known", _here(plan, parsed),
+                  code="unreadable-file")
+        return None
+    # A fact of this machine, as runner.fetch_hostfile finds it when the job starts here.
+    plan.warn(f"no hostfile given and {DEFAULT_HOSTFILE} does not exist here: DeepSpeed runs "
+              "on this node only", _here(plan, parsed), severity="info", code="no-hostfile")
     return _local(ctx, parsed, asked)
+
+
+def _exists(path: str) -> bool:
+    try:
+        return os.path.isfile(path)
+    except OSError:
+        return False
 
 
 def _hostfile_pool(ctx: Context, parsed: Parsed, asked: _Asked, use: Use) -> _Pool | None:
