@@ -42,6 +42,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { chromium } from 'playwright-core';
+import { scenarioCompareRoutes } from './compareRoutes.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const ART = path.join(ROOT, '.artifacts', 'e2e');
@@ -1512,6 +1513,11 @@ async function main() {
             results.push(
                 `compare across ranks: rank 0 debugged, every rank armed, paused in ${r8.pausedMs} ms; Variables → weight → Compare Across Ranks → groups [0,1,3] [2] (rank 2 odd, element 1234 [19, 18]) shown ${r8.weightMs} ms after the click; Make a group → group commands on rank 2; grad from the Debug Console → NaN on rank 1 (red) in ${r8.gradMs} ms; tolerance 1e-2 → one group in ${r8.toleranceMs} ms; stop left no process`,
             );
+        }
+        if (want('compareroutes')) {
+            const helpers = { say, sleep, waitFor, palette, openFile, showFile, goToLine, rowMenu, frameRow, expandMainThreads, waitGroups, shownAt, shot, stopDebugging, jobProcesses };
+            const r = await scenarioCompareRoutes(page, ws, helpers);
+            results.push(`compare routes: Watch → weight → Compare Across Ranks → [0,1,3] [2] shown ${r.watchMs} ms after the click; editor selection grad → Compare Across Ranks → [0,2,3] [1] (NaN on rank 1) in ${r.selectionMs} ms; stop left no process`);
         }
         if (want('shim')) {
             await scenarioTerminalShim(page, ws, bpLine);
