@@ -58,3 +58,43 @@ def test_deepspeed_default_hostfile_that_cannot_be_read(tmp_path: Path,
     monkeypatch.setattr(deepspeed, "DEFAULT_HOSTFILE", str(tmp_path))
     plan = plan_text("deepspeed --num_gpus 2 train.py\n", 1)
     assert plan.nnodes is None and any("cannot be read here" in w for w in plan.warnings)
+
+
+# ---- #SBATCH counts for srun ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("directives", "srun", "expected"), [
+    ("--nodes=2\n#SBATCH --ntasks-per-node=4", "srun", (2, 4, 8)),
+    ("-N 2\n#SBATCH --ntasks-per-node 4", "srun", (2, 4, 8)),
+    ("-N2\n#SBATCH -n 8", "srun", (2, 4, 8)),
+    ("--nodes=2 --ntasks-per-node=4", "srun --ntasks-per-node=1", (2, 1, 2)),
+    ("--nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --gres=gpu:8", "srun --ntasks=32",
+     (4, 8, 32)),
+    ("--nodes=2\n#SBATCH --gpus-per-node=4\n#SBATCH --ntasks-per-gpu=1", "srun", (2, 4, 8)),
+    ("--nodes=2\n#SBATCH --gres=gpu:a100:2\n#SBATCH --ntasks-per-gpu=2", "srun", (2, 4, 8)),
+    ("--nodes=2", "srun --gpus-per-node=8 --ntasks-per-gpu=1", (2, 8, 16)),
+    ("--nodes=2\n#SBATCH --ntasks-per-gpu=2", "srun", (2, None, None)),
+])
+def test_sbatch_lines_give_the_counts_of_srun(directives: str, srun: str,
+                                              expected: tuple[object, ...]) -> None:
+    script = f"#!/bin/bash\n#SBATCH {directives}\n{srun} python train.py --x 1\n"
+    plan = plan_text(script, script.count("\n"))
+    assert (plan.nnodes, plan.nproc_per_node, plan.world_size) == expected
+    assert entry(plan) == (("script", "train.py"), ["--x", "1"])
+
+
+def test_srun_on_gpu_nodes_without_a_task_count_says_one_task_per_node() -> None:
+    for gpus in ("--gpus-per-node=8", "--gres=gpu:8"):
+        plan = plan_text(f"#SBATCH --nodes=2\n#SBATCH {gpus}\nsrun python train.py\n", 3)
+        assert numbers(plan) == ("srun", 2, None, 1, 2)
+        assert infos(plan, "one-task-per-node") == [
+            "srun starts one task on each node, which has 8 GPUs; --ntasks-per-node=8 (or "
+            "--ntasks-per-gpu=1) starts one per GPU"]
+
+
+def test_code_srun_runs_sees_the_per_task_variables_as_unknown() -> None:
+    plan = plan_text("#SBATCH -N 2 --ntasks-per-node=4\n"
+                     "srun bash -c 'python train.py --rank $SLURM_PROCID'\n", 2)
+    assert numbers(plan)[1:] == (2, None, 4, 8)
+    assert [w.display for w in plan.entry_args] == ["--rank", "$SLURM_PROCID"]
+    assert "srun sets $SLURM_PROCID for each task" in plan.warnings

@@ -46,6 +46,8 @@ def launch_inner(
     """If ``argv[index:]`` is a launcher that starts ranks, plan it instead of ``outer``.
     Shell code there (``srun bash -c "torchrun ..."``) is first replaced by the command it
     runs, for the outer launcher too."""
+    if env:
+        ctx = dataclasses.replace(ctx, env={**ctx.env, **env})
     ctx = splice_code(ctx, index) or ctx
     plan = ctx.plan
     argv = plan.argv

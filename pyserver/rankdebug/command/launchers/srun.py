@@ -6,9 +6,10 @@ options marked optional take a value only with ``=``. ``#SBATCH`` directives
 (``ctx.sbatch_args``) and the SLURM_* variables srun reads are defaults the command
 line overrides.
 
-Numbers: ``-n/--ntasks`` is the total; ``--ntasks-per-node`` the count per node;
-``-N/--nodes`` the nodes (``MIN-MAX`` is a range). With only ``-N`` srun starts one
-task per node; with nothing at all, one task.
+Numbers: ``-n/--ntasks`` is the total; ``--ntasks-per-node`` the count per node (or
+``--ntasks-per-gpu`` times ``--gpus-per-node``/``--gres=gpu:N``); ``-N/--nodes`` the
+nodes (``MIN-MAX`` is a range). With only ``-N`` srun starts one task per node, whatever
+GPUs the nodes have (said when they have more than one); with nothing at all, one task.
 
 When srun runs a launcher that starts ranks itself (``srun torchrun ...``) the plan
 is that launcher's, with an info diagnostic.
@@ -16,6 +17,7 @@ is that launcher's, with an info diagnostic.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,7 +35,7 @@ from rankdebug.command.options import (
     parse_options,
     value,
 )
-from rankdebug.command.plan import LaunchPlan
+from rankdebug.command.plan import LaunchPlan, known_int
 from rankdebug.command.words import Span, Word
 
 ROW = launcher_table.BY_NAME["srun"]
@@ -144,10 +146,17 @@ def matches(argv: Sequence[Word]) -> int | None:
 def parse(ctx: Context, start: int) -> None:
     plan = ctx.plan
     parsed = parse_options(plan, plan.argv, start, SPEC)
-    if launch_inner(ctx, parsed.end, NAME):
+    if launch_inner(ctx, parsed.end, NAME, _task_vars(plan.argv[start - 1].span)):
         return
     _numbers(ctx, parsed, plan.argv[start - 1].span)
     program_entry(ctx, parsed.end)
+
+
+def _task_vars(span: Span) -> dict[str, Word]:
+    """What srun sets in each task's environment, differently for each (so unknown here):
+    shell code it runs (`srun bash -c '... $SLURM_PROCID'`) reads them."""
+    return {name: Word.unknown(f"${name}", span, f"srun sets ${name} for each task")
+            for name in ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID")}
 
 
 def _lookup(
@@ -218,6 +227,9 @@ def _numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
     nodes_v = _lookup(ctx, parsed, sbatch, "nodes", ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"))
     tasks_v = _lookup(ctx, parsed, sbatch, "ntasks", ("SLURM_NTASKS", "SLURM_NPROCS"))
     per_v = _lookup(ctx, parsed, sbatch, "ntasks_per_node", ("SLURM_NTASKS_PER_NODE",))
+    gpus = _gpus_per_node(ctx, parsed, sbatch)
+    if per_v is None:
+        per_v = _per_gpu(ctx, parsed, sbatch, gpus)
     asked = _Asked(_nodes(plan, nodes_v), _int(plan, tasks_v), _int(plan, per_v),
                    tasks_v.label if tasks_v else "-n")
     unknown = [v for v in (nodes_v, tasks_v, per_v) if v is not None and (
@@ -238,7 +250,43 @@ def _numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
         plan.nnodes, plan.nproc_per_node, plan.world_size = asked.nodes, 1, asked.nodes
     else:
         plan.nnodes, plan.nproc_per_node, plan.world_size = 1, 1, 1
+    if per_v is None and tasks_v is None and plan.nproc_per_node == 1 and gpus and gpus > 1:
+        plan.warn(f"srun starts one task on each node, which has {gpus} GPUs; "
+                  f"--ntasks-per-node={gpus} (or --ntasks-per-gpu=1) starts one per GPU",
+                  here, severity="info", code="one-task-per-node")
     _node_rank(plan, here)
+
+
+_GRES_GPUS = re.compile(r"(?:^|,)gpu(?::[\w.-]+)?:(\d+)(?:,|$)")
+
+
+def _gpus_per_node(ctx: Context, parsed: Parsed, sbatch: Parsed | None) -> int | None:
+    """GPUs on each node of the step: --gpus-per-node [TYPE:]N, else --gres gpu[:TYPE]:N."""
+    found = _lookup(ctx, parsed, sbatch, "gpus_per_node", ("SLURM_GPUS_PER_NODE",))
+    text = found.word.value if found is not None and found.word is not None else None
+    if text is not None:
+        count = text.rsplit(":", 1)[-1]
+        return int(count) if count.isdigit() else None
+    found = _lookup(ctx, parsed, sbatch, "gres", ())
+    text = found.word.value if found is not None and found.word is not None else None
+    m = _GRES_GPUS.search(text) if text is not None else None
+    return int(m.group(1)) if m else None
+
+
+def _per_gpu(ctx: Context, parsed: Parsed, sbatch: Parsed | None,
+             gpus: int | None) -> Setting | None:
+    """--ntasks-per-gpu N with the GPUs per node known: N tasks for each of them."""
+    found = _lookup(ctx, parsed, sbatch, "ntasks_per_gpu", ("SLURM_NTASKS_PER_GPU",))
+    if found is None or found.word is None:
+        return None
+    n = known_int(found.word)
+    if n is None or gpus is None:
+        why = "the GPUs per node are not known" if n is not None else "it is not known"
+        return Setting(Word.unknown(f"{found.word.display} per GPU", found.word.span,
+                                    f"{found.label} gives tasks per GPU, and {why}"),
+                       "the tasks per node")
+    return Setting(Word.literal(str(n * gpus), found.word.span),
+                   f"{found.label} with {gpus} GPUs per node")
 
 
 def _known_part(plan: LaunchPlan, asked: _Asked) -> None:
