@@ -4,7 +4,7 @@ lets override any key of a ``--config`` file, so every change is a flag."""
 
 from __future__ import annotations
 
-from rankdebug.smoke import base, configs
+from rankdebug.smoke import base, configs, ranks
 from rankdebug.smoke.context import Rewrite, as_int, smaller
 from rankdebug.smoke.knobs import Flags, Keys, Layered, tune
 
@@ -61,9 +61,8 @@ def rewrite(rw: Rewrite) -> None:
     if devices is not None and ((as_int(devices.value) or 0) > per_node or devices.value in (
             "auto", "-1")):
         tune(rw, knobs, "trainer.devices", per_node,
-             "two devices: every collective still crosses ranks")
-    tune(rw, knobs, "trainer.num_nodes", 1, "one node: the smoke run starts here",
-         present_only=True)
+             f"{per_node} devices: every collective still crosses ranks")
+    tune(rw, knobs, "trainer.num_nodes", 1, ranks.NODES_WHY, present_only=True)
     tune(rw, knobs, "data.batch_size", 1, base.BATCH, present_only=True)
     tune(rw, knobs, "data.num_workers", 0, base.WORKERS, present_only=True,
          keep_if=smaller(0))

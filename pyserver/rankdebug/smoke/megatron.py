@@ -56,8 +56,8 @@ def rewrite(rw: Rewrite) -> None:
         tune(rw, knobs, "train-iters", steps, base.steps_why(steps))
         _warmup(rw, knobs, "iters", steps)
     tune(rw, knobs, "micro-batch-size", 1, base.BATCH)
-    tune(rw, knobs, "global-batch-size", dp,
-         f"one micro-batch on each of {dp} data-parallel ranks", present_only=True)
+    tune(rw, knobs, "global-batch-size", dp, f"one micro-batch per data-parallel rank ({dp})",
+         present_only=True)
     drop(rw, knobs, "rampup-batch-size", "no batch-size ramp-up in a few steps")
     for name in SEQUENCES:
         tune(rw, knobs, name, rw.settings.seq_len, base.SEQUENCE, present_only=True,

@@ -7,9 +7,17 @@ from rankdebug.smoke.args import Arg
 from rankdebug.smoke.context import Rewrite
 
 DEFAULT_PER_NODE = 2
-_PER_NODE_WHY = ("two ranks per node: every collective still crosses ranks, and the job "
-                 "starts in seconds")
-_NODES_WHY = "one node: the smoke run starts on this machine"
+NODES_WHY = "one node: the smoke run starts on this machine"
+
+
+def per_node_why(rw: Rewrite) -> str:
+    """Why the smoke run has ``rw.per_node`` ranks per node."""
+    if rw.settings.nproc is not None:
+        return f"{rw.settings.nproc} ranks per node, as asked (--nproc)"
+    if rw.parallel > DEFAULT_PER_NODE and rw.per_node == rw.parallel:
+        return (f"{rw.parallel} ranks per node: the model parallelism needs them (a group "
+                "must be whole)")
+    return "two ranks per node: every collective still crosses ranks, and the job starts fast"
 
 
 def plan_shape(rw: Rewrite) -> None:
@@ -46,26 +54,26 @@ def rewrite(rw: Rewrite) -> None:
     launcher = rw.plan.launcher
     per_node, nodes = rw.per_node, rw.nodes
     if launcher in ("torchrun", "torch.distributed.launch"):
-        _option(rw, "nproc_per_node", per_node, _PER_NODE_WHY)
-        _option(rw, "nnodes", nodes, _NODES_WHY)
+        _option(rw, "nproc_per_node", per_node, per_node_why(rw))
+        _option(rw, "nnodes", nodes, NODES_WHY)
         if nodes == 1:
             _option(rw, "node_rank", 0, "the only node is node 0")
     elif launcher == "colossalai":
-        _option(rw, "nproc_per_node", per_node, _PER_NODE_WHY)
-        _option(rw, "num_nodes", nodes, _NODES_WHY)
+        _option(rw, "nproc_per_node", per_node, per_node_why(rw))
+        _option(rw, "num_nodes", nodes, NODES_WHY)
     elif launcher == "deepspeed":
         _deepspeed(rw, per_node, nodes)
     elif launcher == "accelerate":
-        _option(rw, "num_processes", per_node * nodes, _PER_NODE_WHY,
+        _option(rw, "num_processes", per_node * nodes, per_node_why(rw),
                 add=bool(rw.plan.world_size and rw.plan.world_size != per_node * nodes))
-        _option(rw, "num_machines", nodes, _NODES_WHY)
+        _option(rw, "num_machines", nodes, NODES_WHY)
         if nodes == 1:
             _option(rw, "machine_rank", 0, "the only machine is machine 0")
     elif launcher == "msrun":
-        _option(rw, "worker_num", per_node * nodes, _PER_NODE_WHY, add=True)
-        _option(rw, "local_worker_num", per_node, _PER_NODE_WHY, add=True)
+        _option(rw, "worker_num", per_node * nodes, per_node_why(rw), add=True)
+        _option(rw, "local_worker_num", per_node, per_node_why(rw), add=True)
     elif launcher == "mpirun":
-        _option(rw, "np", per_node * nodes, _PER_NODE_WHY)
+        _option(rw, "np", per_node * nodes, per_node_why(rw))
     elif launcher == "llamafactory-cli":
         _llamafactory(rw, per_node, nodes)
     elif launcher == "srun":
@@ -76,15 +84,15 @@ def _deepspeed(rw: Rewrite, per_node: int, nodes: int) -> None:
     if rw.plan.option("include") or rw.plan.option("exclude"):
         rw.note("deepspeed --include/--exclude pick the devices: left as written")
     else:
-        _option(rw, "num_gpus", per_node, _PER_NODE_WHY, add=True)
-    _option(rw, "num_nodes", nodes, _NODES_WHY)
+        _option(rw, "num_gpus", per_node, per_node_why(rw), add=True)
+    _option(rw, "num_nodes", nodes, NODES_WHY)
     if rw.plan.option("hostfile") and nodes == 1:
         rw.note("deepspeed's hostfile still names the hosts: --num_nodes 1 uses the first")
 
 
 def _llamafactory(rw: Rewrite, per_node: int, nodes: int) -> None:
-    for name, value, why in (("NPROC_PER_NODE", per_node, _PER_NODE_WHY),
-                             ("NNODES", nodes, _NODES_WHY), ("NODE_RANK", 0, "the only node")):
+    for name, value, why in (("NPROC_PER_NODE", per_node, per_node_why(rw)),
+                             ("NNODES", nodes, NODES_WHY), ("NODE_RANK", 0, "the only node")):
         old = rw.env.get(name)
         if old is None and name != "NPROC_PER_NODE":
             continue

@@ -52,7 +52,8 @@ def smoke(plan: LaunchPlan, *, cwd: Path, settings: Settings | None = None) -> S
     items = rw.head.items + rw.args.items
     unknown = [a.text for a in items if not a.known]
     if unknown:
-        rw.note(f"not known here, kept as written: {', '.join(unknown[:5])}"
+        rw.note("not known here, kept as written (knobs inside them are not changed): "
+                f"{', '.join(unknown[:5])}"
                 + (" ..." if len(unknown) > 5 else ""))
     return Smoke(
         argv=[a.text for a in items], env=rw.env, changes=rw.changes, files=rw.files,

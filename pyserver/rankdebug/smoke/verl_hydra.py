@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankdebug.smoke import base, configs
+from rankdebug.smoke import base, configs, ranks
 from rankdebug.smoke.context import Rewrite, as_int, smaller
 from rankdebug.smoke.knobs import Overrides, tune
 
@@ -77,10 +77,8 @@ def rewrite(rw: Rewrite) -> None:
     _batches(rw, knobs, world)
     _rollout(rw, knobs)
     if rw.per_node is not None:
-        tune(rw, knobs, "trainer.n_gpus_per_node", rw.per_node,
-             "two ranks per node: every collective still crosses ranks")
-        tune(rw, knobs, "trainer.nnodes", rw.nodes, "one node: the smoke run starts here",
-             present_only=rw.nodes == 1)
+        tune(rw, knobs, "trainer.n_gpus_per_node", rw.per_node, ranks.per_node_why(rw))
+        tune(rw, knobs, "trainer.nnodes", rw.nodes, ranks.NODES_WHY, present_only=rw.nodes == 1)
     _logger(rw, knobs)
     tune(rw, knobs, "trainer.save_freq", -1, base.NO_SAVE)
     tune(rw, knobs, "trainer.test_freq", -1, base.NO_EVAL)
