@@ -34,6 +34,9 @@
 //      timed; docs/compare-panel.png with RANKDEBUG_E2E_DOCS=1) → Make a group of rank 2 → grad
 //      typed in the Debug Console → Compare Across Ranks… offers it → rank 1's NaN counted in red
 //      → tolerance 1e-2 on weight → one group → stop → no process left;
+//   9. smoke run: a breakpoint in smoke_train.py → the Smoke run lens on smoke.sh → the diff (left: the
+//      command as written, 5000 iterations; right: the smoke command; docs/smoke-diff.png with
+//      RANKDEBUG_E2E_DOCS=1), smoke.sh unchanged → Debug → rank 1 → paused at the breakpoint → stop;
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
 // Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python).
 import { execFileSync, spawn } from 'node:child_process';
@@ -123,7 +126,8 @@ function makeWorkspace(base) {
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long.sh'), path.join(ws, 'long.sh'));
-    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
+    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
+    fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/smoke_configurator.py'), path.join(ws, 'configurator.py'));
     const py = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
     const bpLine = py.findIndex((l) => l.includes('torch.manual_seed(rank)')) + 1;
     const sh = fs.readFileSync(path.join(ws, 'train.sh'), 'utf8').split('\n');
@@ -1447,6 +1451,61 @@ async function scenarioCodeLens(page, ws, bpLine) {
     if (left.length) throw new Error(`processes left: ${left.join('; ')}`);
 }
 
+/** The lines of one side of the diff editor, as text (Monaco renders spaces as U+00A0). */
+async function diffSide(page, side) {
+    const rows = await page.locator(`.monaco-diff-editor .editor.${side} .view-line`).allInnerTexts();
+    return rows.map((t) => t.replace(/\u00a0/g, ' '));
+}
+
+async function scenarioSmoke(page, ws) {
+    say('smoke run: a breakpoint in smoke_train.py, then the Smoke run lens on smoke.sh');
+    const py = fs.readFileSync(path.join(ws, 'smoke_train.py'), 'utf8').split('\n');
+    const bpLine = py.findIndex((l) => l.includes('loss = model(x)')) + 1;
+    await openFile(page, 'smoke_train.py');
+    await goToLine(page, bpLine);
+    await page.keyboard.press('F9');
+    await openFile(page, 'smoke.sh');
+    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Smoke run' }).first();
+    await lens.waitFor({ timeout: 90000 });
+    const t0 = Date.now();
+    await lens.click();
+    await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 60000 });
+    const right = await waitFor('the smoke command on the right side of the diff', async () => {
+        const lines = await diffSide(page, 'modified');
+        return lines.some((l) => /--max_iters=\d+/.test(l) && !l.includes('5000')) ? lines : false;
+    }, 60000);
+    const left = await diffSide(page, 'original');
+    const diffMs = Date.now() - t0;
+    if (!left.some((l) => l.includes('--max_iters=5000'))) throw new Error(`the left side is not the command as written: ${left.join(' / ')}`);
+    if (!right.some((l) => l.includes('--nproc_per_node 2'))) throw new Error(`the smoke command lost the job's shape: ${right.join(' / ')}`);
+    say(`diff shown ${diffMs} ms after the lens click: ${right.filter((l) => l.includes('→')).length} changes listed`);
+    await shot(page, '40-smoke-diff');
+    if (process.env.RANKDEBUG_E2E_DOCS === '1') {
+        await page.locator('.editor-group-container.active .editor-container').screenshot({ path: path.join(ROOT, 'docs', 'smoke-diff.png') });
+    }
+    if (fs.readFileSync(path.join(ws, 'smoke.sh'), 'utf8').includes('max_iters=5000') === false) throw new Error('smoke.sh was edited');
+
+    say('Debug Smoke Command (editor title) → rank 1 → paused at the breakpoint');
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Smoke run of' });
+    const button = toast.getByRole('button', { name: 'Debug' });
+    const tDebug = Date.now();
+    if (await button.isVisible().catch(() => false)) await button.click();
+    else await page.locator('.editor-actions .action-label[aria-label*="Debug Smoke Command"]').first().click();
+    await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 30000 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 1 · node 0 · local 1' }).waitFor({ timeout: 30000 });
+    await page.locator('.quick-input-widget input').fill('1');
+    await page.keyboard.press('Enter');
+    await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'rank 1' }).first().waitFor({ timeout: 120000 });
+    await frameRow(page, 'smoke_train.py', bpLine).first().waitFor({ timeout: 120000 });
+    const debugMs = Date.now() - tDebug;
+    say(`rank 1 of the smoke command paused ${debugMs} ms after Debug`);
+    await shot(page, '41-smoke-debug');
+    await stopDebugging(page);
+    const stillThere = await waitFor('the job to end', () => (jobProcesses(ws).length ? false : []), 20000).catch(() => jobProcesses(ws));
+    if (stillThere.length) throw new Error(`processes left: ${stillThere.join('; ')}`);
+    return { diffMs, debugMs };
+}
+
 async function main() {
     fs.rmSync(ART, { recursive: true, force: true });
     fs.mkdirSync(ART, { recursive: true });
@@ -1530,6 +1589,10 @@ async function main() {
         if (want('launchjson')) {
             await scenarioLaunchJson(page, ws, cmdLine);
             results.push('Generate launch.json: rankdebug and debugpy configurations written');
+        }
+        if (want('smoke')) {
+            const r9 = await scenarioSmoke(page, ws);
+            results.push(`smoke run: the Smoke run lens → the diff (5000 iterations → a few, the user's file unchanged) in ${r9.diffMs} ms; Debug → rank 1 of the smoke command paused in ${r9.debugMs} ms; stop left no process`);
         }
         if (want('codelens')) {
             await scenarioCodeLens(page, ws, bpLine);
