@@ -40,11 +40,28 @@ def constants(source: str) -> dict[str, object]:
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
                 node.targets[0], ast.Name):
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                out.setdefault(node.targets[0].id, None)  # defined, value not a literal
+            out[node.targets[0].id] = _value(node.value)
     return out
+
+
+_ARITHMETIC = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator,
+               ast.unaryop)
+
+
+def _value(node: ast.expr) -> object:
+    """A literal, or constant arithmetic (``5 * 8``); None for anything else (the key is
+    still defined, its value just not known here)."""
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        pass
+    tree = ast.Expression(node)
+    if all(isinstance(n, _ARITHMETIC) for n in ast.walk(tree)):
+        try:  # safe: the tree holds constants and operators only
+            return eval(compile(tree, "<config>", "eval"), {"__builtins__": {}})
+        except (ArithmeticError, TypeError, ValueError):
+            return None
+    return None
 
 
 class Configurator(Knobs):

@@ -7,6 +7,8 @@ from rankdebug.smoke.args import Arg
 from rankdebug.smoke.context import Rewrite
 
 DEFAULT_PER_NODE = 2
+# Launchers that start one rank per GPU of the machine when the command does not say.
+MACHINE_SIZED = ("torchrun", "torch.distributed.launch", "deepspeed")
 NODES_WHY = "one node: the smoke run starts on this machine"
 
 
@@ -29,6 +31,12 @@ def plan_shape(rw: Rewrite) -> None:
     nodes = plan.nnodes or 1
     if per_node is None and plan.world_size:
         per_node = max(1, plan.world_size // nodes)
+    if per_node is None and plan.launcher in MACHINE_SIZED:
+        # The full run takes every GPU of the machine it lands on; the smoke run pins a few.
+        rw.per_node, rw.nodes = rw.settings.nproc or max(DEFAULT_PER_NODE, rw.parallel), 1
+        rw.note(f"{plan.launcher} would start one rank per GPU of the machine: the smoke run "
+                f"starts {rw.per_node}")
+        return
     if per_node is None:
         rw.per_node, rw.nodes = None, 1
         if plan.launcher not in ("python", "other"):
