@@ -61,6 +61,18 @@ TABLE: tuple[Launcher, ...] = (
     Launcher("colossalai", ("colossalai",), (), rank_vars=_TORCH),
     Launcher("python", (), (), rank_vars=f"{_TORCH},=0", starts_ranks=False),
     Launcher("ray", ("ray",), (), ("raylet",), rank_vars=_TORCH),
+    # Horovod's own variables under its Gloo controller, Open MPI's under MPI.
+    Launcher("horovodrun", ("horovodrun",), ("horovod.runner.launch",),
+             rank_vars=f"HOROVOD_RANK/HOROVOD_LOCAL_RANK/HOROVOD_SIZE,{_MPI}"),
+    # Hugging Face's TPU launcher (`python xla_spawn.py`); torch_xla's PJRT numbers each
+    # host's processes.
+    Launcher("xla_spawn", (), (),
+             rank_vars=f"PJRT_LOCAL_PROCESS_RANK/PJRT_LOCAL_PROCESS_RANK/PJRT_LOCAL_PROCESS_COUNT,"
+                       f"{_TORCH}"),
+    # Lightning Fabric numbers a node's processes (LOCAL_RANK; the first has none at its
+    # start); under srun the tasks are Slurm's.
+    Launcher("litgpt", ("litgpt",), ("litgpt",),
+             rank_vars=f"{_TORCH},LOCAL_RANK/LOCAL_RANK/WORLD_SIZE,=0", starts_ranks=False),
     Launcher(OTHER, (), (), starts_ranks=False),
 )
 

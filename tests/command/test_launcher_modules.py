@@ -946,7 +946,7 @@ def test_modules_and_specs() -> None:
     found = find_launcher(words("nohup torchrun x.py"), 1)
     assert found is not None and found[0].NAME == "torchrun" and found[1] == 2
     specs = {"torchrun", "torch.distributed.launch", "deepspeed", "accelerate", "msrun",
-             "colossalai", "mpirun", "srun"}
+             "colossalai", "mpirun", "srun", "horovodrun", "xla_spawn"}
     assert {name for name in launcher_table.NAMES if spec_for(name) is not None} == specs
 
 

@@ -98,3 +98,113 @@ def test_code_srun_runs_sees_the_per_task_variables_as_unknown() -> None:
     assert numbers(plan)[1:] == (2, None, 4, 8)
     assert [w.display for w in plan.entry_args] == ["--rank", "$SLURM_PROCID"]
     assert "srun sets $SLURM_PROCID for each task" in plan.warnings
+
+
+# ---- horovodrun ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("horovodrun -np 4 -H localhost:4 python train.py", (1, 0, 4, 4)),
+    ("horovodrun -np 4 python train.py", (1, 0, 4, 4)),  # localhost:NP
+    ("horovodrun -np 8 -H server1:4,server2:4 python train.py", (2, None, 4, 8)),
+    # Slots fill in order: 4 on server1, 2 on server2.
+    ("horovodrun -np 6 -H server1:4,server2:4 python train.py", (2, None, None, 6)),
+    ("horovodrun -np 2 -H server1:4,server2:4 python train.py", (1, 0, 2, 2)),
+    ("horovodrun --num-proc=8 --hosts=a:2,b:2,c:2,d:2 --gloo python train.py", (4, None, 2, 8)),
+    ("horovodrun -np 4 -hostfile hostfiles/horovod_hosts python train.py", (2, None, 2, 4)),
+    ("python -m horovod.runner.launch -np 2 python train.py", (1, 0, 2, 2)),
+])
+def test_horovodrun_counts(command: str, expected: tuple[object, ...], tmp_path: Path) -> None:
+    (tmp_path / "hostfiles").mkdir()
+    (tmp_path / "hostfiles" / "horovod_hosts").write_text("gpu1 slots=2\ngpu2 slots=2\n")
+    plan = plan_text(command + " --epochs 3\n", 1, cwd=tmp_path)
+    assert numbers(plan) == ("horovodrun", *expected)
+    assert entry(plan) == (("script", "train.py"), ["--epochs", "3"])
+    assert plan.warnings == []
+
+
+@pytest.mark.parametrize(("command", "message"), [
+    ("horovodrun -np 16 -H a:4,b:4 python t.py", "more than the 8 slots"),
+    ("horovodrun -np 4 -H a,b python t.py", "needs host:slots"),
+    ("horovodrun -H a:4 python t.py", "needs -np"),
+    ("horovodrun -np 4 --min-np 2 --host-discovery-script ./hosts.sh python t.py",
+     "elastic"),
+    ("horovodrun -np $NP python t.py", "-np is $NP, which is not known"),
+    ("horovodrun -np 4 -hostfile missing python t.py", "cannot be read here"),
+])
+def test_horovodrun_unknowns_say_why(command: str, message: str) -> None:
+    plan = plan_text(command + "\n", 1)
+    assert plan.launcher == "horovodrun" and plan.world_size is None
+    assert any(message in w for w in plan.warnings), plan.warnings
+
+
+def test_horovodrun_check_build_starts_nothing() -> None:
+    plan = plan_text("horovodrun -cb\n", 1)
+    assert plan.world_size is None and infos(plan, "no-launch")
+
+
+# ---- xla_spawn.py --------------------------------------------------------------------------
+
+
+def test_xla_spawn_runs_num_cores_processes_of_the_script() -> None:
+    plan = plan_text("python examples/pytorch/xla_spawn.py --num_cores 8 "
+                     "examples/pytorch/text-classification/run_glue.py --model_name_or_path "
+                     "bert-base-cased --do_train\n", 1)
+    assert numbers(plan) == ("xla_spawn", 1, 0, 8, 8)
+    assert entry(plan) == (("script", "examples/pytorch/text-classification/run_glue.py"),
+                           ["--model_name_or_path", "bert-base-cased", "--do_train"])
+    assert infos(plan, "entry-function") and infos(plan, "runtime-decides")
+    one = plan_text("python3 xla_spawn.py --num=1 run_mlm.py\n", 1)  # argparse abbreviation
+    assert numbers(one) == ("xla_spawn", 1, 0, 1, 1) and not infos(one, "runtime-decides")
+    assert numbers(plan_text("python xla_spawn.py run_mlm.py\n", 1))[3:] == (1, 1)
+    assert numbers(plan_text("srun python xla_spawn.py --num_cores 8 t.py\n", 1))[0] == (
+        "xla_spawn")
+
+
+# ---- litgpt --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("litgpt pretrain pythia-14m --devices 2 --train.max_tokens 100", (1, 0, 2, 2)),
+    ("litgpt finetune_lora microsoft/phi-2 --devices 4 --num_nodes 2", (2, None, 4, 8)),
+    ("NODE_RANK=1 litgpt finetune_lora phi-2 --devices=4 --num_nodes=2", (2, 1, 4, 8)),
+    ("litgpt finetune microsoft/phi-2", (1, 0, 1, 1)),
+    ("litgpt finetune_full phi-2 --precision bf16-true --devices 8", (1, 0, 8, 8)),
+    ("CUDA_VISIBLE_DEVICES=0,1,2 litgpt pretrain pythia-14m", (1, 0, 3, 3)),
+    ("CUDA_VISIBLE_DEVICES=0,1 litgpt finetune_adapter x --devices auto", (1, 0, 2, 2)),
+    ("litgpt chat microsoft/phi-2", (1, 0, 1, 1)),
+    ("litgpt download EleutherAI/pythia-14m", (1, 0, 1, 1)),
+    ("CUDA_VISIBLE_DEVICES=0,1,2,3 litgpt generate_tp phi-2", (1, 0, 4, 4)),
+    ("litgpt pretrain --config cfg.yaml", (2, None, 4, 8)),
+    ("litgpt pretrain --config cfg.yaml --devices 2", (2, None, 2, 4)),
+    ("litgpt pretrain --devices 2 --config cfg.yaml", (2, None, 4, 8)),
+])
+def test_litgpt_counts(command: str, expected: tuple[object, ...], tmp_path: Path) -> None:
+    (tmp_path / "cfg.yaml").write_text("model_name: pythia-14m\ndevices: 4\nnum_nodes: 2\n")
+    plan = plan_text(command + "\n", 1, cwd=tmp_path)
+    assert numbers(plan) == ("litgpt", *expected)
+    assert plan.entry is not None and plan.entry.target.display == "litgpt"
+    subcommand = command.split("litgpt ")[1].split(maxsplit=1)[0]
+    assert plan.entry_args[0].display == subcommand
+
+
+@pytest.mark.parametrize(("command", "message"), [
+    ("litgpt pretrain pythia-14m", "depends on how many GPUs"),
+    ("litgpt pretrain m --devices 8 $EXTRA", "--num_nodes is not given, and $EXTRA may set it"),
+    ("litgpt pretrain --config missing.yaml", "cannot be read here"),
+    ("litgpt finetune m --devices $N", "--devices is $N, which is not known"),
+])
+def test_litgpt_unknowns_say_why(command: str, message: str) -> None:
+    plan = plan_text(command + "\n", 1)
+    assert plan.launcher == "litgpt" and plan.world_size is None
+    assert any(message in w for w in plan.warnings), plan.warnings
+
+
+def test_litgpt_under_srun_is_sruns_tasks() -> None:
+    plan = plan_text("#SBATCH --nodes=2 --ntasks-per-node=4\n"
+                     "srun litgpt pretrain m --devices 4 --num_nodes 2\n", 2)
+    assert numbers(plan) == ("srun", 2, None, 4, 8)
+    assert plan.entry is not None and plan.entry.target.display == "litgpt"
+    module = plan_text("python -m litgpt finetune_full x --devices=2\n", 1)
+    assert module.entry is not None
+    assert (module.entry.kind, module.entry.target.display) == ("module", "litgpt")

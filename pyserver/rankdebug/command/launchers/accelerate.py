@@ -22,6 +22,7 @@ from rankdebug.command.launchers.common import (
     basename,
     flag_kind,
     launcher_entry,
+    load_yaml_mapping,
     not_known,
     python_module_start,
     read_int,
@@ -136,16 +137,6 @@ def _config_path(ctx: Context) -> str | None:
     return None
 
 
-def _load(text: str) -> Mapping[str, object] | None:
-    import yaml  # only when a config file is read: importing it costs ~70 ms
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
 class _Config:
     """The config file's values, or why they are not known."""
 
@@ -175,7 +166,7 @@ def _config(ctx: Context, parsed: Parsed) -> _Config:
             plan.warn(f"the config file {word.value} cannot be read here, so the values it "
                       "holds are not known", word.span, code="unreadable-file")
             return _Config(None, word.value, word.span, True)
-        values = _load(text)
+        values = load_yaml_mapping(text)
         if values is None:
             plan.warn(f"the config file {word.value} is not a YAML mapping", word.span,
                       code="bad-config")
@@ -185,7 +176,7 @@ def _config(ctx: Context, parsed: Parsed) -> _Config:
     if path is None or parsed.has("cpu"):
         return _Config(None, "", plan.span, False)
     text = ctx.read_text(path)
-    values = _load(text) if text is not None else None
+    values = load_yaml_mapping(text) if text is not None else None
     if values is not None:
         plan.warn(f"accelerate reads its default config {path}", plan.span, severity="info",
                   code="default-config")

@@ -13,11 +13,13 @@ from rankdebug.command.launchers import (
     accelerate,
     colossalai,
     deepspeed,
+    horovodrun,
     llamafactory,
     msrun,
     ray,
     torch_launch,
     torchrun,
+    xla_spawn,
 )
 from rankdebug.command.launchers.base import Context, LauncherModule, first_match
 from rankdebug.command.launchers.common import visible_devices
@@ -37,6 +39,8 @@ RANK_MODULES: tuple[LauncherModule, ...] = (
     msrun,
     colossalai,
     ray,
+    horovodrun,
+    xla_spawn,
 )
 
 
