@@ -94,11 +94,17 @@ class ArgList:
             self.items[hit.index + 1] = Arg(value)
         return hit
 
-    def remove(self, flags: tuple[str, ...], *, bare: bool = False) -> Hit | None:
-        """Remove every use of the flag (and its value); returns the last one."""
+    def remove(self, flags: tuple[str, ...], *, bare: bool = False,
+               greedy: bool = False) -> Hit | None:
+        """Remove every use of the flag (and its value; every value up to the next option
+        when ``greedy``, for ``nargs="*"`` flags); returns the last one."""
         last = None
         while (hit := self.find(flags, bare=bare)) is not None:
-            del self.items[hit.index:hit.index + hit.width]
+            end = hit.index + hit.width
+            while greedy and not hit.joined and end < len(self.items) and _is_value(
+                    self.items[end]):
+                end += 1
+            del self.items[hit.index:end]
             last = hit
         return last
 

@@ -168,6 +168,8 @@ class Layered(Knobs):
         found = self.flags.find(name)
         if found is None and self.keys is not None:
             found = self.keys.find(name)
+            if found is not None and not self.write_keys:  # it will be changed as a flag
+                found = Found(found.value, self.flags.spelled(name), found.where, found.known)
         return found
 
     def _target(self, name: str) -> Knobs:

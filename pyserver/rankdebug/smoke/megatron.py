@@ -58,7 +58,9 @@ def rewrite(rw: Rewrite) -> None:
     tune(rw, knobs, "micro-batch-size", 1, base.BATCH)
     tune(rw, knobs, "global-batch-size", dp, f"one micro-batch per data-parallel rank ({dp})",
          present_only=True)
-    drop(rw, knobs, "rampup-batch-size", "no batch-size ramp-up in a few steps")
+    ramp = rw.args.remove(("--rampup-batch-size",), greedy=True)  # three values
+    if ramp is not None:
+        rw.change(ramp.flag, ramp.value, None, "no batch-size ramp-up in a few steps", ramp.flag)
     for name in SEQUENCES:
         tune(rw, knobs, name, rw.settings.seq_len, base.SEQUENCE, present_only=True,
              keep_if=smaller(rw.settings.seq_len))
