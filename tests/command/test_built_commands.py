@@ -282,3 +282,13 @@ def test_read_splits_as_bash_does(tmp_path: Path) -> None:
 def _ansi(text: str) -> str:
     return text.replace("\\", "\\\\").replace("'", "\\'").replace("\t", "\\t").replace(
         "\n", "\\n")
+
+
+def test_blanks_between_two_expansions_in_quotes_are_kept() -> None:
+    # tree-sitter-bash puts such blanks inside the second expansion's `$` token.
+    script = ('A=1\nB=2\nX="$A $B"\n'
+              'echo "$X" "${A} ${B}" "$A\t$B" "$((A))  $B" "$(pwd) $B"\n'
+              "read -r -d '' H <<EOF\n$A $B\nEOF\necho \"$H\"\n")
+    assert shown(plan_text(script, 4, cwd=Path("/w"))) == [
+        "echo", "1 2", "1 2", "1\t2", "1  2", "/w 2"]
+    assert shown(plan_text(script, 8)) == ["echo", "1 2"]

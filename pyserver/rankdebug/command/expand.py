@@ -245,6 +245,8 @@ class Expander:
             if c.type == "string_content":
                 out.append(_Chunk(known(_unescape_dq(text(c))), False))
             else:
+                if _lead(c):
+                    out.append(_Chunk(known(_lead(c)), False))
                 out.extend(self._chunks(c, quoted=True))
         if only_at:
             return out  # "$@" with no items is no word at all
@@ -506,6 +508,8 @@ class Expander:
                 out.append(Part(_heredoc_tabs(literal, tabs, line_start)))
                 line_start = literal.endswith("\n")
             if child is not None and child.type != "heredoc_content":
+                if _lead(child):
+                    out.append(Part(_lead(child)))
                 for chunk in self._chunks(child, quoted=True):
                     if isinstance(chunk, _Chunk):
                         out.extend(chunk.value)
@@ -1057,6 +1061,13 @@ def _is_at(node: Node) -> bool:
         idx = k.child_by_field_name("index")
         return idx is not None and text(idx) == "@"
     return False
+
+
+def _lead(node: Node) -> str:
+    """Blanks tree-sitter-bash puts inside an expansion's opening token when they are all
+    that separates it from the expansion before it (`"$A $B"`: ` $B`): text, not syntax."""
+    raw = text(node)
+    return raw[: len(raw) - len(raw.lstrip(" \t\n"))] if raw[:1] in (" ", "\t", "\n") else ""
 
 
 def _heredoc_tabs(body: str, tabs: bool, line_start: bool) -> str:
