@@ -61,7 +61,7 @@ do_train: true
 finetuning_type: lora
 lora_rank: 8
 lora_target: all
-deepspeed: examples/deepspeed/ds_z3_config.json  # choices: [ds_z0_config.json, ds_z2_config.json, ds_z3_config.json]
+deepspeed: examples/deepspeed/ds_z3_config.json  # choices: [ds_z0_config.json, ...]
 
 ### dataset
 dataset: identity,alpaca_en_demo

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
+import tomllib
 from smoke_helpers import changed, digest, of_command, of_file, unchanged, write
 
 # pytorch/torchtitan torchtitan/models/llama3/train_configs/llama3_8b.toml @ f3534d77b3876a3c

@@ -33,10 +33,11 @@ def spellings(*names: str) -> tuple[str, ...]:
     """``--max_steps`` and ``--max-steps``: HfArgumentParser and Lightning accept both."""
     out: list[str] = []
     for name in names:
-        for form in (name, name.replace("_", "-"), name.replace("-", "_")):
-            flag = form if form.startswith("-") else f"--{form}"
-            if flag not in out:
-                out.append(flag)
+        bare = name.lstrip("-")
+        dashes = name[:len(name) - len(bare)] or "--"
+        for form in (bare, bare.replace("_", "-"), bare.replace("-", "_")):
+            if dashes + form not in out:
+                out.append(dashes + form)
     return tuple(out)
 
 

@@ -34,8 +34,9 @@ def plan_shape(rw: Rewrite) -> None:
     if per_node is None and plan.launcher in MACHINE_SIZED:
         # The full run takes every GPU of the machine it lands on; the smoke run pins a few.
         rw.per_node, rw.nodes = rw.settings.nproc or max(DEFAULT_PER_NODE, rw.parallel), 1
-        rw.note(f"{plan.launcher} would start one rank per GPU of the machine: the smoke run "
-                f"starts {rw.per_node}")
+        if not (plan.option("nproc_per_node") or plan.option("num_gpus")):
+            rw.note(f"{plan.launcher} would start one rank per GPU of the machine: the smoke "
+                    f"run starts {rw.per_node}")
         return
     if per_node is None:
         rw.per_node, rw.nodes = None, 1
@@ -116,9 +117,12 @@ def _option(rw: Rewrite, name: str, value: int, why: str, *, add: bool = False) 
     flag = use.flag if use else None
     if flag and "=" in flag:
         flag = flag.partition("=")[0]
-    if flag is not None and rw.head.find((flag,)) is not None:
-        hit = rw.head.find((flag,))
-        old = hit.value if hit else None
+    hit = rw.head.find((flag,)) if flag is not None else None
+    if flag is not None and hit is not None:
+        old = hit.value
+        at = hit.index if hit.joined or hit.value is None else hit.index + 1
+        if not rw.head.items[at].known:
+            rw.note(f"{flag} {old} is not known here: the smoke run sets {value}")
         if old != str(value):
             rw.head.set((flag,), str(value))
             rw.change(flag, old, value, why, f"{rw.plan.launcher} {flag}")
