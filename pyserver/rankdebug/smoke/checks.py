@@ -52,11 +52,14 @@ def run(plan: LaunchPlan, result: Smoke, cwd: Path) -> Iterator[Stage]:
     if found.error:
         yield Stage("entry", False, found.error)
         return
-    compiled = f" and compiles ({found.entry_file})" if found.entry_file else ""
+    compiled = ""
+    if found.entry_file:
+        same = entry.script is not None and found.entry_file == str(entry.script)
+        compiled = " and compiles" + ("" if same else f" ({found.entry_file})")
     yield Stage("entry", True, entry.reason + compiled)
     for stage in (_imports(found), paths.check(result.inputs, cwd, env),
                   _launcher(plan, launcher_pkg, found, env),
-                  _framework(result, found), devices.check(plan, result)):
+                  _framework(result, found), devices.check(plan, result, _source(entry))):
         name, ok, reason = stage
         yield Stage(name, ok, reason)
         if not ok:
@@ -70,8 +73,9 @@ def _imports(found: probe.Probe) -> tuple[str, bool, str]:
     if found.entry_file is None:
         return "imports", True, "the entry is a program: its imports are not read"
     n = len(found.imported)
-    return "imports", True, (f"{n} top-level import{'s' if n != 1 else ''} beyond the "
-                             f"standard library resolve with {found.python}")
+    listed = f": {', '.join(found.imported)}" if found.imported else ""
+    return "imports", True, (f"{n} top-level import{'s' if n != 1 else ''} beyond the standard "
+                             f"library resolve{'s' if n == 1 else ''} with {found.python}{listed}")
 
 
 def _launcher(plan: LaunchPlan, package: str | None, found: probe.Probe,
@@ -92,12 +96,18 @@ def _launcher(plan: LaunchPlan, package: str | None, found: probe.Probe,
 
 def _framework(result: Smoke, found: probe.Probe) -> tuple[str, bool, str]:
     if not result.packages:
-        return "framework", True, "no framework recognised: nothing to import"
+        return "framework", True, "no framework package to import"
     missing = [p for p in result.packages if p not in found.versions]
     if missing:
-        return "framework", False, (f"{', '.join(missing)} cannot be imported with "
-                                    f"{found.python} (needed by "
-                                    f"{', '.join(result.frameworks)})")
+        needed = ", ".join(f"{p} (for {result.packages[p]})" for p in missing)
+        return "framework", False, f"{needed}: cannot be imported with {found.python}"
     listed = ", ".join(f"{p} {found.versions[p] or '(version unknown)'}"
                        for p in result.packages)
     return "framework", True, listed
+
+
+def _source(entry: probe.Entry) -> str | None:
+    try:
+        return entry.script.read_text(encoding="utf-8", errors="replace") if entry.script else None
+    except OSError:
+        return None

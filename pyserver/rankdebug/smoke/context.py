@@ -40,7 +40,9 @@ class Rewrite:
     missing: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     inputs: list[Input] = field(default_factory=list)
-    packages: list[str] = field(default_factory=list)
+    # What --check imports: package -> the framework that needs it.
+    packages: dict[str, str] = field(default_factory=dict)
+    framework: str = ""  # the framework module rewriting now
     # Ranks the code's model parallelism needs (tensor x pipeline x context), at least 1.
     parallel: int = 1
     # The smoke run's shape, set by ranks.py before the frameworks run.
@@ -106,8 +108,7 @@ class Rewrite:
 
     def need(self, *packages: str) -> None:
         for p in packages:
-            if p not in self.packages:
-                self.packages.append(p)
+            self.packages.setdefault(p, self.framework)
 
     def reads(self, kind: str, value: str | None, where: str, *, hub: bool = False) -> None:
         if value and value.lower() not in ("none", "null", ""):

@@ -25,21 +25,22 @@ def named_devices(value: str) -> int:
     return 0 if not items or items[0].strip() in ("-1", "none", "NoDevFiles") else len(items)
 
 
-def expects_gpus(plan: LaunchPlan, result: Smoke) -> str | None:
-    """Why the command needs GPUs, or None when it may run on the CPU."""
+def expects_gpus(plan: LaunchPlan, result: Smoke, source: str | None) -> str | None:
+    """Why the command needs GPUs, or None when it may run on the CPU (DeepSpeed's
+    ``--num_gpus`` counts CPU ranks on a machine without GPUs)."""
     for name in _VISIBLE:
         if name in result.env and named_devices(result.env[name]):
             return f"{name}={result.env[name]}"
     if plan.nproc_per_node == "gpu":
         return "--nproc_per_node gpu"
-    if plan.launcher == "deepspeed" and (plan.option("num_gpus") or plan.option("include")):
-        return "deepspeed --num_gpus/--include"
     if "verl" in result.frameworks:
         return "verl places its workers on GPUs"
+    if source and "nccl" in source and "gloo" not in source:
+        return "the script uses the nccl backend and never gloo"
     return None
 
 
-def check(plan: LaunchPlan, result: Smoke) -> tuple[str, bool, str]:
+def check(plan: LaunchPlan, result: Smoke, source: str | None) -> tuple[str, bool, str]:
     shape = result.plan.get("to")
     per_node = shape.get("nproc_per_node") if isinstance(shape, dict) else None
     ranks = per_node if isinstance(per_node, int) else 1
@@ -53,7 +54,7 @@ def check(plan: LaunchPlan, result: Smoke) -> tuple[str, bool, str]:
                 return "devices", False, (f"{ranks} processes per node, but {named_by} makes "
                                           f"{named_devices(value)} device(s) visible")
             break
-    need = expects_gpus(plan, result)
+    need = expects_gpus(plan, result, source)
     if machine == 0:
         if need:
             return "devices", False, f"the command expects GPUs ({need}), but this machine has none"

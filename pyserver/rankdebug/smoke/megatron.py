@@ -46,7 +46,8 @@ def parallel(rw: Rewrite) -> int:
 
 
 def rewrite(rw: Rewrite) -> None:
-    rw.need(*PACKAGES)
+    if "megatron" in (rw.source or "") or rw.entry_path is None:
+        rw.need(*PACKAGES)  # a script that only takes its flags (Megatron-DeepSpeed) need not
     knobs = _flags(rw)
     steps, dp = rw.settings.steps, rw.data_parallel
     if knobs.find("train-samples") is not None:

@@ -53,7 +53,7 @@ class Smoke:
     unknown: set[int] = field(default_factory=set)
     plan: dict[str, object] = field(default_factory=dict)
     inputs: list[Input] = field(default_factory=list)
-    packages: list[str] = field(default_factory=list)
+    packages: dict[str, str] = field(default_factory=dict)  # package -> framework
 
     @property
     def command(self) -> str:

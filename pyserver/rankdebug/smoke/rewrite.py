@@ -44,6 +44,7 @@ def smoke(plan: LaunchPlan, *, cwd: Path, settings: Settings | None = None) -> S
     ranks.plan_shape(rw)
     ranks.rewrite(rw)
     for framework in frameworks:
+        rw.framework = framework.NAME
         framework.rewrite(rw)
     if primary is None:
         rw.lack("no training framework recognised (Hugging Face Trainer, LLaMA-Factory, verl, "
