@@ -208,3 +208,62 @@ def test_litgpt_under_srun_is_sruns_tasks() -> None:
     module = plan_text("python -m litgpt finetune_full x --devices=2\n", 1)
     assert module.entry is not None
     assert (module.entry.kind, module.entry.target.display) == ("module", "litgpt")
+
+
+# ---- framework wrapper scripts ------------------------------------------------------------
+
+MSRUN_LAUNCHER = Path(__file__).resolve().parent.parent / "corpus" / "scripts" / (
+    "msrun_launcher.sh")
+
+
+@pytest.mark.parametrize(("args", "expected", "flags"), [
+    ('"run_mindformer.py --config c.yaml"', (1, 0, 8, 8),
+     ["--worker_num=8", "--local_worker_num=8", "--master_port=8118",
+      "--log_dir=output/msrun_log", "--join=False", "--cluster_time_out=7200"]),
+    ('"run_mindformer.py --config c.yaml" 4', (1, 0, 4, 4),
+     ["--worker_num=4", "--local_worker_num=4", "--master_port=8118",
+      "--log_dir=output/msrun_log", "--join=False", "--cluster_time_out=7200"]),
+    ('"run_mindformer.py --config c.yaml" 4 8999 out/log True 300', (1, 0, 4, 4),
+     ["--worker_num=4", "--local_worker_num=4", "--master_port=8999", "--log_dir=out/log",
+      "--join=True", "--cluster_time_out=300"]),
+    ('"run_mindformer.py --config c.yaml" 16 8 192.168.1.1 8118 1 out/log False 300',
+     (2, 1, 8, 16),
+     ["--worker_num=16", "--local_worker_num=8", "--master_addr=192.168.1.1",
+      "--master_port=8118", "--node_rank=1", "--log_dir=out/log", "--join=False",
+      "--cluster_time_out=300"]),
+    ('"run_mindformer.py --config c.yaml" 8 8 192.168.1.1 8118 0 out/log False 300',
+     (1, 0, 8, 8),
+     ["--worker_num=8", "--local_worker_num=8", "--master_port=8118", "--log_dir=out/log",
+      "--join=False", "--cluster_time_out=300"]),
+])
+def test_msrun_launcher_followed_or_known_by_convention(
+        args: str, expected: tuple[object, ...], flags: list[str], tmp_path: Path) -> None:
+    """The same arguments planned through mindformers' real script and by its convention
+    when the script is not there: the same msrun command."""
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "msrun_launcher.sh").write_bytes(MSRUN_LAUNCHER.read_bytes())
+    command = f"bash scripts/msrun_launcher.sh {args}\n"
+    followed = plan_text(command, 1, cwd=tmp_path, caller_env={"PATH": "/usr/bin"})
+    known = plan_text(command.replace("scripts/", "absent/"), 1, cwd=tmp_path,
+                      caller_env={"PATH": "/usr/bin"})
+    assert followed.followed == "scripts/msrun_launcher.sh:150"
+    assert any(d.code == "convention" for d in known.diagnostics)
+    for plan in (followed, known):
+        assert numbers(plan) == ("msrun", *expected)
+        assert entry(plan) == (("script", "run_mindformer.py"), ["--config", "c.yaml"])
+        assert [w.value for w in plan.argv] == ["msrun", *flags, "run_mindformer.py",
+                                               "--config", "c.yaml"]
+
+
+def test_msrun_launcher_convention_keeps_unknowns_and_says_misuse() -> None:
+    plan = plan_text('bash ${MF}/scripts/msrun_launcher.sh "python ds_infer.py --yaml '
+                     '${MF}/p.yaml" 16 8 ${MASTER_IP} 8432 ${NODE_ID} out False 300\n', 1)
+    assert numbers(plan) == ("msrun", 2, None, 8, 16)
+    assert entry(plan) == (("script", "ds_infer.py"), ["--yaml", "${MF}/p.yaml"])
+    assert any("--node_rank is ${NODE_ID}, which is not known" in w for w in plan.warnings)
+    bad = plan_text('bash x/msrun_launcher.sh "run.py" 4 8999\n', 1)
+    assert bad.launcher == "other"
+    assert [d.severity for d in bad.diagnostics if d.code == "wrapper-usage"] == ["error"]
+    assert any("takes 1, 2, 6 or 9 arguments, not 3" in w for w in bad.warnings)
+    nan = plan_text('bash x/msrun_launcher.sh "run.py" eight\n', 1)
+    assert any("worker_num=eight is not a number" in w for w in nan.warnings)

@@ -17,7 +17,9 @@ from rankdebug.command import launchers
 from rankdebug.command.errors import CommandError
 from rankdebug.command.expand import Expander, TooDeep
 from rankdebug.command.inline import inliner
+from rankdebug.command.launchers import wrapper_scripts
 from rankdebug.command.launchers.base import Context, Inliner
+from rankdebug.command.launchers.common import basename
 from rankdebug.command.launchers.wrappers import WRAPPER_NAMES
 from rankdebug.command.plan import Diagnostic, LaunchPlan
 from rankdebug.command.script import SOURCED_FIRST_LINE, Report, Stop, Walker
@@ -379,10 +381,10 @@ def _follow(plan: LaunchPlan, ctx: Context, state: State, opts: Options) -> Laun
     if found is None:
         return None
     i, extra_sbatch = found
-    script = argv[i].value or ""
-    data = _read_script(ctx, script)
-    if data is None:
-        return None
+    script = argv[i].value
+    data = _read_script(ctx, script) if script is not None else None
+    if script is None or data is None:
+        return _by_convention(plan, ctx, i)
     inner_env = {k: v.value for k, v in ctx.env.items() if v.value is not None}
     sub = Options(
         caller_env=inner_env, env_complete=state.env_complete, cwd=ctx.cwd, path=script,
@@ -400,23 +402,45 @@ def _script_word(argv: Sequence[Word]) -> tuple[int, list[Word]] | None:
     """Where the script of `bash [opts] X`, `sbatch [opts] X` or `./x.sh` is in argv, and
     the sbatch options given."""
     start, _ = launchers.unwrap(argv)
-    head = argv[start].value if start < len(argv) else None
-    if head is None:
+    base = basename(argv[start]) if start < len(argv) else None
+    if base is None:
         return None
-    base = head.rsplit("/", 1)[-1]
     extra_sbatch: list[Word] = []
     i: int | None
     if base in _SHELLS:
         i = _after_shell_options(argv, start + 1)
     elif base == "sbatch":
         i = _after_sbatch_options(argv, start + 1, extra_sbatch)
-    elif head.endswith((".sh", ".bash", ".sbatch", ".slurm")):
+    elif base.endswith((".sh", ".bash", ".sbatch", ".slurm")):
         i = start
     else:
         return None
-    if i is None or i >= len(argv) or argv[i].value is None:
+    # A script whose folder is not known here can still be known by its name.
+    if i is None or i >= len(argv) or basename(argv[i]) is None:
         return None
     return i, extra_sbatch
+
+
+def _by_convention(plan: LaunchPlan, ctx: Context, i: int) -> LaunchPlan | None:
+    """A framework's wrapper script that is not here, planned from what it is known to run
+    with these arguments (launchers/wrapper_scripts.py)."""
+    script = plan.argv[i]
+    name = basename(script) or ""
+    convention = wrapper_scripts.KNOWN.get(name)
+    if convention is None or ctx.inline is None:
+        return None
+    words = convention(plan.argv[i + 1:])
+    if isinstance(words, str):
+        plan.warn(words, script.span, code="wrapper-usage", severity="error")
+        return None
+    start, _ = launchers.unwrap(plan.argv)
+    plan.argv = [*plan.argv[:start], Word.literal("eval", script.span), *words]
+    plan.warn(f"{script.display} cannot be read here: planned from what {name} runs with "
+              "these arguments, as the framework writes it", script.span, severity="info",
+              code="convention")
+    launchers.plan_argv(ctx)
+    _warn_unknown_words(plan)
+    return plan
 
 
 def _after_shell_options(argv: Sequence[Word], i: int) -> int | None:
