@@ -74,11 +74,15 @@ def run(args: argparse.Namespace) -> int:
         if not cwd.is_dir():
             raise BadInput(f"--cwd {args.cwd}: no such folder")
         plan = _plan(args, cwd)
-        errors = [d for d in plan.diagnostics if d.severity == "error"]
+        errors = [d for d in plan.diagnostics if d.severity == "error" or (
+            plan.entry is None and d.code == "missing-entry")]
         if errors:
             first = errors[0].to_json()
             raise BadInput(str(first["message"]), _int(first["line"]), _int(first["column"]),
                            code=first["code"])
+        if plan.entry is None:
+            raise BadInput("the command runs no script, module or program", plan.span.start_line
+                           + 1, plan.span.start_col + 1)
         result = smoke(plan, cwd=cwd, settings=Settings(steps=args.steps, nproc=args.nproc))
     except CommandError as exc:
         return report(BadInput(exc.message, exc.line, exc.column), as_json=args.json, prog=PROG)

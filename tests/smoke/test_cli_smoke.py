@@ -1,0 +1,120 @@
+"""`rankdebug smoke` as the editor calls it: the JSON contract, the human form, errors in the
+envelope with positions, and the private folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from smoke_helpers import EXAMPLES, cli, digest, write
+
+NANOGPT = EXAMPLES / "nanogpt"
+RUN = ["torchrun", "--standalone", "--nproc_per_node", "8", "train.py", "config/char.py"]
+
+
+def test_json_contract(runtime_dir: Path) -> None:
+    done = cli("smoke", "--json", "--cwd", str(NANOGPT), "--", *RUN,
+               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert {"argv", "env", "changes", "files"} <= set(out)
+    assert out["argv"][:6] == ["torchrun", "--standalone", "--nproc_per_node", "2", "train.py",
+                               "config/char.py"]
+    assert all(isinstance(w, str) for w in out["argv"]) and out["env"] == {}
+    for change in out["changes"]:
+        assert set(change) == {"name", "from", "to", "why", "where"}
+        assert change["why"] and change["where"]
+    by_name = {c["name"]: c for c in out["changes"]}
+    assert by_name["max_iters"] == {"name": "max_iters", "from": "5000", "to": "3",
+                                    "why": "3 optimizer steps, then the run ends",
+                                    "where": "config/char.py: max_iters"}
+    assert "--max_iters=3" in out["argv"]
+    assert out["files"] == []
+    assert out["command"].startswith("torchrun --standalone --nproc_per_node 2 train.py")
+    assert out["plan"]["from"]["world_size"] == 8 and out["plan"]["to"]["world_size"] == 2
+    assert out["frameworks"] == ["nanogpt"] and out["missing"] == []
+
+
+def test_human_form_ends_with_the_command(runtime_dir: Path) -> None:
+    done = cli("smoke", "--cwd", str(NANOGPT), "--steps", "5", "--nproc", "1", "--", *RUN,
+               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    assert done.returncode == 0
+    lines = done.stdout.splitlines()
+    assert lines[0] == "smoke run (nanogpt; launcher torchrun)"
+    assert "  max_iters: 5000 -> 5    5 optimizer steps, then the run ends  " \
+           "[config/char.py: max_iters]" in lines
+    assert lines[-1].startswith("torchrun --standalone --nproc_per_node 1 train.py")
+
+
+def test_file_and_line(tmp_path: Path, runtime_dir: Path) -> None:
+    script = write(tmp_path / "run.sh", """
+        #!/bin/bash
+        NGPU=8
+        export OMP_NUM_THREADS=4
+        torchrun --nproc_per_node $NGPU \\
+            train.py config/char.py --batch_size=32
+    """)
+    done = cli("smoke", "--json", "--file", str(script), "--line", "5", "--cwd", str(NANOGPT),
+               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    out = json.loads(done.stdout)
+    assert out["env"] == {"OMP_NUM_THREADS": "4"}
+    assert out["argv"][:3] == ["torchrun", "--nproc_per_node", "2"]
+    assert "--batch_size=1" in out["argv"]
+
+
+def test_bad_input_is_an_envelope_with_a_position(tmp_path: Path) -> None:
+    cases = {
+        ("--", "torchrun 'train.py"): ("unterminated single-quoted string", 1, 9),
+        ("--", "torchrun", "--nproc_per_node", "train.py"): (
+            "torchrun is given no program to run", 1, 27),
+        (): ("give --file and --line, or a command after --", None, None),
+        ("--file", "run.sh"): ("--file needs --line", None, None),
+        ("--cwd", "nowhere", "--", "python", "t.py"): ("--cwd nowhere: no such folder",
+                                                       None, None),
+    }
+    for args, (message, line, column) in cases.items():
+        done = cli("smoke", "--json", *args, cwd=tmp_path)
+        assert done.returncode == 2, args
+        error = json.loads(done.stdout)["error"]
+        assert (error["message"], error["line"], error["column"]) == (message, line, column)
+        assert "Traceback" not in done.stderr
+    plain = cli("smoke", "--", "torchrun 'x", cwd=tmp_path)
+    assert plain.returncode == 2 and plain.stdout == ""
+    assert plain.stderr.strip() == "rankdebug smoke: unterminated single-quoted string (line 1)"
+    assert cli("smoke", "--steps", "0", "--", "python", "t.py").returncode == 2
+
+
+def test_copies_are_private_and_the_users_files_untouched(tmp_path: Path,
+                                                         runtime_dir: Path) -> None:
+    write(tmp_path / "ds.json", '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 8}')
+    before = digest(tmp_path)
+    done = cli("smoke", "--json", "--cwd", str(tmp_path), "--", "deepspeed", "--num_gpus", "8",
+               "train.py", "--deepspeed_config", "ds.json",
+               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    [copy] = json.loads(done.stdout)["files"]
+    path = Path(copy)
+    assert path.parent.parent == runtime_dir / "rankdebug-smoke"
+    for folder in (path.parent, path.parent.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert digest(tmp_path) == before
+    # The same command gets the same folder back (stable paths for the editor's diff).
+    again = cli("smoke", "--json", "--cwd", str(tmp_path), "--", "deepspeed", "--num_gpus", "8",
+                "train.py", "--deepspeed_config", "ds.json",
+                env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    assert json.loads(again.stdout)["files"] == [copy]
+
+
+def test_a_planted_folder_is_refused(tmp_path: Path, runtime_dir: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, runtime_dir / "rankdebug-smoke")
+    write(tmp_path / "ds.json", '{"train_batch_size": 64}')
+    done = cli("smoke", "--json", "--cwd", str(tmp_path), "--", "deepspeed", "--num_gpus", "8",
+               "train.py", "--deepspeed_config", "ds.json",
+               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    assert done.returncode == 2
+    assert "is not a folder of yours" in json.loads(done.stdout)["error"]["message"]
+    assert list(elsewhere.iterdir()) == []
