@@ -246,7 +246,7 @@ def test_msrun_launcher_followed_or_known_by_convention(
     followed = plan_text(command, 1, cwd=tmp_path, caller_env={"PATH": "/usr/bin"})
     known = plan_text(command.replace("scripts/", "absent/"), 1, cwd=tmp_path,
                       caller_env={"PATH": "/usr/bin"})
-    assert followed.followed == "scripts/msrun_launcher.sh:150"
+    assert (followed.followed or "").startswith("scripts/msrun_launcher.sh:")
     assert any(d.code == "convention" for d in known.diagnostics)
     for plan in (followed, known):
         assert numbers(plan) == ("msrun", *expected)
