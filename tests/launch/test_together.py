@@ -149,8 +149,10 @@ def test_pause_all_then_step_all(tmp_path: Path, attach: str) -> None:
         said = [e for e in launch.events if e.get("event") == "blocked"]
         blocked = {int(e["rank"]) for e in said}
         assert set(arrived["ranks"]) | blocked == {0, 1}, launch.events
-        # A rank blocked in the loop's all_reduce says which one, from PyTorch's records.
-        assert all(isinstance(e.get("seq"), int) and e.get("group") == "0" for e in said), said
+        # A rank blocked in the loop's all_reduce says which one, from PyTorch's records (a
+        # rank paused in its sleep is shown waiting in native code: no number there).
+        assert all(isinstance(e.get("seq"), int) and e.get("group") == "0" for e in said
+                   if e["in"] == "all_reduce"), said
         for rank in arrived["ranks"]:
             assert clients[rank].wait_event("stopped", 10, after=0)
             reasons = [e["body"]["reason"] for e in clients[rank].events

@@ -216,12 +216,13 @@ class Together:
         found = pyspy.collective(threads)
         frames = [WaitFrame(f.name, f.file, f.line, f.library)  # rankdebug's: parsed out
                   for f in main.frames]
-        # Its number from the rank's own records, when it waits in a collective.
-        told = self._ask_collective(rank)
+        # Its number from the rank's own records, when it waits in a collective (which
+        # releases the GIL: the handler answers; a rank in other native code may not).
+        told = self._ask_collective(rank) if found else None
         # A collective by name; else the library call it is in (backward, a queue's get).
-        what = found["name"] if found else told["name"] if told else (
+        what = found["name"] if found else (
             frames[0].name if frames and frames[0].library else "native code")
-        numbered = _numbered(told) if told and (not found or told["name"] == what) else {}
+        numbered = _numbered(told) if told and told["name"] == what else {}
         self.job.post(lambda: self._show_waiting(rank, what, frames, numbered))
 
     def _read_again(self, rank: int) -> None:
