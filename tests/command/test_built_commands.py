@@ -292,3 +292,21 @@ def test_blanks_between_two_expansions_in_quotes_are_kept() -> None:
     assert shown(plan_text(script, 4, cwd=Path("/w"))) == [
         "echo", "1 2", "1 2", "1\t2", "1  2", "/w 2"]
     assert shown(plan_text(script, 8)) == ["echo", "1 2"]
+
+
+def test_code_with_unknown_parts_in_its_own_quotes_and_arithmetic_like_substitutions() -> None:
+    # The outer shell expands '$(…)' inside the double quotes; the inner code then quotes
+    # what came out. `$(((X)) && …)` is a command substitution to bash, not arithmetic.
+    script = ('srun bash -c "torchrun --nnodes=2 --nproc_per_node=4 '
+              "--rdzv_conf=is_host=\\$(((SLURM_NODEID)) && echo 0 || echo 1) "
+              "--rdzv_endpoint='$(scontrol show hostnames | head -n 1)':29500 train.py\"\n")
+    plan = plan_text(script, 1)
+    assert summary(plan) == ("torchrun", 2, 4, 8, ("script", "train.py"), [])
+    shown_argv = shown(plan)
+    assert "--rdzv_endpoint=$(scontrol show hostnames | head -n 1):29500" in shown_argv
+    assert "--rdzv_conf=is_host=$(((SLURM_NODEID)) && echo 0 || echo 1)" in shown_argv
+    assert not [w for w in plan.argv if "__rankdebug" in w.display or (
+        w.reason and ("__rankdebug" in w.reason or "$( (" in w.reason))]
+    broken = plan_text("bash -c 'torchrun $((1 +) train.py'\n", 1)
+    assert broken.launcher == "other"
+    assert "the code bash -c runs cannot be read as shell" in broken.warnings

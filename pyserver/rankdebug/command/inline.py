@@ -45,6 +45,7 @@ class _Code:
         self.what = "eval" if positional is None else f"{program} -c"
         self.positional = positional  # `bash -c`: $0 and its arguments
         self.holders: dict[str, Scalar] = {}
+        self.retried = False  # `$((` was read as `$( (` (see read_code)
         pieces = []
         for word in words:
             text = ""
@@ -64,16 +65,40 @@ class _Code:
     def restore(self, word: Word) -> Word:
         """A word of the code, placed where the code is written, its unknown parts shown
         as the text they came from."""
-        parts = tuple(Part(self._shown(p.text), p.known, p.reason) if not p.known else p
-                      for p in word.parts)
-        return Word(parts, self.span, self.source, word.reason)
+        parts: list[Part] = []
+        for part in word.parts:
+            if not part.known:
+                parts.append(Part(self._shown(part.text), False, self._shown(part.reason)))
+            else:
+                parts.extend(self._held(part.text))
+        reason = next((p.reason for p in parts if not p.known), None)
+        return Word(tuple(parts), self.span, self.source, reason)
 
     def _shown(self, text: str) -> str:
         def back(m: re.Match[str]) -> str:
             held = self.holders.get(m.group(1) or m.group(2))
             return held[0].text if held else m.group(0)
 
+        if self.retried:
+            text = text.replace("$( (", "$((")
         return _HOLDER_REF.sub(back, text)
+
+    def _held(self, text: str) -> list[Part]:
+        """Known text that holds a placeholder (the code quoted it, `'$X'`): the unknown
+        part it stands for is unknown there too."""
+        out: list[Part] = []
+        at = 0
+        for m in _HOLDER_REF.finditer(text):
+            held = self.holders.get(m.group(1) or m.group(2))
+            if held is None:
+                continue
+            if m.start() > at:
+                out.append(Part(text[at:m.start()]))
+            out.append(held[0])
+            at = m.end()
+        if at < len(text) or not out:
+            out.append(Part(text[at:]))
+        return out
 
 
 def code_at(argv: Sequence[Word], at: int) -> _Code | None:
@@ -126,11 +151,17 @@ def _state(code: _Code, state: State, env: Mapping[str, Word]) -> State:
 
 
 def read_code(code: _Code, state: State, env: Mapping[str, Word],
-              plan_one: PlanOne) -> Inlined | None:
-    """The command the code runs: its first launch command, else its only command."""
+              plan_one: PlanOne) -> Inlined | str | None:
+    """The command the code runs: its first launch command, else its only command; why
+    not, when the code cannot be read."""
     root = parse(code.text).root_node
     if root.has_error:
-        return None
+        # bash reads `$((` that is no arithmetic as `$( (`; tree-sitter-bash does not.
+        retry = code.text.replace("$((", "$( (")
+        root = parse(retry).root_node
+        if root.has_error:
+            return f"the code {code.what} runs cannot be read as shell"
+        code.text, code.retried = retry, True
     first: list[LaunchPlan] = []
     launch: list[LaunchPlan] = []
 
@@ -164,7 +195,7 @@ def inliner(state: State, plan_one: PlanOne) -> Inliner:
     """What ``Context.inline`` calls: the command of the code at ``argv[at]``, if any, in
     the environment ``env``."""
 
-    def inline(argv: Sequence[Word], at: int, env: Mapping[str, Word]) -> Inlined | None:
+    def inline(argv: Sequence[Word], at: int, env: Mapping[str, Word]) -> Inlined | str | None:
         code = code_at(argv, at)
         return read_code(code, state, env, plan_one) if code is not None else None
 

@@ -42,8 +42,8 @@ class Inlined:
 
 
 # argv, the index of the command there and its environment: what that command's code
-# runs, or None.
-Inliner = Callable[[Sequence[Word], int, Mapping[str, Word]], "Inlined | None"]
+# runs; None when it runs no code, or why the code cannot be read.
+Inliner = Callable[[Sequence[Word], int, Mapping[str, Word]], "Inlined | str | None"]
 
 
 @dataclass

@@ -204,9 +204,12 @@ def splice_code(ctx: Context, index: int) -> Context | None:
         return None
     at, _ = unwrap(plan.argv, index)
     found = ctx.inline(plan.argv, at, ctx.env) if at < len(plan.argv) else None
+    here = plan.argv[at].span if at < len(plan.argv) else plan.span
+    if isinstance(found, str):
+        plan.warn(found, here, code="inline")
+        return None
     if found is None:
         return None
-    here = plan.argv[at].span
     plan.argv = [*plan.argv[:at], *found.argv]
     plan.env.update(found.inline_env)
     plan.script_env.update(found.exported)
