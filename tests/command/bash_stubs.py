@@ -25,6 +25,7 @@ WATCHED = ("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "MASTER_ADDR", "
 _STUB = """#!{python}
 import json, os, sys
 sys.argv[0] = os.path.basename(sys.argv[0])
+sys.stdout.write({prints!r}.get(sys.argv[0], ""))
 with open(os.environ["STUB_LOG"], "a", encoding="utf-8") as log:
     log.write(json.dumps({{"name": sys.argv[0], "argv": sys.argv[1:], "cwd": os.getcwd(),
                           "env": {{k: os.environ.get(k) for k in {watched!r}}}}}) + "\\n")
@@ -66,14 +67,16 @@ def bash() -> str | None:
 
 
 def run(script: Path, stubs: Iterable[str], work: Path, *,
-        env: Mapping[str, str] | None = None, timeout: float = 60) -> list[Call]:
-    """Run ``script`` with bash in ``work``, the programs ``stubs`` stubbed; their calls."""
+        env: Mapping[str, str] | None = None, prints: Mapping[str, str] | None = None,
+        timeout: float = 60) -> list[Call]:
+    """Run ``script`` with bash in ``work``, the programs ``stubs`` stubbed (``prints``:
+    what a stub writes to its output); their calls."""
     bin_dir = work / ".stubs"
     bin_dir.mkdir(exist_ok=True)
     for name in {*ALWAYS, *stubs}:
         path = bin_dir / name
-        path.write_text(_STUB.format(python=sys.executable, watched=WATCHED, outer=_OUTER),
-                        encoding="utf-8")
+        path.write_text(_STUB.format(python=sys.executable, watched=WATCHED, outer=_OUTER,
+                                     prints=dict(prints or {})), encoding="utf-8")
         path.chmod(0o755)
     log = work / ".stub-log.jsonl"
     log.write_text("", encoding="utf-8")

@@ -3,11 +3,12 @@ with the launchers stubbed (``stubs.py``), and the command a stub was given must
 command the engine planned, word for word, in the same working directory and with the same
 inline environment.
 
-    "bash": {"stub": "torchrun", "stubs": ["torchrun", "accelerate"]}
+    "bash": {"stub": "torchrun", "stubs": ["srun", "torchrun"], "env": {"SLURM_JOB_ID": "7"}}
 
 ``stub``: the program whose calls are compared (one must be the planned command);
 ``stubs``: every program to stub (default: just ``stub``); ``env``: variables the script
-is run with (the job's, as Slurm would set them). The engine is given the very
+is run with (the job's, as Slurm would set them); ``prints``: what a stub writes to its
+output (``{"hostname": "node-0"}``), for scripts that read it. The engine is given the very
 environment bash ran with (stubs first on PATH), as the whole environment, so nothing is
 unknown to it that bash knew.
 """
@@ -67,8 +68,8 @@ def test_bash_runs_what_the_engine_plans(name: str, case: dict[str, Any], tmp_pa
     env = {**stubs.stub_env(work),
            **slurm_env(sbatch_directives(script.read_text(encoding="utf-8"))),
            **spec.get("env", {})}
-    calls = [c for c in stubs.run(script, spec.get("stubs", [stub]), work, env=env)
-             if c.name == stub]
+    calls = [c for c in stubs.run(script, spec.get("stubs", [stub]), work, env=env,
+                                  prints=spec.get("prints")) if c.name == stub]
     assert calls, f"bash never ran {stub}"
 
     plan = plan_file(script, case["line"], cwd=work, caller_env=env, env_complete=True)
