@@ -18,6 +18,7 @@ PACKAGES: tuple[str, ...] = ("deepspeed",)
 ENTRY_FLAGS = spellings("--deepspeed", "--deepspeed_config", "--ds_config")
 HEAD_FLAGS = spellings("--deepspeed_config_file")
 MONITORS = ("wandb", "tensorboard", "csv_monitor", "comet")
+MONITOR = "no metrics monitor: nothing is written or sent to a service"
 
 
 def detect(rw: Rewrite) -> bool:
@@ -76,7 +77,7 @@ def shrink(rw: Rewrite, path_text: str, where: str) -> str | None:
              f"kept consistent: 1 x 1 x {rw.data_parallel} data-parallel ranks")
     for monitor in MONITORS:
         if configs.dotted(data, f"{monitor}.enabled") is True:
-            tune(rw, keys, f"{monitor}.enabled", False, base.NO_REMOTE)
+            tune(rw, keys, f"{monitor}.enabled", False, MONITOR)
     if len(rw.changes) == before:
         return None
     copy = rw.folder.write(path.name, configs.dump(data, ".json", f"smoke copy of {path}"))
