@@ -62,6 +62,8 @@ def test_file_and_line(tmp_path: Path, runtime_dir: Path) -> None:
     assert out["env"] == {"OMP_NUM_THREADS": "4"}
     assert out["argv"][:3] == ["torchrun", "--nproc_per_node", "2"]
     assert "--batch_size=1" in out["argv"]
+    assert out["plan"]["span"] == {"start_line": 4, "end_line": 5, "start_column": 1,
+                                   "end_column": 44}
 
 
 def test_bad_input_is_an_envelope_with_a_position(tmp_path: Path) -> None:

@@ -82,5 +82,8 @@ def _shape(plan: LaunchPlan, rw: Rewrite) -> dict[str, object]:
     after = dict(before)
     if rw.per_node is not None:
         after = {"nnodes": rw.nodes, "nproc_per_node": rw.per_node, "world_size": rw.world}
+    span = plan.span  # where the command is in its file (1-based), for the editor's diff
     return {"launcher": plan.launcher, "from": before, "to": after,
-            "entry": plan.entry.to_json() if plan.entry else None, "cwd": str(rw.cwd)}
+            "entry": plan.entry.to_json() if plan.entry else None, "cwd": str(rw.cwd),
+            "span": {"start_line": span.start_line + 1, "end_line": span.end_line + 1,
+                     "start_column": span.start_col + 1, "end_column": span.end_col + 1}}
