@@ -35,6 +35,9 @@ def test_json_contract(runtime_dir: Path) -> None:
     assert out["command"].startswith("torchrun --standalone --nproc_per_node 2 train.py")
     assert out["plan"]["from"]["world_size"] == 8 and out["plan"]["to"]["world_size"] == 2
     assert out["frameworks"] == ["nanogpt"] and out["missing"] == []
+    # The command as written, for the left side of the editor's diff: untouched by the rewrite.
+    assert out["original"] == {"argv": RUN, "env": {}}
+    assert out["copies"] == []
 
 
 def test_human_form_ends_with_the_command(runtime_dir: Path) -> None:
@@ -95,8 +98,11 @@ def test_copies_are_private_and_the_users_files_untouched(tmp_path: Path,
     done = cli("smoke", "--json", "--cwd", str(tmp_path), "--", "deepspeed", "--num_gpus", "8",
                "train.py", "--deepspeed_config", "ds.json",
                env={"XDG_RUNTIME_DIR": str(runtime_dir)})
-    [copy] = json.loads(done.stdout)["files"]
+    out = json.loads(done.stdout)
+    [copy] = out["files"]
     path = Path(copy)
+    assert out["copies"] == [{"from": str(tmp_path / "ds.json"), "to": copy}]
+    assert out["original"]["argv"][-1] == "ds.json" and out["argv"][-1] == copy
     assert path.parent.parent == runtime_dir / "rankdebug-smoke"
     for folder in (path.parent, path.parent.parent):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700

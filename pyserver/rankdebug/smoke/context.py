@@ -39,6 +39,8 @@ class Rewrite:
     notes: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    # (the user's config, its smoke copy), for the editor's diff of the two.
+    copies: list[tuple[str, str]] = field(default_factory=list)
     inputs: list[Input] = field(default_factory=list)
     # What --check imports: package -> the framework that needs it.
     packages: dict[str, str] = field(default_factory=dict)
@@ -96,6 +98,11 @@ class Rewrite:
         o, n = _text(old), _text(new)
         if o != n:
             self.changes.append(Change(name, o, n, why, where))
+
+    def copied(self, source: Path, copy: Path) -> None:
+        """``copy`` (in the private folder) now stands for the user's ``source``."""
+        self.files.append(str(copy))
+        self.copies.append((str(source), str(copy)))
 
     def note(self, text: str) -> None:
         if text not in self.notes:

@@ -81,7 +81,7 @@ def shrink(rw: Rewrite, path_text: str, where: str) -> str | None:
     if len(rw.changes) == before:
         return None
     copy = rw.folder.write(path.name, configs.dump(data, ".json", f"smoke copy of {path}"))
-    rw.files.append(str(copy))
+    rw.copied(path, copy)
     return str(copy)
 
 

@@ -53,7 +53,7 @@ def rewrite(rw: Rewrite) -> None:
         copy = rw.folder.write(path.name, configs.dump(data, path.suffix,
                                                        f"smoke copy of {path}"))
         rw.args.items[0].text = str(copy)
-        rw.files.append(str(copy))
+        rw.copied(path, copy)
         return
     shrink(rw, Flags(rw.args), rw.source or "")
 

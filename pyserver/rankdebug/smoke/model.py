@@ -2,7 +2,8 @@
 
 Its JSON form is the ``rankdebug smoke --json`` contract (shared/design.md, "Wave 2
 contracts"): ``{"argv", "env", "changes": [{"name", "from", "to", "why", "where"}],
-"files"}``, plus optional keys (``command``, ``notes``, ``missing``, ``frameworks``, ``plan``).
+"files"}``, plus optional keys (``command``, ``notes``, ``missing``, ``frameworks``, ``plan``,
+``original``: the command as written ``{"argv", "env"}``, ``copies``: ``[{"from", "to"}]``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ class Smoke:
     plan: dict[str, object] = field(default_factory=dict)
     inputs: list[Input] = field(default_factory=list)
     packages: dict[str, str] = field(default_factory=dict)  # package -> framework
+    # The command as written, in the same form (the left side of the editor's diff).
+    original: dict[str, object] = field(default_factory=dict)
+    copies: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def command(self) -> str:
@@ -73,4 +77,6 @@ class Smoke:
             "missing": self.missing,
             "frameworks": self.frameworks,
             "plan": self.plan,
+            "original": self.original,
+            "copies": [{"from": src, "to": dst} for src, dst in self.copies],
         }

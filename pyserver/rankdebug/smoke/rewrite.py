@@ -35,6 +35,8 @@ def smoke(plan: LaunchPlan, *, cwd: Path, settings: Settings | None = None) -> S
     words = [Arg(w.display, w.known) for w in plan.argv]
     split = len(words) if plan.entry_index is None else plan.entry_index + 1
     env, notes = _env(plan)
+    # Taken before the rewrite changes words and variables in place.
+    original: dict[str, object] = {"argv": [w.text for w in words], "env": dict(env)}
     rw = Rewrite(plan=plan, cwd=cwd, settings=settings or Settings(),
                  head=ArgList(words[:split]), args=ArgList(words[split:]), env=env,
                  folder=Folder(key([w.text for w in words], str(cwd), env)), notes=notes)
@@ -60,7 +62,8 @@ def smoke(plan: LaunchPlan, *, cwd: Path, settings: Settings | None = None) -> S
         argv=[a.text for a in items], env=rw.env, changes=rw.changes, files=rw.files,
         notes=rw.notes, missing=rw.missing, frameworks=[f.NAME for f in frameworks],
         unknown={i for i, a in enumerate(items) if not a.known},
-        plan=_shape(plan, rw), inputs=rw.inputs, packages=rw.packages)
+        plan=_shape(plan, rw), inputs=rw.inputs, packages=rw.packages,
+        original=original, copies=rw.copies)
 
 
 def _env(plan: LaunchPlan) -> tuple[dict[str, str], list[str]]:

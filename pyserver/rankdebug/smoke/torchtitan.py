@@ -101,4 +101,4 @@ def rewrite(rw: Rewrite) -> None:
         path, _, data = config
         copy = rw.folder.write(path.name, configs.dump(data, ".toml", f"smoke copy of {path}"))
         rw.args.set(CONFIG_FLAGS, str(copy))
-        rw.files.append(str(copy))
+        rw.copied(path, copy)

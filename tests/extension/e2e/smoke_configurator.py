@@ -1,5 +1,6 @@
 # nanoGPT's "poor man's configurator" (karpathy/nanoGPT configurator.py, MIT): config files
-# and --key=value overrides applied to the training script's globals.
+# and --key=value overrides applied to the training script's globals. Kept as nanoGPT has it.
+# ruff: noqa: E721, SIM115
 import sys
 from ast import literal_eval
 

@@ -13,12 +13,13 @@ eval_iters = 200
 always_save_checkpoint = True
 wandb_log = False
 compile = False
-exec(open('configurator.py').read())
+exec(open('configurator.py').read())  # noqa: SIM115 (nanoGPT's way)
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(block_size, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+model = torch.nn.Sequential(
+    torch.nn.Linear(block_size, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
 opt = torch.optim.SGD(model.parameters(), lr=1e-3)
 t0 = time.time()
 for iter_num in range(max_iters):
