@@ -30,7 +30,7 @@ export interface SmokeAnswer {
     original?: { argv: string[]; env: Record<string, string> };
     /** Config copies with the file each was copied from. */
     copies: SmokeCopy[];
-    /** Knobs that could not be found (`no step limit found: the run may be long`). */
+    /** Knobs that could not be found (`no step limit found: the run may be long`), then other notes. */
     notes: string[];
 }
 
@@ -62,7 +62,8 @@ export function parseSmoke(answer: Record<string, unknown>): SmokeAnswer {
     const copies = Array.isArray(answer.copies)
         ? answer.copies.filter(isRecord).flatMap((c) => (typeof c.from === 'string' && typeof c.to === 'string' ? [{ from: c.from, to: c.to }] : []))
         : [];
-    const notes = isStrings(answer.notes) ? answer.notes : isStrings(answer.missing) ? answer.missing : [];
+    // Knobs not found first (`no step limit found: the run may be long`), then other notes.
+    const notes = [...(isStrings(answer.missing) ? answer.missing : []), ...(isStrings(answer.notes) ? answer.notes : [])];
     return { argv: answer.argv, env: stringMap(answer.env), changes, files: isStrings(answer.files) ? answer.files : [], original: orig, copies, notes };
 }
 
@@ -98,15 +99,23 @@ export interface SmokeOrigin {
     cwd: string | undefined;
 }
 
+/** `where` when it tells more than the name (`ds_config.json: train_batch_size`, not `--max_iters=`). */
+function whereNote(c: SmokeChange): string {
+    const bare = (t: string): string => t.replace(/^-+/, '').replace(/[=\s]+$/, '');
+    return c.where && bare(c.where) !== bare(c.name) ? `  [${c.where}]` : '';
+}
+
 /** The right side: the smoke command with what changed and why, ready to Run or Debug. */
 export function smokeScript(answer: SmokeAnswer, origin: SmokeOrigin): string {
     const width = Math.max(0, ...answer.changes.map((c) => c.name.length));
+    const values = answer.changes.map((c) => `${shown(c.from)} → ${shown(c.to)}`);
+    const vwidth = Math.max(0, ...values.map((v) => v.length));
     const lines = [
         '#!/usr/bin/env bash',
-        `# Smoke run of ${origin.label}, made by \`rankdebug smoke\`; your own files are unchanged.`,
-        '# Edit it here, then Run or Debug it from the editor title bar (or the code lens).',
+        `# Smoke run of ${origin.label} (rankdebug smoke); your own files are unchanged.`,
+        '# Edit it here, then Run or Debug it from the editor title bar.',
         '#',
-        ...answer.changes.map((c) => `#   ${c.name.padEnd(width)}  ${shown(c.from)} → ${shown(c.to)}   (${c.where}: ${c.why})`),
+        ...answer.changes.map((c, i) => `#   ${c.name.padEnd(width)}  ${values[i].padEnd(vwidth)}  ${c.why}${whereNote(c)}`),
         ...(answer.changes.length === 0 ? ['#   nothing to shrink was found'] : []),
         ...answer.notes.map((n) => `#   ! ${n}`),
         ...answer.copies.map((c) => `#   config copy: ${c.to} (from ${c.from})`),

@@ -1481,7 +1481,13 @@ async function scenarioSmoke(page, ws) {
     say(`diff shown ${diffMs} ms after the lens click: ${right.filter((l) => l.includes('→')).length} changes listed`);
     await shot(page, '40-smoke-diff');
     if (process.env.RANKDEBUG_E2E_DOCS === '1') {
+        // The diff at the width a reader needs: side bar and panel out of the way for the shot.
+        await palette(page, 'View: Toggle Primary Side Bar Visibility');
+        await palette(page, 'View: Toggle Panel Visibility');
+        await sleep(800);
         await page.locator('.editor-group-container.active .editor-container').screenshot({ path: path.join(ROOT, 'docs', 'smoke-diff.png') });
+        await palette(page, 'View: Toggle Primary Side Bar Visibility');
+        await palette(page, 'View: Toggle Panel Visibility');
     }
     if (fs.readFileSync(path.join(ws, 'smoke.sh'), 'utf8').includes('max_iters=5000') === false) throw new Error('smoke.sh was edited');
 

@@ -28,6 +28,7 @@ const ANSWER = {
     files: ['/tmp/copy/ds_config.json'],
     original: { argv: ['torchrun', '--nproc_per_node', '8', 'train.py', '--run_name', "it's $(rm -rf ~)", 'data.max_prompt_length=10240'], env: {} },
     notes: ['no save interval found'],
+    missing: ['no step limit found: the run may be long'],
 };
 
 describe('core/smokeScript', () => {
@@ -37,7 +38,7 @@ describe('core/smokeScript', () => {
         assert.equal(s.changes.length, 2);
         assert.equal(s.changes[1].where, 'data.max_prompt_length');
         assert.deepEqual(s.files, ['/tmp/copy/ds_config.json']);
-        assert.deepEqual(s.notes, ['no save interval found']);
+        assert.deepEqual(s.notes, ['no step limit found: the run may be long', 'no save interval found']);
         assert.deepEqual(s.original?.argv, ANSWER.original.argv);
         assert.throws(() => parseSmoke({ env: {}, changes: [] }), /no command/);
         assert.throws(() => parseSmoke({ argv: [] }), /no command/);
@@ -51,7 +52,8 @@ describe('core/smokeScript', () => {
         assert.deepEqual(seen.argv, ANSWER.argv.slice(1));
         assert.equal(seen.wandb, 'disabled');
         assert.equal(fs.realpathSync(seen.cwd), fs.realpathSync(cwd));
-        assert.match(script, /max_prompt_length\s+10240 → 512 {3}\(data\.max_prompt_length: short sequences\)/);
+        assert.match(script, /# {3}data\.max_prompt_length {2}10240 → 512 {2}short sequences\n/);
+        assert.match(script, /# {3}max_steps +\(unset\) → 3 +a few optimizer steps\n/);
         assert.match(script, /! no save interval found/);
         assert.match(script, /config copy: \/tmp\/copy\/ds_config\.json/);
         fs.rmSync(cwd, { recursive: true, force: true });
