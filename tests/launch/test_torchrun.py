@@ -153,6 +153,9 @@ def test_crash_of_an_unchosen_rank_ends_the_job(tmp_path: Path) -> None:
 
         threading.Thread(target=attach, daemon=True).start()
         assert launch.exited(timeout=60) != 0
+        # The rank that failed is named, not only the chosen rank the launcher then stopped.
+        err = launch.stderr()
+        assert re.search(r"rank 0 \(pid \d+\) (had )?ended first", err), err
         assert launch.job is not None and job_processes(launch.job) == []
         assert nobody_listens(str(ev["host"]), int(ev["port"]))
     finally:

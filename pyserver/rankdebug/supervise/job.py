@@ -35,6 +35,7 @@ from rankdebug.runtime import peercred, registry, wire
 from rankdebug.supervise import procs
 from rankdebug.supervise.adapters import Adapter, start_adapter, with_rankdebug_on_path
 from rankdebug.supervise.gate import Gate
+from rankdebug.supervise.rank_exits import RankExits
 from rankdebug.supervise.together import GROUP_COMMANDS, CommandError, Together
 
 STOP_GRACE_S = 2.5  # SIGTERM -> SIGKILL; the whole stop stays under 5 s
@@ -87,6 +88,9 @@ class Supervisor:
         self.abnormal_at: float | None = None
         self._emit_lock = threading.Lock()
         self.together = Together(self._gates, self, self.plan.stop)
+        self.rank_exits = RankExits()
+        self._ranks_scanned_at = 0.0
+        self._first_said = False
 
     # --- output ---------------------------------------------------------------------
 
@@ -261,6 +265,7 @@ class Supervisor:
             self._dispatch(kind, ident, msg)
             self.together.tick()
             self._notice_missing_ranks()
+            self._watch_ranks()
             if (
                 self.abnormal_at is not None
                 and self.stop_reason is None
@@ -269,6 +274,8 @@ class Supervisor:
                 self.stop_reason = "a rank ended before its script finished"
             code = self.proc.poll()
             if code is not None:
+                if code != 0 and self.stop_signal is None:
+                    self._say_first_ended()
                 if code < 0 and self.stop_signal is None:  # not our doing: say who and how
                     self.say(f"the launcher ({os.path.basename(self.plan.argv[0])}, pid "
                              f"{self.proc.pid}) was killed by {_signal_name(-code)}; ending "
@@ -280,6 +287,25 @@ class Supervisor:
                 code = self.proc.wait()
                 return self._status(code)
             procs.reap(self.proc.pid)
+
+    def _watch_ranks(self) -> None:
+        """New rank processes get watched (``rank_exits``): every second for the first 30 s,
+        when ranks start, then every 10 s (an elastic restart); the scan reads /proc."""
+        now = time.monotonic()
+        every = 1.0 if now - self._started_at < 30 else 10.0
+        if self.stop_reason is not None or now - self._ranks_scanned_at < every:
+            return
+        self._ranks_scanned_at = now
+        self.rank_exits.watch(procs.rank_pids(procs.descendants(os.getpid())))
+
+    def _say_first_ended(self) -> None:
+        """The job failed: name the rank that ended first (once)."""
+        first = self.rank_exits.first()
+        if first is None or self._first_said:
+            return
+        self._first_said = True
+        self.say(f"rank {first.rank} (pid {first.pid}) ended first; the launcher's own "
+                 "message says how it ended")
 
     def _notice_missing_ranks(self) -> None:
         """Say once, after ``MISSING_RANK_S``, which chosen ranks never started and what the
@@ -327,7 +353,15 @@ class Supervisor:
     def _on_eof(self, cid: int) -> None:
         conn = self._conns.pop(cid, None)
         if conn is not None and conn.rank is not None and conn.chosen and not conn.finished:
-            self.say(f"rank {conn.rank} ended before its script finished")
+            first = self.rank_exits.first_before(conn.rank)
+            if first is None:
+                self.say(f"rank {conn.rank} ended before its script finished")
+            else:  # the launcher stopped it: the user wants the rank that failed
+                self._first_said = True
+                self.say(f"rank {conn.rank} ended before its script finished: rank "
+                         f"{first.rank} (pid {first.pid}) had ended first, and the launcher "
+                         f"stops every rank once one fails (its own message says how rank "
+                         f"{first.rank} ended)")
             if self.abnormal_at is None:
                 self.abnormal_at = time.monotonic()
 
@@ -634,6 +668,7 @@ class Supervisor:
         for gate in self._gates.values():
             gate.close()
         registry.remove_job(self.job)
+        self.rank_exits.close()
 
 
 def _signal_name(number: int) -> str:

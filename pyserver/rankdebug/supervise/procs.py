@@ -85,10 +85,12 @@ def children(pid: int) -> list[int]:
     return [c for c, p in _parents().items() if p == pid]
 
 
-def ranks_started(pids: Iterable[int]) -> list[int]:
-    """The global ranks that processes ``pids`` carry, read as their bootstrap reads them
-    (``bootstrap.detect_rank``: the job's ``RANKDEBUG_RANKVARS``)."""
-    found: set[int] = set()
+def rank_pids(pids: Iterable[int]) -> dict[int, int]:
+    """pid -> global rank of the rank processes among ``pids``, their ranks read as their
+    bootstrap reads them (``bootstrap.detect_rank``: the job's ``RANKDEBUG_RANKVARS``).
+    A rank's own children (DataLoader workers) carry its variables too, and
+    ``RANKDEBUG_ACTED`` (the rank's pid, set by its bootstrap): they are left out."""
+    found: dict[int, int] = {}
     for pid in pids:
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
@@ -96,10 +98,17 @@ def ranks_started(pids: Iterable[int]) -> list[int]:
         except OSError:
             continue
         env = dict(item.split("=", 1) for item in raw if "=" in item)
+        if env.get("RANKDEBUG_ACTED"):
+            continue
         got = bootstrap.detect_rank(env)
         if got is not None:
-            found.add(got[0])
-    return sorted(found)
+            found[pid] = got[0]
+    return found
+
+
+def ranks_started(pids: Iterable[int]) -> list[int]:
+    """The global ranks that processes ``pids`` carry (see ``rank_pids``)."""
+    return sorted(set(rank_pids(pids).values()))
 
 
 def with_env(name: str, value: str) -> list[int]:
