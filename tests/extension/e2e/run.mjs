@@ -533,6 +533,7 @@ async function scenarioForeignJob(page, ws) {
         await frame.locator('main.tree .row', { hasText: 'long_train.py' }).first().waitFor({ timeout: 10000 });
         say(`stacks panel: the tree's root holds ${rootText} ranks (${timings.stacksMs} ms after the click)`);
         await shot(page, '12-stacks-tree');
+        if (process.env.RANKDEBUG_E2E_DOCS === '1') await page.locator('.editor-group-container.active .editor-container').screenshot({ path: path.join(ROOT, 'docs', 'stack-tree.png') });
         await frame.locator('.toggle button', { hasText: 'Columns' }).click();
         await frame.locator('.column .label').first().waitFor({ timeout: 10000 });
         const labels = (await frame.locator('.column .label').allInnerTexts()).join(' | ');
