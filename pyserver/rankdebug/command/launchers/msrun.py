@@ -17,10 +17,9 @@ from rankdebug.command.launchers.common import (
     is_python,
     launcher_entry,
     option_int,
-    parse_python,
     program_or_module,
-    set_entry,
 )
+from rankdebug.command.launchers.wrappers import program_entry
 from rankdebug.command.options import Opt, Spec, parse_options, value
 from rankdebug.command.words import Word
 
@@ -87,9 +86,7 @@ def parse(ctx: Context, start: int) -> None:
     target = plan.argv[parsed.end] if parsed.end < len(plan.argv) else None
     if target is not None and is_python(target):
         # `msrun ... python x.py`: msrun runs the program given, here python with x.py.
-        call = parse_python(plan.argv, parsed.end + 1)
-        if call.kind is not None and call.target is not None:
-            set_entry(plan, call.kind, call.target, call.index, call.args_from)
-            return
+        program_entry(ctx, parsed.end)
+        return
     py = target is not None and (target.display.endswith(".py") or target.value is None)
     launcher_entry(plan, parsed, NAME, "script" if py else "cli")
