@@ -19,12 +19,13 @@ from rankdebug.command.errors import CommandError
 from rankdebug.command.expand import TooDeep
 from rankdebug.command.launchers.base import Inlined, Inliner
 from rankdebug.command.launchers.common import basename
+from rankdebug.command.options import join_spans
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.script import Report, Stop, Walker
 from rankdebug.command.source import Segment
 from rankdebug.command.state import Scalar, State, Var
 from rankdebug.command.syntax import parse
-from rankdebug.command.words import Part, Span, Word
+from rankdebug.command.words import Part, Word
 from rankdebug.launcher_table import OTHER
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
@@ -58,8 +59,7 @@ class _Code:
                     text += "${" + name + "}"
             pieces.append(text)
         self.text = " ".join(pieces)
-        first, last = words[0].span, words[-1].span
-        self.span = Span(first.start_line, first.start_col, last.end_line, last.end_col)
+        self.span = join_spans(words[0].span, words[-1].span)
         self.source = " ".join(w.source for w in words)
 
     def restore(self, word: Word) -> Word:

@@ -21,13 +21,14 @@ from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     device_count,
     load_yaml_mapping,
+    product,
     program_or_module,
     read_int,
     set_entry,
     single_process,
     why,
 )
-from rankdebug.command.options import fully_unknown
+from rankdebug.command.options import fully_unknown, join_spans
 from rankdebug.command.plan import OptionUse
 from rankdebug.command.words import Span, Word
 
@@ -82,7 +83,7 @@ def parse(ctx: Context, start: int) -> None:
     nodes = read_int(plan, nodes_value.word, nodes_value.label) if nodes_value else (
         None if opaque else 1)
     plan.nproc_per_node, plan.nnodes = devices, nodes
-    plan.world_size = devices * nodes if devices is not None and nodes is not None else None
+    plan.world_size = product(devices, nodes)
     _node_rank(ctx, here)
 
 
@@ -114,7 +115,7 @@ def _settings(ctx: Context, start: int) -> tuple[dict[str, _Value] | None, list[
             continue
         if key in _READ:
             found[key] = _Value(val, "--" + key)
-            plan.options.append(OptionUse(key, "--" + key, val, _cover(word.span, end)))
+            plan.options.append(OptionUse(key, "--" + key, val, join_spans(word.span, end)))
         elif key == "config" and not _config(ctx, val, found):
             return None, opaque
     return found, opaque
@@ -157,7 +158,3 @@ def _node_rank(ctx: Context, here: Span) -> None:
     elif plan.nnodes is not None:
         plan.warn(f"with {plan.nnodes} nodes the command runs on each, and NODE_RANK (or "
                   "srun) says which node it is", here, severity="info", code="multi-node")
-
-
-def _cover(a: Span, b: Span) -> Span:
-    return Span(a.start_line, a.start_col, b.end_line, b.end_col)
