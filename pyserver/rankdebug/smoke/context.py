@@ -94,10 +94,14 @@ class Rewrite:
         return entry.target.value if entry is not None and entry.kind == "module" else None
 
     # -- recording --------------------------------------------------------------------
-    def change(self, name: str, old: object, new: object, why: str, where: str) -> None:
-        o, n = _text(old), _text(new)
-        if o != n:
-            self.changes.append(Change(name, o, n, why, where))
+    def change(self, name: str, old: object, new: object, why: str, where: str) -> bool:
+        """Record the change of ``name`` (none when both texts are the same); returns whether
+        one was recorded."""
+        o, n = plain_text(old), plain_text(new)
+        if o == n:
+            return False
+        self.changes.append(Change(name, o, n, why, where))
+        return True
 
     def copied(self, source: Path, copy: Path) -> None:
         """``copy`` (in the private folder) now stands for the user's ``source``."""
@@ -122,7 +126,8 @@ class Rewrite:
             self.inputs.append(Input(kind, value, where, hub))
 
 
-def _text(value: object) -> str | None:
+def plain_text(value: object) -> str | None:
+    """A value as configs and the changes write it (``true``, ``3``); None stays None."""
     if value is None:
         return None
     if isinstance(value, bool):

@@ -12,7 +12,7 @@ from typing import Any, TypedDict, Unpack
 
 from rankdebug.smoke import configs
 from rankdebug.smoke.args import ArgList, spellings
-from rankdebug.smoke.context import Keep, Rewrite, as_number
+from rankdebug.smoke.context import Keep, Rewrite, as_number, plain_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,16 +96,13 @@ class Overrides(Knobs):
                          item.known)
         if self.config is not None and configs.has(self.config, name):
             value = configs.dotted(self.config, name)
-            return Found(_plain(value), name, f"{self.label}: {name}")
+            return Found(plain_text(value), name, f"{self.label}: {name}")
         return None
 
     def put(self, name: str, value: object) -> str:
         text = self.text(name, value)
         self.args.set_override(name, text)
         return text
-
-    def text(self, name: str, value: object) -> str:
-        return _override_text(value)
 
     def delete(self, name: str) -> bool:
         i = self.args.override_index(name)
@@ -131,14 +128,14 @@ class Keys(Knobs):
     def find(self, name: str) -> Found | None:
         if not configs.has(self.data, name):
             return None
-        return Found(_plain(configs.dotted(self.data, name)), name, f"{self.label}: {name}")
+        return Found(plain_text(configs.dotted(self.data, name)), name, f"{self.label}: {name}")
 
     def put(self, name: str, value: object) -> str:
         configs.set_dotted(self.data, name, value)
         return self.text(name, value)
 
     def text(self, name: str, value: object) -> str:
-        return _plain(value) or ""
+        return plain_text(value) or ""
 
     def delete(self, name: str) -> bool:
         *parents, last = name.split(".")
@@ -196,20 +193,6 @@ class Layered(Knobs):
         return self.flags.spelled(name)
 
 
-def _plain(value: object) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _override_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    return str(value)
-
-
 class Rule(TypedDict, total=False):
     """When :func:`tune` leaves a knob alone. ``present_only``: the command does not set it
     (its default is fine); ``keep_if``: its old value passes this test."""
@@ -235,9 +218,7 @@ def tune(rw: Rewrite, knobs: Knobs, name: str, new: object, why: str,
         rw.note(f"{found.where} {old} is not known here; the smoke run sets {text}")
     spelled = found.spelled if found else knobs.spelled(name)
     where = found.where if found else knobs.where_new(name)
-    before = len(rw.changes)
-    rw.change(spelled, old, text, why, where)
-    return len(rw.changes) > before
+    return rw.change(spelled, old, text, why, where)
 
 
 def same(old: str | None, new: str) -> bool:
