@@ -56,23 +56,19 @@ def dump(data: dict[str, Any], suffix: str, header: str) -> str:
     return f"# {header}\n{body}"
 
 
+def lookup(data: dict[str, Any], key: str) -> tuple[bool, Any]:
+    """(whether ``data`` holds ``a.b``, ``data["a"]["b"]`` or None)."""
+    node: Any = data
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
 def dotted(data: dict[str, Any], key: str) -> Any:
     """``data["a"]["b"]`` for ``a.b``; None when a level is missing."""
-    node: Any = data
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def has(data: dict[str, Any], key: str) -> bool:
-    node: Any = data
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
+    return lookup(data, key)[1]
 
 
 def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:

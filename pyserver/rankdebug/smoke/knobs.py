@@ -86,7 +86,8 @@ class Overrides(Knobs):
 
     def __init__(self, args: ArgList, config: dict[str, Any] | None = None,
                  label: str = "") -> None:
-        self.args, self.config, self.label = args, config, label
+        self.args, self.config = args, config
+        self.file = Keys(config, label) if config is not None else None  # read, never written
 
     def find(self, name: str) -> Found | None:
         i = self.args.override_index(name)
@@ -94,10 +95,7 @@ class Overrides(Knobs):
             item = self.args.items[i]
             return Found(item.text.partition("=")[2], name, f"{name}= (command line)",
                          item.known)
-        if self.config is not None and configs.has(self.config, name):
-            value = configs.dotted(self.config, name)
-            return Found(plain_text(value), name, f"{self.label}: {name}")
-        return None
+        return self.file.find(name) if self.file is not None else None
 
     def put(self, name: str, value: object) -> str:
         text = self.text(name, value)
@@ -126,9 +124,8 @@ class Keys(Knobs):
         self.data, self.label = data, label
 
     def find(self, name: str) -> Found | None:
-        if not configs.has(self.data, name):
-            return None
-        return Found(plain_text(configs.dotted(self.data, name)), name, f"{self.label}: {name}")
+        held, value = configs.lookup(self.data, name)
+        return Found(plain_text(value), name, f"{self.label}: {name}") if held else None
 
     def put(self, name: str, value: object) -> str:
         configs.set_dotted(self.data, name, value)
