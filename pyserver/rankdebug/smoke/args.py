@@ -25,8 +25,13 @@ class Hit:
     joined: bool  # --flag=value
 
     @property
+    def value_index(self) -> int:
+        """The word holding the value: the flag's own for ``--flag=value`` or a bare flag."""
+        return self.index if self.joined or self.value is None else self.index + 1
+
+    @property
     def width(self) -> int:
-        return 1 if self.joined or self.value is None else 2
+        return self.value_index - self.index + 1
 
 
 def spellings(*names: str) -> tuple[str, ...]:
@@ -92,7 +97,7 @@ class ArgList:
         elif hit.value is None:
             self.items.insert(hit.index + 1, Arg(value))
         else:
-            self.items[hit.index + 1] = Arg(value)
+            self.items[hit.value_index] = Arg(value)
         return hit
 
     def remove(self, flags: tuple[str, ...], *, bare: bool = False,

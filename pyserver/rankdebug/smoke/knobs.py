@@ -65,8 +65,7 @@ class Flags(Knobs):
         hit = self.args.find(self.flags(name))
         if hit is None:
             return None
-        item = self.args.items[hit.index if hit.joined or hit.value is None else hit.index + 1]
-        return Found(hit.value, hit.flag, hit.flag, item.known)
+        return Found(hit.value, hit.flag, hit.flag, self.args.items[hit.value_index].known)
 
     def put(self, name: str, value: object) -> str:
         text = python_text(value)

@@ -120,8 +120,7 @@ def _option(rw: Rewrite, name: str, value: int, why: str, *, add: bool = False) 
     hit = rw.head.find((flag,)) if flag is not None else None
     if flag is not None and hit is not None:
         old = hit.value
-        at = hit.index if hit.joined or hit.value is None else hit.index + 1
-        if not rw.head.items[at].known:
+        if not rw.head.items[hit.value_index].known:
             rw.note(f"{flag} {old} is not known here: the smoke run sets {value}")
         if old != str(value):
             rw.head.set((flag,), str(value))
