@@ -157,22 +157,11 @@ def split_fields(text: str, ifs: str) -> list[str]:
         return [text] if text else []
     white = _white(ifs)
     fields: list[str] = []
-    i, n = 0, len(text)
-    while i < n and text[i] in white:
-        i += 1
-    while i < n:
-        j = i
-        while j < n and text[j] not in ifs:
-            j += 1
-        fields.append(text[i:j])
-        # One separator: IFS whitespace around at most one other IFS character.
-        while j < n and text[j] in white:
-            j += 1
-        if j < n and text[j] in ifs:
-            j += 1
-            while j < n and text[j] in white:
-                j += 1
-        i = j
+    at = len(text) - len(text.lstrip(white))
+    while at < len(text):
+        end, after = _field(text, at, ifs, white)
+        fields.append(text[at:end])
+        at = after
     return fields
 
 
@@ -182,14 +171,12 @@ def assign_fields(text: str, ifs: str, count: int) -> list[str]:
         return [text] + [""] * (count - 1)
     white = _white(ifs)
     out: list[str] = []
-    rest = text.lstrip(white)
-    while len(out) < count - 1:
-        fields = split_fields(rest, ifs)
-        if not fields:
-            break
-        out.append(fields[0])
-        rest = _after_first_field(rest, ifs)
-    last = rest.rstrip(white)
+    at = len(text) - len(text.lstrip(white))
+    while len(out) < count - 1 and at < len(text):
+        end, after = _field(text, at, ifs, white)
+        out.append(text[at:end])
+        at = after
+    last = text[at:].rstrip(white)
     fields = split_fields(last, ifs)
     if len(fields) == 1 and last and last[-1] in ifs and last[-1] not in white:
         last = last[:-1].rstrip(white)  # `a,` read into the last name is `a`
@@ -197,15 +184,18 @@ def assign_fields(text: str, ifs: str, count: int) -> list[str]:
     return out + [""] * (count - len(out))
 
 
-def _after_first_field(text: str, ifs: str) -> str:
-    white = _white(ifs)
-    j = 0
-    while j < len(text) and text[j] not in ifs:
+def _field(text: str, at: int, ifs: str, white: str) -> tuple[int, int]:
+    """Where the field that starts at ``text[at]`` ends, and where the next one starts: past
+    one separator, IFS whitespace around at most one other IFS character."""
+    n = len(text)
+    end = at
+    while end < n and text[end] not in ifs:
+        end += 1
+    j = end
+    while j < n and text[j] in white:
         j += 1
-    while j < len(text) and text[j] in white:
+    if j < n and text[j] in ifs:
         j += 1
-    if j < len(text) and text[j] in ifs and text[j] not in white:
-        j += 1
-        while j < len(text) and text[j] in white:
+        while j < n and text[j] in white:
             j += 1
-    return text[j:]
+    return end, j
