@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankdebug.command import LaunchPlan
+from rankdebug.command.entry import script_path
 from rankdebug.smoke.args import ArgList
 from rankdebug.smoke.folder import Folder
 from rankdebug.smoke.model import Change, Input
@@ -68,8 +68,7 @@ class Rewrite:
         entry = self.plan.entry
         if entry is None or entry.kind != "script" or entry.target.value is None:
             return None
-        path = Path(os.path.expanduser(entry.target.value))
-        return path if path.is_absolute() else self.cwd / path
+        return self.resolve(entry.target.value)
 
     @property
     def source(self) -> str | None:
@@ -86,8 +85,8 @@ class Rewrite:
         return self._source
 
     def resolve(self, text: str) -> Path:
-        path = Path(os.path.expanduser(text))
-        return path if path.is_absolute() else self.cwd / path
+        """A path the command names, as the job sees it (``~`` expanded, from the cwd)."""
+        return script_path(text, self.cwd)
 
     def entry_module(self) -> str | None:
         entry = self.plan.entry

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rankdebug.command.entry import script_path, where
 from rankdebug.smoke.base import looks_like_hub_id
 from rankdebug.smoke.model import Input
 
@@ -24,11 +25,6 @@ def _cached(item: Input, env: dict[str, str]) -> bool:
     return (hub_cache(env) / f"{kind}--{item.value.replace('/', '--')}").is_dir()
 
 
-def _resolve(value: str, cwd: Path) -> Path:
-    path = Path(os.path.expanduser(value))
-    return path if path.is_absolute() else cwd / path
-
-
 def check(inputs: list[Input], cwd: Path, env: dict[str, str]) -> tuple[str, bool, str]:
     found: list[str] = []
     hub: list[str] = []
@@ -38,13 +34,13 @@ def check(inputs: list[Input], cwd: Path, env: dict[str, str]) -> tuple[str, boo
             unknown.append(item.value)
             continue
         if item.kind == "data-prefix":
-            missing = [s for s in (".bin", ".idx") if not _resolve(item.value + s, cwd).exists()]
+            missing = [s for s in (".bin", ".idx") if not script_path(item.value + s, cwd).exists()]
             if missing:
                 return "paths", False, (f"data {item.value}{' and '.join(missing)} "
                                         f"({item.where}) does not exist")
             found.append(item.value)
             continue
-        path = _resolve(item.value, cwd)
+        path = script_path(item.value, cwd)
         if path.exists():
             found.append(item.value)
         elif item.hub and looks_like_hub_id(item.value):
@@ -52,8 +48,8 @@ def check(inputs: list[Input], cwd: Path, env: dict[str, str]) -> tuple[str, boo
                      else "not in the local cache: the run will download it")
             hub.append(f"{item.value} ({item.where}) is a hub id, {state}")
         else:
-            here = "" if Path(item.value).is_absolute() else f" in {cwd}"
-            return "paths", False, f"{item.kind} {item.value} ({item.where}) does not exist{here}"
+            return "paths", False, (f"{item.kind} {item.value} ({item.where}) does not exist"
+                                    f"{where(item.value, cwd)}")
     parts = []
     if found:
         parts.append(f"{len(found)} path{'s' if len(found) != 1 else ''} exist"
