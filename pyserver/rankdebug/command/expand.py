@@ -245,8 +245,8 @@ class Expander:
             if c.type == "string_content":
                 out.append(_Chunk(known(_unescape_dq(text(c))), False))
             else:
-                if _lead(c):
-                    out.append(_Chunk(known(_lead(c)), False))
+                if lead := _lead(c):
+                    out.append(_Chunk(known(lead), False))
                 out.extend(self._chunks(c, quoted=True))
         if only_at:
             return out  # "$@" with no items is no word at all
@@ -477,7 +477,7 @@ class Expander:
             if r.type == "heredoc_redirect":
                 value = self.heredoc(r)
             elif r.type == "herestring_redirect":
-                words = [c for c in r.named_children]
+                words = r.named_children
                 value = normalize((*self.scalar(words[0]), Part("\n"))) if words else None
             elif r.type == "file_redirect" and text(r).lstrip("0").startswith("<"):
                 value = None  # a file's contents are not read
@@ -508,8 +508,8 @@ class Expander:
                 out.append(Part(_heredoc_tabs(literal, tabs, line_start)))
                 line_start = literal.endswith("\n")
             if child is not None and child.type != "heredoc_content":
-                if _lead(child):
-                    out.append(Part(_lead(child)))
+                if lead := _lead(child):
+                    out.append(Part(lead))
                 for chunk in self._chunks(child, quoted=True):
                     if isinstance(chunk, _Chunk):
                         out.extend(chunk.value)
@@ -697,16 +697,16 @@ def _which(state: State, vals: list[str]) -> str | None:
     `python SCRIPT` needs a path, not a name)."""
     if len(vals) != 1 or not vals[0] or vals[0].startswith("-"):
         return None  # `which -a X` and `which X Y` print several lines
-    names = vals
+    name = vals[0]
     path_var = state.lookup("PATH")
     search = text_of(path_var.scalar) if path_var is not None else None
     if search is None:
-        return names[0]
+        return name
     try:
-        found = shutil.which(names[0], path=search)
+        found = shutil.which(name, path=search)
     except (OSError, ValueError):
         found = None
-    return found or names[0]
+    return found or name
 
 
 def _command_v(state: State, vals: list[str]) -> str | None:

@@ -105,7 +105,7 @@ def code_at(argv: Sequence[Word], at: int) -> _Code | None:
     """The code of ``eval WORDS`` or ``SHELL [options] -c CODE [NAME [ARGS]]`` at ``argv[at]``."""
     name = basename(argv[at])
     if name == "eval":
-        words = [w for w in argv[at + 1:]]
+        words = list(argv[at + 1:])
         if words and words[0].value == "--":
             words = words[1:]
         return _Code(words, "eval", None) if words else None

@@ -16,7 +16,7 @@ from tree_sitter import Node
 from rankdebug.command import launchers
 from rankdebug.command.errors import CommandError
 from rankdebug.command.expand import Expander, TooDeep
-from rankdebug.command.inline import inliner
+from rankdebug.command.inline import SHELLS, inliner
 from rankdebug.command.launchers import wrapper_scripts
 from rankdebug.command.launchers.base import Context, Inliner
 from rankdebug.command.launchers.common import basename
@@ -35,7 +35,7 @@ from rankdebug.launcher_table import LAUNCH_PROGRAM, OTHER
 _WRAPPERS = "|".join(re.escape(name) for name in WRAPPER_NAMES)
 _LAUNCHY = re.compile(
     rf"(^|/)(?:{LAUNCH_PROGRAM.pattern}|pythonw|sbatch|bash|sh|zsh|eval|{_WRAPPERS})$|^[$`]")
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "source", "."})
+_SHELLS = SHELLS | {"source", "."}
 MAX_FOLLOW = 4
 
 

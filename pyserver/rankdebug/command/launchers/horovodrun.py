@@ -149,7 +149,7 @@ def _assign(plan: LaunchPlan, hosts: list[tuple[str, int | None]], total: int,
         return
     plan.world_size = total
     plan.nnodes = len(counts)
-    plan.nproc_per_node = uniform(list(counts))
+    plan.nproc_per_node = uniform(counts)
     if plan.nnodes == 1:
         plan.node_rank = 0
     else:

@@ -52,8 +52,8 @@ def msrun_launcher(args: Sequence[Word]) -> list[Word] | str:
         # WORKER_NUM == LOCAL_WORKER runs on one node, without the two options (when not
         # known, with them: the ranks are the same either way).
         if local.value is None or worker.value is None or local.value != worker.value:
-            settings += [("master_addr", args[3])]
-            settings += [("master_port", args[4]), ("node_rank", args[5])]
+            settings += [("master_addr", args[3]), ("master_port", args[4]),
+                         ("node_rank", args[5])]
         else:
             settings += [("master_port", args[4])]
         settings += [("log_dir", args[6]), ("join", args[7]), ("cluster_time_out", args[8])]
