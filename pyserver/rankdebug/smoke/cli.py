@@ -77,9 +77,9 @@ def run(args: argparse.Namespace) -> int:
         errors = [d for d in plan.diagnostics if d.severity == "error" or (
             plan.entry is None and d.code == "missing-entry")]
         if errors:
-            first = errors[0].to_json()
-            raise BadInput(str(first["message"]), _int(first["line"]), _int(first["column"]),
-                           code=first["code"])
+            first = errors[0]
+            raise BadInput(first.message, first.span.start_line + 1, first.span.start_col + 1,
+                           code=first.code)
         if plan.entry is None:
             raise BadInput("the command runs no script, module or program", plan.span.start_line
                            + 1, plan.span.start_col + 1)
@@ -99,10 +99,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(text(result))
     return 0
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) else None
 
 
 def _check(plan: LaunchPlan, result: Smoke, cwd: Path, *, as_json: bool) -> int:
