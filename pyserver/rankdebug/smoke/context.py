@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rankdebug.command import LaunchPlan
 from rankdebug.command.entry import script_path
+from rankdebug.smoke import configs
 from rankdebug.smoke.args import ArgList
 from rankdebug.smoke.folder import Folder
 from rankdebug.smoke.model import Change, Input
@@ -52,6 +54,7 @@ class Rewrite:
     nodes: int = 1
     _source: str | None = None
     _source_read: bool = False
+    _configs: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
 
     @property
     def world(self) -> int:
@@ -83,6 +86,14 @@ class Rewrite:
             except OSError:
                 self._source = None
         return self._source
+
+    def config(self, text: str) -> dict[str, Any] | None:
+        """The config file ``text`` names, read once per rewrite: a framework's ``parallel``
+        and ``rewrite`` share it (``rewrite`` may then change it for its copy)."""
+        path = self.resolve(text)
+        if path not in self._configs:
+            self._configs[path] = configs.load(path)
+        return self._configs[path]
 
     def resolve(self, text: str) -> Path:
         """A path the command names, as the job sees it (``~`` expanded, from the cwd)."""

@@ -38,12 +38,11 @@ def _config(rw: Rewrite) -> tuple[Path, str, dict[str, object]] | None:
     hit = rw.args.find(CONFIG_FLAGS)
     if hit is None or not hit.value:
         return None
-    path = rw.resolve(hit.value)
-    data = configs.load(path)
+    data = rw.config(hit.value)
     if data is None:
         rw.lack(f"{hit.value} cannot be read here: only command-line knobs are changed")
         return None
-    return path, hit.value, data
+    return rw.resolve(hit.value), hit.value, data
 
 
 def _knobs(rw: Rewrite, config: tuple[Path, str, dict[str, object]] | None) -> Layered:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankdebug.smoke import base, configs, ranks
+from rankdebug.smoke import base, ranks
 from rankdebug.smoke.context import Rewrite, as_int, smaller
 from rankdebug.smoke.knobs import Overrides, tune
 
@@ -46,7 +46,7 @@ def _knobs(rw: Rewrite) -> Overrides:
     if path_hit and name_hit and path_hit.value and name_hit.value:
         name = name_hit.value if name_hit.value.endswith(".yaml") else f"{name_hit.value}.yaml"
         label = f"{path_hit.value}/{name}"
-        data = configs.load(rw.resolve(label))
+        data = rw.config(label)
     return Overrides(rw.args, data, label)
 
 
