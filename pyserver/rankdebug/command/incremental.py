@@ -195,19 +195,18 @@ class DocumentPlans:
         walker.called.update(called)
         detached: dict[int, tuple[Function, Function]] = {}
         children = resume.children if resume.children is not None else root.children
-        old_starts = _Starts(self._records)
         walked = 0
         for i in range(start_child, len(children)):
             node = children[i]
             if not node.is_named or node.type in ("comment", "heredoc_body"):
                 continue
             if old is not None and node.start_byte >= old.new_end:
-                k = old_starts.find(node.start_byte - old.delta_bytes)
+                k = _record_at(self._records, node.start_byte - old.delta_bytes)
                 if k is not None and self._converged(state, self._records[k], node, old):
                     records.extend(self._moved(self._records[k:], i - self._records[k].index,
                                                old))
                     assert self._final is not None
-                    state = _shift_state(self._final, old)
+                    state = _move_state(self._final, (old,))
                     break
             rec = _Record(i, node.start_byte, node.end_byte,
                           detach(state, detached) if len(records) % CHECKPOINT == 0 else None)
@@ -244,6 +243,7 @@ class DocumentPlans:
         if dindex == 0 and delta == 0:
             return records
         rows, from_row = edit.delta_rows, edit.old_end_row
+        moves = ((from_row, rows),)
         for rec in records:
             rec.index += dindex
             rec.start += delta
@@ -252,7 +252,7 @@ class DocumentPlans:
                 if rec.plans:
                     rec.plans = [_shift_plan(p, from_row, rows) for p in rec.plans]
                 if rec.diagnostics:
-                    rec.diagnostics = [_shift_diag(d, from_row, rows) for d in rec.diagnostics]
+                    rec.diagnostics = [_move_diag(d, moves) for d in rec.diagnostics]
             if rec.before is not None:
                 rec.pending.append(edit)
         return records
@@ -292,7 +292,7 @@ def _same_vars(state: State, before: State, edit: _Edit) -> bool:
     if state.vars.keys() != before.vars.keys() or edit.delta_rows == 0:
         return False
     return all(var == before.vars[name]
-               or var == _shift_var(before.vars[name], edit.old_end_row, edit.delta_rows)
+               or var == _move_var(before.vars[name], ((edit.old_end_row, edit.delta_rows),))
                for name, var in state.vars.items())
 
 
@@ -308,15 +308,10 @@ def _same_functions(state: State, before: State, edit: _Edit) -> bool:
     return True
 
 
-class _Starts:
+def _record_at(records: list[_Record], start: int) -> int | None:
     """Which of the last walk's records starts at a byte (records are in document order)."""
-
-    def __init__(self, records: list[_Record]) -> None:
-        self._records = records
-
-    def find(self, start: int) -> int | None:
-        k = bisect.bisect_left(self._records, start, key=_start_of)
-        return k if k < len(self._records) and self._records[k].start == start else None
+    k = bisect.bisect_left(records, start, key=_start_of)
+    return k if k < len(records) and records[k].start == start else None
 
 
 def _start_of(rec: _Record) -> int:
@@ -501,10 +496,6 @@ def _move_word(w: Word, moves: Moves) -> Word:
                 _move_text(w.reason, moves) if w.reason else w.reason)
 
 
-def _shift_diag(d: Diagnostic, from_row: int, rows: int) -> Diagnostic:
-    return _move_diag(d, ((from_row, rows),))
-
-
 def _move_diag(d: Diagnostic, moves: Moves) -> Diagnostic:
     return Diagnostic(_move_text(d.message, moves), _move_span(d.span, moves), d.severity,
                       d.code, d.fix)
@@ -633,10 +624,6 @@ def origin(plan: LaunchPlan) -> LaunchPlan:
     return plan
 
 
-def _shift_state(state: State, edit: _Edit) -> State:
-    return _move_state(state, (edit,))
-
-
 def _move_state(state: State, edits: Sequence[_Edit]) -> State:
     """A copy of a state from before some edits, as after them: line numbers its reasons
     quote, and where its functions are defined (both only when after an edit)."""
@@ -669,7 +656,3 @@ def _move_var(var: Var, moves: Moves) -> Var:
     items = None if var.items is None else tuple(_move_parts(i, moves) for i in var.items)
     return Var(_move_parts(var.value, moves), items, var.exported, var.integer,
                _move_text(var.array_unknown, moves))
-
-
-def _shift_var(var: Var, from_row: int, rows: int) -> Var:
-    return _move_var(var, ((from_row, rows),))
