@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from rankdebug.command import LaunchPlan
+from rankdebug.command.launchers.common import count_visible
 from rankdebug.smoke.model import Smoke
 
 _GPU_DIR = "/proc/driver/nvidia/gpus"
@@ -20,16 +21,11 @@ def machine_gpus() -> int:
         return 0
 
 
-def named_devices(value: str) -> int:
-    items = [v for v in value.split(",") if v.strip()]
-    return 0 if not items or items[0].strip() in ("-1", "none", "NoDevFiles") else len(items)
-
-
 def expects_gpus(plan: LaunchPlan, result: Smoke, source: str | None) -> str | None:
     """Why the command needs GPUs, or None when it may run on the CPU (DeepSpeed's
     ``--num_gpus`` counts CPU ranks on a machine without GPUs)."""
     for name in _VISIBLE:
-        if name in result.env and named_devices(result.env[name]):
+        if name in result.env and count_visible(result.env[name]) != 0:  # None: all
             return f"{name}={result.env[name]}"
     if plan.nproc_per_node == "gpu":
         return "--nproc_per_node gpu"
@@ -49,10 +45,12 @@ def check(plan: LaunchPlan, result: Smoke, source: str | None) -> tuple[str, boo
     for name in _VISIBLE:
         value = result.env.get(name, os.environ.get(name))
         if value is not None:
-            visible, named_by = min(machine, named_devices(value)), f"{name}={value}"
-            if name in result.env and named_devices(value) < ranks:
+            named = count_visible(value)  # None: all of them
+            visible = machine if named is None else min(machine, named)
+            named_by = f"{name}={value}"
+            if name in result.env and named is not None and named < ranks:
                 return "devices", False, (f"{ranks} processes per node, but {named_by} makes "
-                                          f"{named_devices(value)} device(s) visible")
+                                          f"{named} device(s) visible")
             break
     need = expects_gpus(plan, result, source)
     if machine == 0:
