@@ -54,7 +54,7 @@ def shrink(rw: Rewrite, path_text: str, where: str) -> str | None:
     returns the copy's path, or None when nothing needed changing (or it cannot be read)."""
     rw.need(*PACKAGES)
     path = rw.resolve(path_text)
-    if str(path).startswith(str(rw.folder.path)):
+    if rw.folder.holds(path):
         return None  # already the smoke copy
     rw.reads("config", path_text, where)
     data = configs.load(path)

@@ -61,6 +61,10 @@ class Folder:
             self._path = private_dir(private_dir(base()) / self.name)
         return self._path
 
+    def holds(self, path: Path) -> bool:
+        """Whether ``path`` is in this folder (a copy made already); creates nothing."""
+        return path.is_relative_to(self._path or base() / self.name)
+
     def write(self, filename: str, text: str) -> Path:
         """Write ``filename`` whole (temporary file + rename), mode 0600."""
         target = self.path / Path(filename).name
