@@ -15,7 +15,6 @@ unknown to it that bash knew.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -23,24 +22,21 @@ from typing import Any
 
 import bash_stubs as stubs  # beside this file (pytest puts its folder on sys.path)
 import pytest
+import test_corpus
 
 from rankdebug.command import plan_file
 from rankdebug.command.planner import sbatch_directives, slurm_env
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+CORPUS = test_corpus.CORPUS
 RUNNABLE = (".sh", ".sbatch", ".slurm")
 
 
 def _cases() -> list[Any]:
     out = []
-    for expect in sorted(CORPUS.glob("*.expect.json")):
-        stem = expect.name[: -len(".expect.json")]
-        script = next((CORPUS / f"{stem}{s}" for s in RUNNABLE
-                       if (CORPUS / f"{stem}{s}").is_file()), None)
-        for case in json.loads(expect.read_text(encoding="utf-8"))["cases"]:
-            if "bash" in case:
-                assert script is not None, f"{expect.name}: only shell scripts can be run"
-                out.append(pytest.param(script.name, case, id=f"{script.name}:{case['line']}"))
+    for script, case, _source in test_corpus.CASES:  # the corpus as test_corpus reads it
+        if "bash" in case:
+            assert script.suffix in RUNNABLE, f"{script.name}: only shell scripts can be run"
+            out.append(pytest.param(script.name, case, id=f"{script.name}:{case['line']}"))
     return out
 
 
