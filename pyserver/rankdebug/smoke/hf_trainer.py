@@ -58,8 +58,8 @@ def rewrite(rw: Rewrite) -> None:
     shrink(rw, Flags(rw.args), rw.source or "")
 
 
-def shrink(rw: Rewrite, knobs: Knobs, source: str) -> None:
-    """The TrainingArguments knobs, wherever they live (flags, or a config's keys)."""
+def training_steps(rw: Rewrite, knobs: Knobs) -> None:
+    """TrainingArguments' step limit, batch and accumulation (LLaMA-Factory's too)."""
     steps = rw.settings.steps
     epochs = knobs.find("num_train_epochs")
     why = base.steps_why(steps)
@@ -68,14 +68,24 @@ def shrink(rw: Rewrite, knobs: Knobs, source: str) -> None:
     tune(rw, knobs, "max_steps", steps, why)
     tune(rw, knobs, "per_device_train_batch_size", 1, base.BATCH)
     tune(rw, knobs, "gradient_accumulation_steps", 1, base.ACCUMULATION, present_only=True)
-    for name in ("eval_strategy", "evaluation_strategy"):
-        tune(rw, knobs, name, "no", base.NO_EVAL, present_only=True)
-    for name in ("do_eval", "do_predict", "load_best_model_at_end"):
-        _off(rw, knobs, name)
+
+
+def training_outputs(rw: Rewrite, knobs: Knobs) -> None:
+    """TrainingArguments' checkpoints, output folder and remote logging (LLaMA-Factory's too)."""
     tune(rw, knobs, "save_strategy", "no", base.NO_SAVE)
     if knobs.find("output_dir") is not None:
         tune(rw, knobs, "output_dir", str(rw.folder.subdir("output")), base.OUTPUT)
     tune(rw, knobs, "report_to", "none", base.NO_REMOTE)
+
+
+def shrink(rw: Rewrite, knobs: Knobs, source: str) -> None:
+    """The TrainingArguments knobs, wherever they live (flags, or a config's keys)."""
+    training_steps(rw, knobs)
+    for name in ("eval_strategy", "evaluation_strategy"):
+        tune(rw, knobs, name, "no", base.NO_EVAL, present_only=True)
+    for name in ("do_eval", "do_predict", "load_best_model_at_end"):
+        _off(rw, knobs, name)
+    training_outputs(rw, knobs)
     tune(rw, knobs, "dataloader_num_workers", 0, base.WORKERS, present_only=True,
          keep_if=smaller(0))
     tune(rw, knobs, "logging_steps", 1, base.LOG_EVERY, present_only=True)

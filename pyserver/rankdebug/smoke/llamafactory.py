@@ -7,7 +7,7 @@ on the command line. A DeepSpeed config the YAML names gets a smoke copy."""
 
 from __future__ import annotations
 
-from rankdebug.smoke import base, configs, deepspeed_json
+from rankdebug.smoke import base, configs, deepspeed_json, hf_trainer
 from rankdebug.smoke.context import Rewrite, smaller
 from rankdebug.smoke.knobs import Flags, Knobs, Overrides, tune
 
@@ -54,14 +54,7 @@ def rewrite(rw: Rewrite) -> None:
 
 
 def _shrink(rw: Rewrite, knobs: Knobs) -> None:
-    steps = rw.settings.steps
-    why = base.steps_why(steps)
-    epochs = knobs.find("num_train_epochs")
-    if epochs is not None and knobs.find("max_steps") is None:
-        why += f" (num_train_epochs {epochs.value} no longer decides)"
-    tune(rw, knobs, "max_steps", steps, why)
-    tune(rw, knobs, "per_device_train_batch_size", 1, base.BATCH)
-    tune(rw, knobs, "gradient_accumulation_steps", 1, base.ACCUMULATION, present_only=True)
+    hf_trainer.training_steps(rw, knobs)  # LLaMA-Factory's arguments are TrainingArguments
     tune(rw, knobs, "cutoff_len", rw.settings.seq_len, base.SEQUENCE,
          keep_if=smaller(rw.settings.seq_len))
     n = base.samples(rw)
@@ -74,10 +67,7 @@ def _shrink(rw: Rewrite, knobs: Knobs) -> None:
     tune(rw, knobs, "val_size", 0, base.NO_EVAL, present_only=True, keep_if=smaller(0))
     tune(rw, knobs, "do_eval", False, base.NO_EVAL, present_only=True)
     tune(rw, knobs, "eval_dataset", "null", base.NO_EVAL, present_only=True)
-    tune(rw, knobs, "save_strategy", "no", base.NO_SAVE)
-    if knobs.find("output_dir") is not None:
-        tune(rw, knobs, "output_dir", str(rw.folder.subdir("output")), base.OUTPUT)
-    tune(rw, knobs, "report_to", "none", base.NO_REMOTE)
+    hf_trainer.training_outputs(rw, knobs)
     tune(rw, knobs, "logging_steps", 1, base.LOG_EVERY, present_only=True)
     ds = knobs.find("deepspeed")
     if ds is not None and ds.value:
