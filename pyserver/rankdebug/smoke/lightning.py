@@ -56,7 +56,7 @@ def rewrite(rw: Rewrite) -> None:
     tune(rw, knobs, "trainer.logger", False, base.NO_REMOTE)
     tune(rw, knobs, "trainer.enable_checkpointing", False, base.NO_SAVE)
     tune(rw, knobs, "trainer.accumulate_grad_batches", 1, base.ACCUMULATION, present_only=True)
-    per_node = rw.settings.nproc or 2
+    per_node = rw.settings.nproc or ranks.DEFAULT_PER_NODE
     devices = knobs.find("trainer.devices")
     if devices is not None and ((as_int(devices.value) or 0) > per_node or devices.value in (
             "auto", "-1")):
