@@ -14,9 +14,8 @@ NANOGPT = EXAMPLES / "nanogpt"
 RUN = ["torchrun", "--standalone", "--nproc_per_node", "8", "train.py", "config/char.py"]
 
 
-def test_json_contract(runtime_dir: Path) -> None:
-    done = cli("smoke", "--json", "--cwd", str(NANOGPT), "--", *RUN,
-               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+def test_json_contract() -> None:
+    done = cli("smoke", "--json", "--cwd", str(NANOGPT), "--", *RUN)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert {"argv", "env", "changes", "files"} <= set(out)
@@ -40,9 +39,8 @@ def test_json_contract(runtime_dir: Path) -> None:
     assert out["copies"] == []
 
 
-def test_human_form_ends_with_the_command(runtime_dir: Path) -> None:
-    done = cli("smoke", "--cwd", str(NANOGPT), "--steps", "5", "--nproc", "1", "--", *RUN,
-               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+def test_human_form_ends_with_the_command() -> None:
+    done = cli("smoke", "--cwd", str(NANOGPT), "--steps", "5", "--nproc", "1", "--", *RUN)
     assert done.returncode == 0
     lines = done.stdout.splitlines()
     assert lines[0] == "smoke run (nanogpt; launcher torchrun)"
@@ -51,7 +49,7 @@ def test_human_form_ends_with_the_command(runtime_dir: Path) -> None:
     assert lines[-1].startswith("torchrun --standalone --nproc_per_node 1 train.py")
 
 
-def test_file_and_line(tmp_path: Path, runtime_dir: Path) -> None:
+def test_file_and_line(tmp_path: Path) -> None:
     script = write(tmp_path / "run.sh", """
         #!/bin/bash
         NGPU=8
@@ -59,8 +57,7 @@ def test_file_and_line(tmp_path: Path, runtime_dir: Path) -> None:
         torchrun --nproc_per_node $NGPU \\
             train.py config/char.py --batch_size=32
     """)
-    done = cli("smoke", "--json", "--file", str(script), "--line", "5", "--cwd", str(NANOGPT),
-               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    done = cli("smoke", "--json", "--file", str(script), "--line", "5", "--cwd", str(NANOGPT))
     out = json.loads(done.stdout)
     assert out["env"] == {"OMP_NUM_THREADS": "4"}
     assert out["argv"][:3] == ["torchrun", "--nproc_per_node", "2"]
@@ -96,8 +93,7 @@ def test_copies_are_private_and_the_users_files_untouched(tmp_path: Path,
     write(tmp_path / "ds.json", '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 8}')
     before = digest(tmp_path)
     done = cli("smoke", "--json", "--cwd", str(tmp_path), "--", "deepspeed", "--num_gpus", "8",
-               "train.py", "--deepspeed_config", "ds.json",
-               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+               "train.py", "--deepspeed_config", "ds.json")
     out = json.loads(done.stdout)
     [copy] = out["files"]
     path = Path(copy)
@@ -110,8 +106,7 @@ def test_copies_are_private_and_the_users_files_untouched(tmp_path: Path,
     assert digest(tmp_path) == before
     # The same command gets the same folder back (stable paths for the editor's diff).
     again = cli("smoke", "--json", "--cwd", str(tmp_path), "--", "deepspeed", "--num_gpus", "8",
-                "train.py", "--deepspeed_config", "ds.json",
-                env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+                "train.py", "--deepspeed_config", "ds.json")
     assert json.loads(again.stdout)["files"] == [copy]
 
 
@@ -121,8 +116,7 @@ def test_a_planted_folder_is_refused(tmp_path: Path, runtime_dir: Path) -> None:
     os.symlink(elsewhere, runtime_dir / "rankdebug-smoke")
     write(tmp_path / "ds.json", '{"train_batch_size": 64}')
     done = cli("smoke", "--json", "--cwd", str(tmp_path), "--", "deepspeed", "--num_gpus", "8",
-               "train.py", "--deepspeed_config", "ds.json",
-               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+               "train.py", "--deepspeed_config", "ds.json")
     assert done.returncode == 2
     assert "is not a folder of yours" in json.loads(done.stdout)["error"]["message"]
     assert list(elsewhere.iterdir()) == []

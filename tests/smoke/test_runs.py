@@ -23,10 +23,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _smoke_run(folder: Path, command: list[str], runtime_dir: Path) -> str:
+def _smoke_run(folder: Path, command: list[str]) -> str:
     """Shrink ``command``, run the smoke command in ``folder``; returns its output."""
-    done = cli("smoke", "--json", "--cwd", str(folder), "--", *command,
-               env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    done = cli("smoke", "--json", "--cwd", str(folder), "--", *command)
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(done.stdout)
     before = digest(folder)
@@ -41,14 +40,14 @@ def _smoke_run(folder: Path, command: list[str], runtime_dir: Path) -> str:
     return ran.stdout + ran.stderr
 
 
-def test_nanogpt_style_under_torchrun(runtime_dir: Path) -> None:
+def test_nanogpt_style_under_torchrun() -> None:
     out = _smoke_run(EXAMPLES / "nanogpt",
                      ["torchrun", "--standalone", "--nproc_per_node", "8", "train.py",
-                      "config/char.py"], runtime_dir)
+                      "config/char.py"])
     assert "iter 2:" in out and "iter 3:" not in out and "done" in out
 
 
-def test_hf_trainer_under_accelerate(runtime_dir: Path) -> None:
+def test_hf_trainer_under_accelerate() -> None:
     pytest.importorskip("transformers")
     out = _smoke_run(EXAMPLES / "hf_trainer",
                      ["accelerate", "launch", "--multi_gpu", "--num_processes", "2",
@@ -56,17 +55,16 @@ def test_hf_trainer_under_accelerate(runtime_dir: Path) -> None:
                       "out", "--do_train", "--do_eval", "--num_train_epochs", "20",
                       "--per_device_train_batch_size", "16", "--eval_strategy", "steps",
                       "--eval_steps", "50", "--save_steps", "100", "--block_size", "512",
-                      "--dataloader_num_workers", "2", "--report_to", "all"], runtime_dir)
+                      "--dataloader_num_workers", "2", "--report_to", "all"])
     assert out.count("'train_runtime'") == 2  # both ranks trained, and stopped
 
 
-def test_deepspeed_json_under_the_deepspeed_launcher(runtime_dir: Path) -> None:
+def test_deepspeed_json_under_the_deepspeed_launcher() -> None:
     pytest.importorskip("deepspeed")
     out = _smoke_run(EXAMPLES / "deepspeed",
                      ["deepspeed", "--num_gpus", "2", "--master_port", str(_free_port()),
                       "pretrain.py", "--deepspeed", "--deepspeed_config", "ds_config.json",
                       "--train-iters", "2000", "--micro-batch-size", "16",
                       "--global-batch-size", "64", "--seq-length", "256", "--eval-iters", "10",
-                      "--eval-interval", "100", "--save", "checkpoints", "--log-interval", "10"],
-                     runtime_dir)
+                      "--eval-interval", "100", "--save", "checkpoints", "--log-interval", "10"])
     assert "iteration 3/3" in out and "done" in out
