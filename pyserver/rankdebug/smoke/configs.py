@@ -15,11 +15,13 @@ import yaml
 MAX_BYTES = 4 << 20
 
 
-def read_text(path: Path) -> str | None:
+def read_text(path: Path, errors: str = "strict") -> str | None:
+    """The file's text; None when it is not a readable file here (or larger than
+    ``MAX_BYTES``, or not UTF-8 with ``errors="strict"``)."""
     try:
         if not path.is_file() or path.stat().st_size > MAX_BYTES:
             return None
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8", errors=errors)
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,6 @@ from rankdebug.smoke.args import ArgList
 from rankdebug.smoke.folder import Folder
 from rankdebug.smoke.model import Change, Input
 
-MAX_SOURCE_BYTES = 4 << 20
 # A test of a knob's old value that leaves it alone (e.g. already small enough).
 Keep = Callable[[str | None], bool]
 
@@ -52,8 +52,6 @@ class Rewrite:
     # The smoke run's shape, set by ranks.py before the frameworks run.
     per_node: int | None = None
     nodes: int = 1
-    _source: str | None = None
-    _source_read: bool = False
     _configs: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
 
     @property
@@ -73,19 +71,11 @@ class Rewrite:
             return None
         return self.resolve(entry.target.value)
 
-    @property
+    @cached_property
     def source(self) -> str | None:
         """The entry script's text, when it is a readable Python file here."""
-        if not self._source_read:
-            self._source_read = True
-            path = self.entry_path
-            try:
-                if path is not None and path.is_file() and (
-                        path.stat().st_size <= MAX_SOURCE_BYTES):
-                    self._source = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                self._source = None
-        return self._source
+        path = self.entry_path
+        return configs.read_text(path, errors="replace") if path else None
 
     def config(self, text: str) -> dict[str, Any] | None:
         """The config file ``text`` names, read once per rewrite: a framework's ``parallel``
