@@ -69,10 +69,14 @@ export async function saveIfDirty(src: CommandSource): Promise<void> {
     if (doc?.isDirty && doc.uri.scheme === 'file') await doc.save();
 }
 
+/** Where the command is, as the server's commands take it (`rankdebug.plan`, `rankdebug.smoke`). */
+export function planArg(src: CommandSource): Record<string, unknown> {
+    return src.uri ? { uri: src.uri.toString(), line: src.line ?? 0 } : { text: src.text, language: 'shellscript', settings: src.cwd ? { cwd: src.cwd } : undefined };
+}
+
 /** Asks the server for the plan of the command at `src`; shows the error and returns undefined when there is none. */
 export async function planFor(ctx: Context, src: CommandSource): Promise<LaunchPlan | undefined> {
-    const arg = src.uri ? { uri: src.uri.toString(), line: src.line ?? 0 } : { text: src.text, language: 'shellscript', settings: src.cwd ? { cwd: src.cwd } : undefined };
-    const result = await ctx.server.execute<LaunchPlan | PlanError>('rankdebug.plan', arg);
+    const result = await ctx.server.execute<LaunchPlan | PlanError>('rankdebug.plan', planArg(src));
     if (isPlanError(result)) {
         void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result, vscode.l10n)));
         return undefined;

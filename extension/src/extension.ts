@@ -44,7 +44,7 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const compare = new ComparePanels(python, state, jobs, groups, context.globalState);
     const filter = new JobsFilter(jobs, execute);
     const binder = new BreakpointBinder(execute, state);
-    const smoke = new SmokeRuns(context.globalStorageUri, ctx, python);
+    const smoke = new SmokeRuns(context.globalStorageUri, ctx);
     context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, groups, compare, smoke);
 
     const reg = (id: string, fn: (...args: unknown[]) => unknown): void => {

@@ -8,13 +8,12 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { runCli } from './cli';
-import { debugCommand, saveIfDirty, sourceFromArgs, type CommandSource, type Context } from './commands';
-import { resolveCwd } from './core/settings';
+import { debugCommand, planArg, saveIfDirty, sourceFromArgs, type Context } from './commands';
+import { isPlanError, type PlanError } from './core/ranks';
 import { quote } from './core/shell';
 import { commandLine, originalScript, parseSmoke, smokeScript, type SmokeOrigin } from './core/smokeScript';
+import { planErrorText } from './debug/launchResolver';
 import { log } from './log';
-import { getSettings } from './settings';
 
 const ORIGINAL_SCHEME = 'rankdebug-original';
 export const SMOKE_SUFFIX = '.smoke.sh';
@@ -28,7 +27,6 @@ export class SmokeRuns implements vscode.Disposable {
     constructor(
         private readonly storage: vscode.Uri,
         private readonly ctx: Context,
-        private readonly python: () => Promise<string>,
     ) {
         this.registration = vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, {
             onDidChange: this.changed.event,
@@ -51,30 +49,34 @@ export class SmokeRuns implements vscode.Disposable {
 
     /**
      * Smoke Run.
-     * Steps: find the command (lens, menu, cursor or typed text) and save its document; a
-     * typed command is written to a script of its own; `rankdebug smoke --json`; write the
-     * smoke script and the left side; open the diff (and one per config copy); offer Run and
-     * Debug.
+     * Steps: find the command (lens, menu, cursor or typed text) and save its document; the
+     * language server's `rankdebug.smoke` (`rankdebug smoke --json`'s answer, in the folder the
+     * command runs in); write the smoke script and the left side; open the diff (and one per
+     * config copy); offer Run and Debug.
      */
     async open(args: unknown[]): Promise<void> {
         const src = await sourceFromArgs(args);
         if (!src) return;
         await saveIfDirty(src);
+        const t0 = Date.now();
+        const result = await this.ctx.server.execute<Record<string, unknown> | PlanError>('rankdebug.smoke', planArg(src));
+        if (isPlanError(result)) {
+            void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result, vscode.l10n)));
+            return;
+        }
+        const answer = parseSmoke(result);
+        const line = src.line ?? 0;
+        const origin: SmokeOrigin = {
+            label: src.uri ? `${vscode.workspace.asRelativePath(src.uri)}:${line + 1}` : vscode.l10n.t('the typed command'),
+            cwd: answer.cwd,
+        };
+        log().info(`smoke ${origin.label}: ${answer.changes.length} changes in ${Date.now() - t0} ms`);
+        const stem = src.uri ? `${path.basename(src.uri.path).replace(/\.[^.]*$/, '')}-L${line + 1}` : 'typed-command';
         const dir = await this.folder();
-        const where = await this.locate(src, dir);
-        if (!where) return;
-        const python = await this.python();
-        const run = await runCli(python, ['smoke', '--file', where.file, '--line', String(where.line + 1), ...(where.cwd ? ['--cwd', where.cwd] : []), '--json'], {
-            cwd: where.cwd,
-            timeoutMs: 60000,
-        });
-        const answer = parseSmoke(run.answer);
-        log().info(`smoke ${where.origin.label}: ${answer.changes.length} changes in ${run.ms} ms`);
-        const stem = `${path.basename(where.file).replace(/\.[^.]*$/, '')}-L${where.line + 1}`;
         const right = vscode.Uri.file(path.join(dir, `${stem}${SMOKE_SUFFIX}`));
-        await fs.writeFile(right.fsPath, smokeScript(answer, where.origin), { mode: 0o600 });
+        await fs.writeFile(right.fsPath, smokeScript(answer, origin), { mode: 0o600 });
         const left = vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: `/${stem}.sh` });
-        this.originals.set(left.path, originalScript(answer, where.origin, where.written));
+        this.originals.set(left.path, originalScript(answer, origin));
         this.changed.fire(left);
         // A document already open keeps its text until told otherwise: reload the new script.
         const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === right.toString());
@@ -82,37 +84,15 @@ export class SmokeRuns implements vscode.Disposable {
         for (const copy of answer.copies) {
             await vscode.commands.executeCommand('vscode.diff', vscode.Uri.file(copy.from), vscode.Uri.file(copy.to), vscode.l10n.t('{0} ↔ smoke copy', path.basename(copy.from)), { preview: false });
         }
-        await vscode.commands.executeCommand('vscode.diff', left, right, vscode.l10n.t('Smoke run: {0}', where.origin.label), { preview: false });
+        await vscode.commands.executeCommand('vscode.diff', left, right, vscode.l10n.t('Smoke run: {0}', origin.label), { preview: false });
         const summary = answer.changes.length
-            ? vscode.l10n.t('Smoke run of {0}: {1} changes (see the diff).', where.origin.label, String(answer.changes.length))
-            : vscode.l10n.t('Smoke run of {0}: nothing to shrink was found.', where.origin.label);
+            ? vscode.l10n.t('Smoke run of {0}: {1} changes (see the diff).', origin.label, String(answer.changes.length))
+            : vscode.l10n.t('Smoke run of {0}: nothing to shrink was found.', origin.label);
         const runLabel = vscode.l10n.t('Run');
         const debugLabel = vscode.l10n.t('Debug');
         const picked = await vscode.window.showInformationMessage([summary, ...answer.notes].join(' '), runLabel, debugLabel);
         if (picked === runLabel) await this.run(right);
         else if (picked === debugLabel) await this.debug(right);
-    }
-
-    /** Where the command is for the CLI: a saved file and its line, or a typed command written to a script. */
-    private async locate(src: CommandSource, dir: string): Promise<{ file: string; line: number; cwd: string | undefined; origin: SmokeOrigin; written: string[] } | undefined> {
-        const settings = getSettings(src.uri);
-        if (src.uri) {
-            if (src.uri.scheme !== 'file') {
-                void vscode.window.showWarningMessage(vscode.l10n.t('Rank Debugger: save the document to a file first.'));
-                return undefined;
-            }
-            const file = src.uri.fsPath;
-            const folder = vscode.workspace.getWorkspaceFolder(src.uri)?.uri.fsPath;
-            const cwd = resolveCwd(settings.cwd, folder, path.dirname(file));
-            const line = src.line ?? 0;
-            const doc = await vscode.workspace.openTextDocument(src.uri);
-            const written = line < doc.lineCount ? [doc.lineAt(line).text] : [];
-            return { file, line, cwd, written, origin: { label: `${vscode.workspace.asRelativePath(src.uri)}:${line + 1}`, cwd } };
-        }
-        const text = src.text ?? '';
-        const file = path.join(dir, 'typed-command.sh');
-        await fs.writeFile(file, `${text}\n`, { mode: 0o600 });
-        return { file, line: 0, cwd: src.cwd, written: [text], origin: { label: vscode.l10n.t('the typed command'), cwd: src.cwd } };
     }
 
     /** Run in a terminal: the script as it is now in the editor (saved first). */

@@ -295,6 +295,10 @@ def _commands(server: RankdebugServer) -> None:
                                   args: LaunchJsonArgs) -> dict[str, Any]:
         return await commands.launch_json_command(ls, args)
 
+    @server.command("rankdebug.smoke")
+    async def smoke_command(ls: RankdebugServer, args: PlanArgs) -> dict[str, Any]:
+        return await commands.smoke_command(ls, args)
+
     @server.command("rankdebug.checkRanks")
     async def check_ranks_command(ls: RankdebugServer, *args: Any) -> dict[str, Any]:
         raw = args[0] if args and isinstance(args[0], dict) else {}

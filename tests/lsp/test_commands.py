@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -231,3 +232,32 @@ async def test_plan_of_terminal_text_with_a_cwd(client: LanguageClient, workspac
         "settings": {"cwd": str(workspace / "scripts")}})
     assert result["cwd"] == str(workspace / "scripts")
     assert not [d for d in result["diagnostics"] if d["code"] == "missing-entry"]
+
+
+NANOGPT = Path(__file__).resolve().parents[2] / "examples" / "smoke" / "nanogpt"
+
+
+async def test_smoke_of_a_document_in_the_folder_its_commands_run_in(
+        client: LanguageClient, workspace: Path) -> None:
+    """``rankdebug.smoke``: ``rankdebug smoke --json``'s answer for the command as the editor
+    has it (unsaved text too), its relative paths read from the workspace folder (the
+    ``cwd`` setting's default) although the script sits in scripts/."""
+    nano = workspace / "nano"
+    if not nano.exists():
+        shutil.copytree(NANOGPT, nano)
+    text = "torchrun --standalone --nproc_per_node 8 nano/train.py nano/config/char.py\n"
+    doc = open_doc(client, workspace / "scripts", text)
+    doc.replace(text.replace("--nproc_per_node 8", "--nproc_per_node 4"))
+    result = await execute(client, "rankdebug.smoke", {"uri": doc.uri, "line": 0})
+    assert {"argv", "env", "changes", "files", "original"} <= set(result), result
+    assert result["frameworks"] == ["nanogpt"]
+    assert result["plan"]["cwd"] == str(workspace)
+    assert result["plan"]["from"]["nproc_per_node"] == 4  # the unsaved text
+    assert result["original"]["argv"][:4] == ["torchrun", "--standalone", "--nproc_per_node", "4"]
+    assert "--max_iters=3" in result["argv"]
+
+
+async def test_smoke_errors_carry_a_position(client: LanguageClient, workspace: Path) -> None:
+    doc = open_doc(client, workspace, "echo hi\ntorchrun --nproc_per_node\n")
+    result = await execute(client, "rankdebug.smoke", {"uri": doc.uri, "line": 1})
+    assert result["error"]["line"] == 2 and result["error"]["message"], result

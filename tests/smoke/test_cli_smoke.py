@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -64,6 +65,18 @@ def test_file_and_line(tmp_path: Path) -> None:
     assert "--batch_size=1" in out["argv"]
     assert out["plan"]["span"] == {"start_line": 4, "end_line": 5, "start_column": 1,
                                    "end_column": 44}
+
+
+def test_a_cd_in_the_script_is_where_the_command_runs(tmp_path: Path) -> None:
+    shutil.copytree(NANOGPT, tmp_path / "sub")
+    script = write(tmp_path / "run.sh", """
+        cd sub
+        torchrun --nproc_per_node 8 train.py config/char.py
+    """)
+    done = cli("smoke", "--json", "--file", str(script), "--line", "2", "--cwd", str(tmp_path))
+    out = json.loads(done.stdout)
+    assert out["plan"]["cwd"] == str(tmp_path / "sub")
+    assert out["frameworks"] == ["nanogpt"] and "--max_iters=3" in out["argv"]
 
 
 def test_bad_input_is_an_envelope_with_a_position(tmp_path: Path) -> None:

@@ -144,24 +144,3 @@ export function toServerSettings(s: ExtensionSettings, interpreter: string[], wo
     if (workspace) out.workspace = workspace;
     return out;
 }
-
-/**
- * The working directory a document's commands run in, as the server resolves it
- * (`Settings.resolve_cwd`): `${workspaceFolder}` and `${fileDirname}` substituted, a
- * relative path taken from the folder (or the file's directory); undefined when unknown.
- */
-export function resolveCwd(setting: string, folder: string | undefined, fileDir: string | undefined): string | undefined {
-    let text = setting || '${workspaceFolder}';
-    const base = folder ?? fileDir;
-    if (text.includes('${workspaceFolder}')) {
-        if (base === undefined) return undefined;
-        text = text.split('${workspaceFolder}').join(base);
-    }
-    if (text.includes('${fileDirname}')) {
-        if (fileDir === undefined) return undefined;
-        text = text.split('${fileDirname}').join(fileDir);
-    }
-    if (text.includes('${')) return undefined;
-    if (text.startsWith('/')) return text;
-    return base === undefined ? undefined : `${base.replace(/\/$/, '')}/${text}`;
-}

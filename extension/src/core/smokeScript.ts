@@ -27,7 +27,9 @@ export interface SmokeAnswer {
     changes: SmokeChange[];
     files: string[];
     /** The command as written, in the same form: the left side of the diff. */
-    original?: { argv: string[]; env: Record<string, string> };
+    original: { argv: string[]; env: Record<string, string> };
+    /** The folder the command runs in (`plan.cwd`). */
+    cwd: string | undefined;
     /** Config copies with the file each was copied from. */
     copies: SmokeCopy[];
     /** Knobs that could not be found (`no step limit found: the run may be long`), then other notes. */
@@ -44,8 +46,8 @@ function stringMap(v: unknown): Record<string, string> {
 
 /**
  * Reads the CLI's answer; throws with what is missing when it is not a smoke answer.
- * Steps: argv (required, non-empty), env, changes (each with name/why/where as text), files,
- * then the optional original command, copies and notes.
+ * Steps: argv and the original command (required, non-empty), env, changes (each with
+ * name/why/where as text), files, copies, notes and the folder the command runs in.
  */
 export function parseSmoke(answer: Record<string, unknown>): SmokeAnswer {
     if (!isStrings(answer.argv) || answer.argv.length === 0) throw new Error('rankdebug smoke gave no command (argv)');
@@ -58,13 +60,15 @@ export function parseSmoke(answer: Record<string, unknown>): SmokeAnswer {
               where: String(c.where ?? ''),
           }))
         : [];
-    const orig = isRecord(answer.original) && isStrings(answer.original.argv) ? { argv: answer.original.argv, env: stringMap(answer.original.env) } : undefined;
+    if (!isRecord(answer.original) || !isStrings(answer.original.argv)) throw new Error('rankdebug smoke gave no original command');
+    const original = { argv: answer.original.argv, env: stringMap(answer.original.env) };
+    const cwd = isRecord(answer.plan) && typeof answer.plan.cwd === 'string' ? answer.plan.cwd : undefined;
     const copies = Array.isArray(answer.copies)
         ? answer.copies.filter(isRecord).flatMap((c) => (typeof c.from === 'string' && typeof c.to === 'string' ? [{ from: c.from, to: c.to }] : []))
         : [];
     // Knobs not found first (`no step limit found: the run may be long`), then other notes.
     const notes = [...(isStrings(answer.missing) ? answer.missing : []), ...(isStrings(answer.notes) ? answer.notes : [])];
-    return { argv: answer.argv, env: stringMap(answer.env), changes, files: isStrings(answer.files) ? answer.files : [], original: orig, copies, notes };
+    return { argv: answer.argv, env: stringMap(answer.env), changes, files: isStrings(answer.files) ? answer.files : [], original, copies, notes, cwd };
 }
 
 /** A word that starts a line of its own: an option, a `key=value` override, a script or config path. */
@@ -128,8 +132,8 @@ export function smokeScript(answer: SmokeAnswer, origin: SmokeOrigin): string {
 }
 
 /** The left side: the command as written, in the same layout. */
-export function originalScript(answer: SmokeAnswer, origin: SmokeOrigin, written: string[]): string {
-    const body = answer.original ? commandText(answer.original.argv, answer.original.env, origin.cwd) : written;
+export function originalScript(answer: SmokeAnswer, origin: SmokeOrigin): string {
+    const body = commandText(answer.original.argv, answer.original.env, origin.cwd);
     return ['#!/usr/bin/env bash', `# The command as written in ${origin.label}.`, '', ...body, ''].join('\n');
 }
 

@@ -262,6 +262,23 @@ async def debug_plan(host: Host, args: DebugPlanArgs) -> dict[str, Any]:
     return reply
 
 
+async def smoke_command(host: Host, args: PlanArgs) -> dict[str, Any]:
+    """``rankdebug smoke --json``'s answer for the command as the editor has it (unsaved
+    text included), in the directory its commands run in, as ``debugPlan`` resolves it."""
+    from rankdebug.smoke.rewrite import refuse_unfit, smoke  # loaded only when asked
+
+    problems: list[str] = []
+    try:
+        src = _source(host, args, problems)
+        the_plan = await _in_pool(host, _plan, src, True)
+        refuse_unfit(the_plan)
+        cwd = Path(_cwd(src, host))
+        result = await _in_pool(host, lambda: smoke(the_plan, cwd=cwd))
+    except (ArgumentError, BadInput) as exc:
+        return _error(exc)
+    return result.to_json()
+
+
 async def launch_json_command(host: Host, args: LaunchJsonArgs) -> dict[str, Any]:
     problems: list[str] = []
     try:

@@ -13,7 +13,7 @@ from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.smoke import checks
 from rankdebug.smoke.context import Settings
 from rankdebug.smoke.model import Smoke
-from rankdebug.smoke.rewrite import smoke
+from rankdebug.smoke.rewrite import refuse_unfit, smoke
 
 PROG = "rankdebug smoke"
 DEFAULT = Settings()
@@ -74,15 +74,7 @@ def run(args: argparse.Namespace) -> int:
         if not cwd.is_dir():
             raise BadInput(f"--cwd {args.cwd}: no such folder")
         plan = _plan(args, cwd)
-        errors = [d for d in plan.diagnostics if d.severity == "error" or (
-            plan.entry is None and d.code == "missing-entry")]
-        if errors:
-            first = errors[0]
-            raise BadInput(first.message, first.span.start_line + 1, first.span.start_col + 1,
-                           code=first.code)
-        if plan.entry is None:
-            raise BadInput("the command runs no script, module or program", plan.span.start_line
-                           + 1, plan.span.start_col + 1)
+        refuse_unfit(plan)
         result = smoke(plan, cwd=cwd, settings=Settings(steps=args.steps, nproc=args.nproc))
     except CommandError as exc:
         return report(BadInput(exc.message, exc.line, exc.column), as_json=args.json, prog=PROG)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rankdebug.command import LaunchPlan
+from rankdebug.errors import BadInput
 from rankdebug.smoke import (
     deepspeed_json,
     hf_trainer,
@@ -30,8 +31,25 @@ PRIMARY: tuple[Framework, ...] = (llamafactory, verl_hydra, megatron, torchtitan
 EXTRAS: tuple[Framework, ...] = (deepspeed_json,)
 
 
+def refuse_unfit(plan: LaunchPlan) -> None:
+    """A command there is no smoke version of: its first error (a flag without its value, a
+    missing entry), or no program at all. Raises BadInput with the position."""
+    errors = [d for d in plan.diagnostics if d.severity == "error" or (
+        plan.entry is None and d.code == "missing-entry")]
+    if errors:
+        first = errors[0]
+        raise BadInput(first.message, first.span.start_line + 1, first.span.start_col + 1,
+                       code=first.code)
+    if plan.entry is None:
+        raise BadInput("the command runs no script, module or program",
+                       plan.span.start_line + 1, plan.span.start_col + 1)
+
+
 def smoke(plan: LaunchPlan, *, cwd: Path, settings: Settings | None = None) -> Smoke:
-    """The smoke version of ``plan``. Nothing is run; config copies are written."""
+    """The smoke version of ``plan`` (``refuse_unfit`` first, where the plan comes from a
+    user). Nothing is run; config copies are written."""
+    if plan.cwd:  # the script's own `cd` before the command
+        cwd = cwd / plan.cwd
     words = [Arg(w.display, w.known) for w in plan.argv]
     split = len(words) if plan.entry_index is None else plan.entry_index + 1
     env, notes = _env(plan)
