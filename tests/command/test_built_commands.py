@@ -310,3 +310,12 @@ def test_code_with_unknown_parts_in_its_own_quotes_and_arithmetic_like_substitut
     broken = plan_text("bash -c 'torchrun $((1 +) train.py'\n", 1)
     assert broken.launcher == "other"
     assert "the code bash -c runs cannot be read as shell" in broken.warnings
+
+
+def test_code_run_by_an_outer_launcher_keeps_its_own_assignments() -> None:
+    """`mpirun -x V=a bash -c 'V=b deepspeed …'`: the code's own assignment is what
+    deepspeed sees (bash runs it after mpirun exported its value), so it counts two devices."""
+    script = ("mpirun -np 1 -x CUDA_VISIBLE_DEVICES=0 "
+              "bash -c 'CUDA_VISIBLE_DEVICES=0,1 deepspeed train.py'\n")
+    plan = plan_text(script, 1)
+    assert plan.launcher == "deepspeed" and plan.nproc_per_node == 2

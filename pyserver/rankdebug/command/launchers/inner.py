@@ -68,7 +68,7 @@ def launch_inner(
         severity="info",
         code="nested-launcher",
     )
-    inner = dataclasses.replace(ctx, env={**ctx.env, **(env or {}), **assigned})
+    inner = dataclasses.replace(ctx, env={**ctx.env, **assigned})  # ctx.env holds env already
     plan.visible_devices = visible_devices(inner)
     module.parse(inner, start)
     return True
