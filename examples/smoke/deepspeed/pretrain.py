@@ -10,7 +10,6 @@ shrinks it, and the JSON's batch sizes with it (in a copy). Run from this folder
 """
 
 import argparse
-import os
 import time
 
 import deepspeed

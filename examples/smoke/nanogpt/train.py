@@ -123,6 +123,11 @@ for iter_num in range(max_iters + 1):
         print(f"iter {iter_num}: loss {loss.item() * gradient_accumulation_steps:.4f}, "
               f"time {dt * 1000:.0f}ms", flush=True)
 if ddp:
+    # Every rank is done with its collectives before any tears its process group down: a
+    # rank that closes its gloo pairs while a peer still has one in flight can abort the
+    # peer at exit ("terminate called without an active exception"), seen under load.
+    dist.barrier()
+    del model  # DDP's reducer goes before the group it holds
     dist.destroy_process_group()
 if master:
     print("done", flush=True)
