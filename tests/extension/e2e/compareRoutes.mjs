@@ -90,10 +90,7 @@ export async function scenarioCompareRoutes(page, ws, h) {
     await selectWord(page, h, gradLine, 'grad');
     h.say('editor: grad selected → context menu → Compare Across Ranks');
     await page.keyboard.press('Shift+F10'); // the context menu at the selection, which stays
-    const item = page.getByRole('menuitem', { name: 'Compare Across Ranks' });
-    await item.waitFor({ timeout: 10000 });
-    const tSelection = Date.now();
-    await item.click();
+    const tSelection = await h.pickMenuItem(page, 'Compare Across Ranks');
     ({ frame, groups } = await h.waitGroups(page, 'Compare: grad', ['0,2,3', '1']));
     timings.selectionMs = Math.round((await h.shownAt(frame)) - tSelection);
     if (groups[0].odd || !groups[1].odd) throw new Error(`selection route: rank 1's group is not the one highlighted: ${JSON.stringify(groups)}`);

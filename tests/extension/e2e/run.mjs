@@ -449,17 +449,22 @@ async function openJobsView(page) {
 }
 
 /** Right-click a tree row and pick a menu item; again if a refresh re-rendered the row meanwhile. */
+/** Clicks `name` in the open context menu, again when the menu swallowed the click (it stays open); the time of the click. */
+async function pickMenuItem(page, name) {
+    const item = page.getByRole('menuitem', { name });
+    await item.waitFor({ timeout: 5000 });
+    await item.click({ timeout: 5000 });
+    const t = Date.now();
+    await sleep(300);
+    if (await item.isVisible()) await item.click({ timeout: 2000 }).catch(() => undefined);
+    return t;
+}
+
 async function rowMenu(page, row, name) {
     for (let i = 0; i < 3; i++) {
         await row.click({ button: 'right' });
-        const item = page.getByRole('menuitem', { name });
         try {
-            await item.waitFor({ timeout: 5000 });
-            await item.click({ timeout: 5000 });
-            const t = Date.now();
-            await sleep(300);
-            if (await item.isVisible()) await item.click({ timeout: 2000 }).catch(() => undefined);
-            return t;
+            return await pickMenuItem(page, name);
         } catch (e) {
             say(`menu item ${name}: ${e instanceof Error ? e.message.split('\n')[0] : e}; again`);
             await page.keyboard.press('Escape');
@@ -1581,7 +1586,7 @@ async function main() {
             );
         }
         if (want('compareroutes')) {
-            const helpers = { say, sleep, waitFor, palette, openFile, showFile, goToLine, rowMenu, frameRow, expandMainThreads, waitGroups, shownAt, shot, stopDebugging, jobProcesses };
+            const helpers = { say, sleep, waitFor, palette, openFile, showFile, goToLine, rowMenu, pickMenuItem, frameRow, expandMainThreads, waitGroups, shownAt, shot, stopDebugging, jobProcesses };
             const r = await scenarioCompareRoutes(page, ws, helpers);
             results.push(`compare routes: Watch → weight → Compare Across Ranks → [0,1,3] [2] shown ${r.watchMs} ms after the click; editor selection grad → Compare Across Ranks → [0,2,3] [1] (NaN on rank 1) in ${r.selectionMs} ms; stop left no process`);
         }
