@@ -11,7 +11,8 @@ the main thread's rows come first, largest first, and every main-thread row that
 largest is *odd* (the rank that hangs a job is usually the odd one). Each row has a summary
 (``all_reduce ← train_step ← main``: innermost first, library chains shortened to the call
 the user's code made) and, where torch.distributed is on the stack, the collective the rank
-waits in.
+waits in (or, for an async one, where the main thread waits in ``work.wait()`` and so shows
+no torch.distributed frame, the one its handler names).
 """
 
 from __future__ import annotations
@@ -173,7 +174,7 @@ def group(stacks: list[RankStack], odd: set[int] | None = None) -> list[Group]:
             key = (thread.main, _thread_role(thread), thread.key(), exception)
             row = rows.get(key)
             if row is None:
-                found = collective([thread])
+                found = collective([thread]) or (_work_wait(rs) if thread.main else None)
                 rows[key] = Group(
                     thread="MainThread" if thread.main else thread.name,
                     main=thread.main, ranks=[rs], frames=thread.frames,
@@ -215,7 +216,7 @@ def take(targets: list[tuple[int, int | None, str | None]], *, nonblocking: bool
             if rs.via is None:
                 rs.via = "py-spy"
                 rs.threads = dump(rs.pid, nonblocking=nonblocking, timeout=timeout, exe=exe)
-            rs.collective = collective(rs.threads)
+            rs.collective = _collective_of(rs)
         except StacksError as exc:
             rs.error = str(exc)
         rs.seconds = round(time.monotonic() - t0, 3)
@@ -226,6 +227,27 @@ def take(targets: list[tuple[int, int | None, str | None]], *, nonblocking: bool
     for w in workers:
         w.join()
     return out
+
+
+def _collective_of(rs: RankStack) -> dict[str, Any] | None:
+    """The collective a rank waits in: on its main thread's stack, else the async one its
+    handler names (``work.wait()``), else on any other thread's stack."""
+    return (collective([t for t in rs.threads if t.main]) or _work_wait(rs)
+            or collective(rs.threads))
+
+
+def _work_wait(rs: RankStack) -> dict[str, Any] | None:
+    """An async collective the rank's main thread waits for in ``work.wait()``, from its
+    handler (``collectives.current``), as ``collective()`` gives one; None when the handler
+    names none or it shows on the stack anyway (a blocking call: the stack says it)."""
+    current = (rs.collectives or {}).get("current")
+    if not isinstance(current, dict) or not isinstance(current.get("op"), str):
+        return None
+    main = next((t for t in rs.threads if t.main), None)
+    if main is None or collective([main]) is not None:
+        return None
+    return {"name": current["op"], "file": current.get("file"), "line": current.get("line"),
+            "thread": main.name}
 
 
 def _from_handler(rs: RankStack) -> list[Thread]:
