@@ -2,9 +2,11 @@
  * How a group command went, from the supervisor's reply (the ranks it acted on) and the events
  * that follow it: for a step or run-to, which ranks stopped, which wait in a collective
  * (`blocked`), and when all have arrived. Worded for the status bar or a notification:
- * `ranks 0,1,3 stepped over; rank 2 waiting in all_reduce`. A rank of the command that the
- * supervisor could not move at all (shown paused while it waits in a collective: it cannot
- * step before that returns) is not in the reply; it is `held` and said the same way.
+ * `2 of 4 stopped: ranks 0,1 stepped over; rank 2 waiting in all_reduce; rank 3 still running`.
+ * A rank of the command that the supervisor could not move at all (shown paused while it waits
+ * in a collective: it cannot step before that returns) is not in the reply; it is `held` and
+ * said the same way. The count leads while the command is under way, and when it ended with
+ * ranks held: how many of the ranks asked (those moved and those held) have stopped again.
  * No `vscode` import.
  */
 import type { LaunchEvent } from './events';
@@ -82,9 +84,21 @@ export class GroupProgress {
         }
     }
 
+    /** How many ranks the command named: those it moved and those held in a collective. */
+    get asked(): number {
+        return this.ranks.length + [...this.held.keys()].filter((r) => !this.ranks.includes(r)).length;
+    }
+
     /** What to say now. */
     text(l10n: Localize): string {
         if (!this.ranks.length) return l10n.t('no chosen rank to act on');
+        const told = this.parts(l10n);
+        // Under way, or over with ranks that could not move: how many of those asked stopped.
+        if (this.waits && (!this.done || this.held.size)) return l10n.t('{0} of {1} stopped: {2}', this.arrived.size, this.asked, told);
+        return told;
+    }
+
+    private parts(l10n: Localize): string {
         const parts: string[] = [];
         if (this.done) parts.push(this.verbText(this.ranks, l10n));
         else if (this.arrived.size) parts.push(this.verbText([...this.arrived].sort((a, b) => a - b), l10n));

@@ -23,13 +23,15 @@ describe('core/groupProgress', () => {
     it('follows a group step: arrivals, a rank waiting in a collective, then all arrived', () => {
         const p = new GroupProgress('over', [0, 1, 2, 3]);
         assert.equal(p.done, false);
-        assert.equal(p.text(l10n), 'ranks 0-3 still running');
+        assert.equal(p.text(l10n), '0 of 4 stopped: ranks 0-3 still running');
         assert.equal(p.apply(ev({ event: 'stopped', rank: 0, reason: 'step', file: null, line: null, function: null })), true);
+        assert.equal(p.text(l10n), '1 of 4 stopped: rank 0 stepped over; ranks 1-3 still running');
         p.apply(ev({ event: 'stopped', rank: 1, reason: 'step' }));
         p.apply(ev({ event: 'stopped', rank: 3, reason: 'step' }));
         assert.equal(p.apply(ev({ event: 'stopped', rank: 7, reason: 'step' })), false, 'a rank outside the group');
         assert.equal(p.apply(ev({ event: 'blocked', rank: 2, in: 'all_reduce' })), true);
-        assert.equal(p.text(l10n), 'ranks 0,1,3 stepped over; rank 2 waiting in all_reduce');
+        assert.equal(p.text(l10n), '3 of 4 stopped: ranks 0,1,3 stepped over; rank 2 waiting in all_reduce');
+        assert.equal(p.apply(ev({ event: 'stopped', rank: 1, reason: 'step' })), false, 'a rank counts once');
         assert.equal(p.apply(ev({ event: 'arrived', command: 'step', ranks: [0, 1, 2, 3] })), true);
         assert.equal(p.done, true);
         assert.equal(p.text(l10n), 'ranks 0-3 stepped over');
@@ -38,13 +40,33 @@ describe('core/groupProgress', () => {
 
     it('says the ranks a step could not move: they wait in a collective (held), before and after the others arrive', () => {
         const p = new GroupProgress('over', [0, 2], '', new Map([[1, 'all_reduce'], [3, 'barrier']]));
-        assert.equal(p.text(l10n), 'rank 1 waiting in all_reduce; rank 3 waiting in barrier; ranks 0,2 still running');
+        assert.equal(p.asked, 4, 'the ranks moved and the ranks held');
+        assert.equal(p.text(l10n), '0 of 4 stopped: rank 1 waiting in all_reduce; rank 3 waiting in barrier; ranks 0,2 still running');
         assert.equal(p.apply(ev({ event: 'blocked', rank: 1, in: 'all_reduce' })), false, 'held: not a rank the step moves');
         p.apply(ev({ event: 'stopped', rank: 0, reason: 'step' }));
-        assert.equal(p.text(l10n), 'rank 0 stepped over; rank 1 waiting in all_reduce; rank 3 waiting in barrier; rank 2 still running');
+        assert.equal(p.text(l10n), '1 of 4 stopped: rank 0 stepped over; rank 1 waiting in all_reduce; rank 3 waiting in barrier; rank 2 still running');
         p.apply(ev({ event: 'arrived', command: 'step', ranks: [0, 2] }));
         assert.equal(p.done, true);
-        assert.equal(p.text(l10n), 'ranks 0,2 stepped over; rank 1 waiting in all_reduce; rank 3 waiting in barrier');
+        assert.equal(p.text(l10n), '2 of 4 stopped: ranks 0,2 stepped over; rank 1 waiting in all_reduce; rank 3 waiting in barrier');
+    });
+
+    it('counts the ranks stopped against the ranks asked only while that is news', () => {
+        // Continue and pause are over at once: no count.
+        assert.equal(new GroupProgress('continue', [0, 1]).text(l10n), 'ranks 0,1 continued');
+        // One rank: the count still says it has not stopped yet.
+        const one = new GroupProgress('out', [5]);
+        assert.equal(one.text(l10n), '0 of 1 stopped: rank 5 still running');
+        one.apply(ev({ event: 'stopped', rank: 5, reason: 'step' }));
+        assert.equal(one.text(l10n), '1 of 1 stopped: rank 5 stepped out', 'stopped, the arrived event not yet in');
+        one.apply(ev({ event: 'arrived', command: 'step', ranks: [5] }));
+        assert.equal(one.text(l10n), 'rank 5 stepped out', 'all arrived: the count is no news');
+        // A rank held and also in the reply is asked once.
+        assert.equal(new GroupProgress('in', [0, 1], '', new Map([[1, 'all_reduce']])).asked, 2);
+        // Localised as one message, the numbers and the rest as its arguments.
+        const seen: Array<[string, unknown[]]> = [];
+        const spy = { t: (m: string, ...a: Array<string | number | boolean>): string => (seen.push([m, a]), l10n.t(m, ...a)) };
+        new GroupProgress('over', [0, 1, 2]).text(spy);
+        assert.deepEqual(seen.at(-1), ['{0} of {1} stopped: {2}', [0, 3, 'ranks 0-2 still running']]);
     });
 
     it('says run-to with its line, and ranks waiting in different collectives', () => {
@@ -53,7 +75,7 @@ describe('core/groupProgress', () => {
         p.apply(ev({ event: 'blocked', rank: 4, in: 'barrier' }));
         p.apply(ev({ event: 'blocked', rank: 3, in: 'all_reduce' }));
         p.apply(ev({ event: 'stopped', rank: 0, reason: 'step' }));
-        assert.equal(p.text(l10n), 'rank 0 at train.py:30; ranks 1,3 waiting in all_reduce; rank 4 waiting in barrier; rank 2 still running');
+        assert.equal(p.text(l10n), '1 of 5 stopped: rank 0 at train.py:30; ranks 1,3 waiting in all_reduce; rank 4 waiting in barrier; rank 2 still running');
         p.apply(ev({ event: 'arrived', command: 'run-to', ranks: [0, 1, 2, 3, 4] }));
         assert.equal(p.text(l10n), 'ranks 0-4 at train.py:30');
         assert.equal(who([5]), 'rank 5');
