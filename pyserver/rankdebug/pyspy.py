@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rankdebug.runtime.frames import LIBRARY_FILE, own_file
+from rankdebug.runtime.frames import LIBRARY_FILE, debugger_cut, own_file
 
 PYSPY_PIN = "py-spy==0.4.2"
 DUMP_TIMEOUT_S = 20.0
@@ -139,6 +139,8 @@ def parse_dump(data: Any, pid: int) -> list[Thread]:
         ]
         if raw and not frames:
             continue  # a thread of rankdebug's own
+        # A rank paused under the debugger: its frames above the user's are the debugger's.
+        frames = frames[debugger_cut([f.file for f in frames]):]
         os_tid = item.get("os_thread_id")
         name = str(item.get("thread_name") or "")
         raised = item.get("raised")

@@ -96,6 +96,56 @@ def test_summary_and_collective() -> None:
     assert stk.collective([stk.Thread("MainThread", 1, 10, True, True, True, backward)]) is None
 
 
+def test_a_paused_rank_shows_its_own_frames_not_the_debugger_s() -> None:
+    """A rank paused under the extension's debugpy (bundled: outside site-packages) waits in
+    pydevd's frames and threading's: the stack starts at the user's frame; a thread of the
+    debugger's own keeps its frames."""
+    pydevd = "/ext/dist/bundled/libs/debugpy/_vendored/pydevd/"
+    def raw(name: str, path: str, line: int) -> dict[str, object]:
+        return {"name": name, "filename": path, "line": line}
+    data = [
+        {"thread_name": "MainThread", "os_thread_id": 7, "frames": [
+            raw("wait", "/usr/lib/python3.11/threading.py", 331),
+            raw("_do_wait_suspend", pydevd + "pydevd.py", 2328),
+            raw("trace_dispatch", pydevd + "_pydevd_bundle/pydevd_frame.py", 774),
+            raw("main", "/p/train.py", 32), raw("<module>", "/p/train.py", 38)]},
+        {"thread_name": "pydevd.Reader", "os_thread_id": 8, "frames": [
+            raw("_on_run", pydevd + "_pydevd_bundle/pydevd_comm.py", 200),
+            raw("run", "/usr/lib/python3.11/threading.py", 975)]},
+        {"thread_name": "Thread-1", "os_thread_id": 9, "frames": [
+            raw("wait", "/usr/lib/python3.11/threading.py", 331),
+            raw("loop", "/p/train.py", 5)]},
+    ]
+    threads = {t.name: t for t in stk.parse_dump(data, 7)}
+    main, reader, other = threads["MainThread"], threads["pydevd.Reader"], threads["Thread-1"]
+    assert [(f.name, f.line) for f in main.frames] == [("main", 32), ("<module>", 38)]
+    assert [f.name for f in reader.frames] == ["_on_run", "run"]
+    assert [f.name for f in other.frames] == ["wait", "loop"]  # no debugger: untouched
+
+
+def test_an_async_wait_its_handler_names_is_the_rank_s_collective() -> None:
+    """A rank in ``work.wait()`` shows no torch.distributed frame: its handler's
+    ``collectives.current`` names the collective, for the rank and its row."""
+    user = [_frame("main", "/p/train.py", 26), _frame("<module>", "/p/train.py", 30)]
+    current = {"op": "all_reduce", "group": "0", "seq": 1, "source": "flight recorder",
+               "file": "/p/train.py", "line": 26}
+    rs = stk.RankStack(10, 0, "h", threads=[stk.Thread("MainThread", 1, 10, True, False, False,
+                                                       user)],
+                       collectives={"current": current, "groups": {}})
+    assert stk._collective_of(rs) == {"name": "all_reduce", "file": "/p/train.py", "line": 26,
+                                      "thread": "MainThread"}
+    (row,) = stk.group([rs])
+    assert row.collective == "all_reduce"
+    # A blocking call shows on the stack: the stack says it, not the handler's account.
+    blocking = [_frame("barrier", LIB + "distributed_c10d.py", 9), *user]
+    rs.threads = [stk.Thread("MainThread", 1, 10, True, False, False, blocking)]
+    found = stk._collective_of(rs)
+    assert found is not None and found["name"] == "barrier"
+    # No handler (py-spy read it): nothing to add.
+    rs.threads, rs.collectives = [stk.Thread("MainThread", 1, 10, True, False, False, user)], None
+    assert stk._collective_of(rs) is None
+
+
 def test_ranks_label() -> None:
     assert stk.ranks_label([0, 1, 2, 4, 5, 7], [1] * 6) == "ranks 0-2,4-5,7"
     assert stk.ranks_label([3], [9]) == "rank 3"

@@ -20,6 +20,9 @@ LIBRARY_FILE = re.compile(
     r"[/\\](site|dist)-packages[/\\]|[/\\]lib[/\\]python\d+(\.\d+)?t?[/\\]|^<frozen ")
 # rankdebug's own files (the boot folder links the package in): never the user's either.
 _OWN_FILE = re.compile(r"[/\\]rankdebug[/\\](runtime|boot)[/\\]|[/\\]sitecustomize\.py$")
+# debugpy's and pydevd's files: the frames a rank paused under the debugger shows above the
+# user's (the extension's debugpy is bundled, outside site-packages: not LIBRARY_FILE's).
+DEBUGGER_FILE = re.compile(r"[/\\](debugpy|pydevd\w*|_pydevd\w*|_pydev_\w*)[/\\]")
 
 
 def user_file(path: str) -> bool:
@@ -29,6 +32,19 @@ def user_file(path: str) -> bool:
 def own_file(path: str) -> bool:
     """A file of rankdebug's runtime in a rank: its frames are never shown to the user."""
     return bool(_OWN_FILE.search(path))
+
+
+def debugger_cut(files: list[str]) -> int:
+    """How many of a stack's innermost frames (``files``, innermost first) are the debugger's
+    above the user's code: a rank paused under debugpy waits in its frames (and threading's,
+    which it calls). 0 when there are none, or no frame of the user's follows them."""
+    cut = 0
+    for i, path in enumerate(files):
+        if DEBUGGER_FILE.search(path):
+            cut = i + 1
+        elif user_file(path):
+            return cut
+    return 0
 
 
 def without_own(tb: TracebackType | None) -> TracebackType | None:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import socket
 import sys
 import threading
@@ -50,8 +49,6 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 MAX_REQUEST = 1 << 20
-# debugpy's and pydevd's files: the frames a paused rank shows above the user's.
-_DEBUGGER_FILE = re.compile(r"[/\\](debugpy|pydevd\w*|_pydevd\w*|_pydev_\w*)[/\\]")
 
 
 class _Handler:
@@ -256,7 +253,7 @@ def _stack() -> list[Any]:
     # it calls): everything above the last of them is the debugger's, not the user's.
     cut = 0
     for i, f in enumerate(stack):
-        if _DEBUGGER_FILE.search(f.f_code.co_filename):
+        if frames.DEBUGGER_FILE.search(f.f_code.co_filename):
             cut = i + 1
         elif frames.user_file(f.f_code.co_filename):
             break
