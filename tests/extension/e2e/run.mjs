@@ -29,7 +29,9 @@
 //      paused on the exception, rank 0 paused with it → 6 s on, still paused, alive; the Debug
 //      Console evaluates rank 1's `loss` → stop → no process left;
 //   8. compare across ranks: right-click compare.sh → `0 arm` (4 ranks, rank 0 debugged, all armed)
-//      → rank 0 at a breakpoint in main() → Variables: weight → Compare Across Ranks → the panel
+//      → rank 0 at a breakpoint in main() → Show Stacks on the job: the merged tree branches, rank 0
+//      at the breakpoint (odd), ranks 1-3 in all_reduce (docs/stack-tree.png with
+//      RANKDEBUG_E2E_DOCS=1) → Variables: weight → Compare Across Ranks → the panel
 //      groups ranks 0,1,3 and 2 (rank 2 highlighted, element 1234 [19, 18] named; click → groups
 //      timed; docs/compare-panel.png with RANKDEBUG_E2E_DOCS=1) → Make a group of rank 2 → grad
 //      typed in the Debug Console → Compare Across Ranks… offers it → rank 1's NaN counted in red
@@ -38,7 +40,9 @@
 //      command as written, 5000 iterations; right: the smoke command; docs/smoke-diff.png with
 //      RANKDEBUG_E2E_DOCS=1), smoke.sh unchanged → Debug → rank 1 → paused at the breakpoint → stop;
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
-// Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python).
+// Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python);
+// RANKDEBUG_E2E_DOCS=1 refreshes the README's pictures under docs/ (or a list of their names:
+// RANKDEBUG_E2E_DOCS=stack-tree,compare-panel).
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -77,6 +81,12 @@ function runtimeDir(base) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Whether this run refreshes the README's picture docs/NAME.png (RANKDEBUG_E2E_DOCS=1, or a list of names). */
+function docs(name) {
+    const want = process.env.RANKDEBUG_E2E_DOCS ?? '';
+    return want === '1' || want.split(',').includes(name);
+}
 
 /** Processes of rankdebug jobs started under `dir`: RANKDEBUG_JOB in their environment, or `rankdebug_main.py launch`. */
 function jobProcesses(dir) {
@@ -538,7 +548,6 @@ async function scenarioForeignJob(page, ws) {
         await frame.locator('main.tree .row', { hasText: 'long_train.py' }).first().waitFor({ timeout: 10000 });
         say(`stacks panel: the tree's root holds ${rootText} ranks (${timings.stacksMs} ms after the click)`);
         await shot(page, '12-stacks-tree');
-        if (process.env.RANKDEBUG_E2E_DOCS === '1') await page.locator('.editor-group-container.active .editor-container').screenshot({ path: path.join(ROOT, 'docs', 'stack-tree.png') });
         await frame.locator('.toggle button', { hasText: 'Columns' }).click();
         await frame.locator('.column .label').first().waitFor({ timeout: 10000 });
         const labels = (await frame.locator('.column .label').allInnerTexts()).join(' | ');
@@ -863,7 +872,7 @@ async function scenarioTogether(page, ws) {
     const narrow = await sideBarWidth(page, 760);
     await pane.screenshot({ path: path.join(ART, '20-together-jobs-view.png') });
     // RANKDEBUG_E2E_DOCS=1 refreshes the README's copy (a test run leaves the tree as it was).
-    if (process.env.RANKDEBUG_E2E_DOCS === '1') await pane.screenshot({ path: path.join(ROOT, 'docs', 'ranks-view.png') });
+    if (docs('ranks-view')) await pane.screenshot({ path: path.join(ROOT, 'docs', 'ranks-view.png') });
     await sideBarWidth(page, narrow);
 
     // Step Over All Ranks: rank 0 steps one line; rank 1 cannot (it waits in the all_reduce)
@@ -1275,6 +1284,7 @@ async function scenarioCompare(page, ws) {
         await palette(page, 'Rank Debugger: Refresh Training Jobs');
         return false;
     }, 60000, 2000);
+    timings.stacksMs = await compareStackTree(page, pane, bp);
 
     // Variables: Locals of rank 0's frame in main().
     const locals = page.locator('.debug-variables .monaco-list-row', { hasText: 'Locals' }).first();
@@ -1299,7 +1309,7 @@ async function scenarioCompare(page, ws) {
     if (!spark) throw new Error('the mean sparkline does not mark rank 2');
     say(`Compare: weight — panel first seen ${timings.panelMs} ms, groups shown ${timings.weightMs} ms after the click (seen by the test at ${timings.seenMs} ms); ${verdict}; ${groups.map((g) => `[${g.ranks}]${g.odd ? ' odd' : ''}`).join(' ')}; ${groups[1].text.match(/differs[^M]*/)?.[0]?.trim()}`);
     await shot(page, '25-compare-weight');
-    if (process.env.RANKDEBUG_E2E_DOCS === '1') {
+    if (docs('compare-panel')) {
         await palette(page, 'View: Toggle Maximize Editor Group');
         await sleep(800);
         // The panel alone, without the tab bar (the debug toolbar floats over it).
@@ -1370,6 +1380,79 @@ async function scenarioCompare(page, ws) {
     await goToLine(page, bp);
     await page.keyboard.press('F9');
     return timings;
+}
+
+/**
+ * Show Stacks on the compare job while rank 0 is paused at its breakpoint and ranks 1-3 wait for
+ * it in the all_reduce: the merged tree's root holds 4/4 ranks and branches in main() into rank 0
+ * at the breakpoint line (the odd one out: it stays put while the others wait for it) and ranks
+ * 1-3 in all_reduce; the collective warning names group 0. docs/stack-tree.png with
+ * RANKDEBUG_E2E_DOCS=1 (or =stack-tree). The panel is closed again; answers the ms from the click
+ * to the tree shown.
+ */
+async function compareStackTree(page, pane, bp) {
+    say('Show Stacks on the compare job');
+    const jobRow = pane.locator('.monaco-list-row', { hasText: /torchrun · \d{8}-\d{6}-\d+/ }).first();
+    const tStacks = await rowMenu(page, jobRow, 'Show Stacks');
+    const frame = stacksFrame(page);
+    const heads = frame.locator('main.tree .row.head');
+    let seen = [];
+    await waitFor('the merged tree branching into rank 0 and ranks 1-3', async () => {
+        seen = await heads.evaluateAll((els) =>
+            els.map((el) => ({
+                count: el.querySelector('.count')?.textContent?.trim(),
+                who: el.querySelector('.who')?.textContent?.trim(),
+                name: el.querySelector('.name')?.textContent?.trim(),
+                place: el.querySelector('.place')?.textContent?.trim(),
+                odd: el.classList.contains('odd'),
+                marked: !!el.querySelector('.who mark'),
+                branch: (el.closest('details')?.innerText ?? '').replace(/\s+/g, ' '),
+            })),
+        ).catch(() => []);
+        return seen.some((h) => h.count === '4/4') && seen.some((h) => h.count === '3/4' && h.who === '1-3') && seen.some((h) => h.count === '1/4' && h.who === '0');
+    }, 60000, 250).catch((e) => {
+        throw new Error(`${e.message}; tree heads: ${JSON.stringify(seen)}`);
+    });
+    const ms = Date.now() - tStacks;
+    // Ranks 1-3 wait in the all_reduce (library code, under their loop's line); rank 0 is at the breakpoint.
+    const others = seen.find((h) => h.count === '3/4' && h.who === '1-3');
+    if (!/all_reduce/.test(others?.branch ?? '')) throw new Error(`ranks 1-3's branch does not reach all_reduce: ${others?.branch}`);
+    const rank0Head = seen.find((h) => h.count === '1/4' && h.who === '0');
+    if (!new RegExp(`compare_train\\.py:${bp}\\b`).test(rank0Head?.branch ?? '')) throw new Error(`rank 0's branch is not at compare_train.py:${bp}: ${rank0Head?.branch}`);
+    if (!rank0Head?.odd || !rank0Head.marked) throw new Error(`rank 0's branch is not marked as the odd one out: ${JSON.stringify(rank0Head)}`);
+    const warnings = frame.locator('.collectives');
+    const warning = (await warnings.count()) ? (await warnings.innerText()).replace(/\s+/g, ' ') : '';
+    say(`stack tree: ${seen.map((h) => `${h.count} [${h.who}] ${h.name}${h.odd ? ' (odd)' : ''}`).join(' | ')}; ${warning || 'no collective warning'} (${ms} ms after the click)`);
+    await shot(page, '24-compare-stack-tree');
+    if (docs('stack-tree')) await stackTreePicture(page, frame);
+    await palette(page, 'View: Close Editor');
+    return ms;
+}
+
+/**
+ * docs/stack-tree.png: the Show Stacks panel alone, ~950 px wide (as compare-panel.png), down to
+ * the tree's last row. The side bars and the debug console are hidden meanwhile (the panel sits in
+ * the only editor group, which cannot be maximised); the window is put back, side bar shown.
+ */
+async function stackTreePicture(page, frame) {
+    await palette(page, 'View: Hide Panel');
+    await palette(page, 'View: Toggle Primary Side Bar Visibility');
+    if (await page.locator('.part.auxiliarybar').isVisible()) await palette(page, 'View: Hide Secondary Side Bar');
+    const size = page.viewportSize();
+    await page.setViewportSize({ width: 1000, height: 800 });
+    try {
+        await sleep(800); // the workbench and the webview lay out again
+        const editor = await page.locator('.editor-group-container.active .editor-container').boundingBox();
+        const tree = await frame.locator('main.tree').boundingBox();
+        if (!editor || !tree) throw new Error('the stacks panel has no box to take a picture of');
+        const height = Math.min(editor.height, Math.ceil(tree.y + tree.height - editor.y + 16));
+        await page.screenshot({ path: path.join(ROOT, 'docs', 'stack-tree.png'), clip: { x: editor.x, y: editor.y, width: editor.width, height } });
+        say(`docs/stack-tree.png: ${Math.round(editor.width)}×${height}`);
+    } finally {
+        if (size) await page.setViewportSize(size);
+        await palette(page, 'View: Toggle Primary Side Bar Visibility');
+        await sleep(300);
+    }
 }
 
 async function terminal(page) {
@@ -1486,7 +1569,7 @@ async function scenarioSmoke(page, ws) {
     if (!right.some((l) => l.includes('--nproc_per_node 2'))) throw new Error(`the smoke command lost the job's shape: ${right.join(' / ')}`);
     say(`diff shown ${diffMs} ms after the lens click: ${right.filter((l) => l.includes('→')).length} changes listed`);
     await shot(page, '40-smoke-diff');
-    if (process.env.RANKDEBUG_E2E_DOCS === '1') {
+    if (docs('smoke-diff')) {
         // The diff at the width a reader needs: side bar and panel out of the way for the shot.
         await palette(page, 'View: Toggle Primary Side Bar Visibility');
         await palette(page, 'View: Toggle Panel Visibility');
@@ -1582,7 +1665,7 @@ async function main() {
         if (want('compare')) {
             const r8 = await scenarioCompare(page, ws);
             results.push(
-                `compare across ranks: rank 0 debugged, every rank armed, paused in ${r8.pausedMs} ms; Variables → weight → Compare Across Ranks → groups [0,1,3] [2] (rank 2 odd, element 1234 [19, 18]) shown ${r8.weightMs} ms after the click; Make a group → group commands on rank 2; grad from the Debug Console → NaN on rank 1 (red) in ${r8.gradMs} ms; tolerance 1e-2 → one group in ${r8.toleranceMs} ms; stop left no process`,
+                `compare across ranks: rank 0 debugged, every rank armed, paused in ${r8.pausedMs} ms; Show Stacks → the tree branches into rank 0 (odd) and ranks 1-3 in all_reduce, shown ${r8.stacksMs} ms after the click; Variables → weight → Compare Across Ranks → groups [0,1,3] [2] (rank 2 odd, element 1234 [19, 18]) shown ${r8.weightMs} ms after the click; Make a group → group commands on rank 2; grad from the Debug Console → NaN on rank 1 (red) in ${r8.gradMs} ms; tolerance 1e-2 → one group in ${r8.toleranceMs} ms; stop left no process`,
             );
         }
         if (want('compareroutes')) {
