@@ -129,6 +129,8 @@ def _call_at(frame: Any) -> ast.Call | None:
     its source; None when the frame is not in a call or its source cannot be read."""
     code = frame.f_code
     lasti = frame.f_lasti
+    if lasti < 0:  # not started
+        return None
     try:
         if not dis.opname[code.co_code[lasti]].startswith("CALL"):
             return None
