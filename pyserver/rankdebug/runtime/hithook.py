@@ -15,7 +15,12 @@ until it reaches one:
    on the ``exec`` event of its module code, which runs the planted code in ``__main__``
    instead and ends the interpreter with its outcome (as ``python -m debugpy`` runs a
    script through ``runpy``, one frame of ours sits at the bottom of the stack);
-3. the first hook to run attaches the full debugger (``debug.on_hit``): listen, report the
+3. functions that arrive pickled by value (cloudpickle: the methods of a Ray actor class
+   and the bodies of Ray tasks, which a driver sends its workers) never pass the import
+   system: cloudpickle's ``_make_function`` is wrapped (in Ray's vendored copy and in
+   cloudpickle itself, when either is imported) so that a function whose code spans a
+   breakpoint line gets the planted code of the same function, compiled from its file;
+4. the first hook to run attaches the full debugger (``debug.on_hit``): listen, report the
    port, wait for the client's breakpoints, trace the caller's frame. Later hook calls cost a
    global lookup and a call.
 
@@ -187,6 +192,103 @@ def _patch_loader() -> None:
     loader_cls.get_code = get_code
 
 
+# Modules whose ``_make_function(code, globals, name, argdefs, closure)`` rebuilds a function
+# pickled by value.
+PICKLERS = ("ray.cloudpickle.cloudpickle", "cloudpickle.cloudpickle")
+_planted_files: dict[str, CodeType | None] = {}
+
+
+def planted_code(code: CodeType) -> CodeType:
+    """The planted twin of ``code`` (same file, name and first line) when it spans a hooked
+    line and no hook has fired yet; else ``code`` itself."""
+    if hooks.fired:
+        return code  # traced from now on: the debugger itself stops at breakpoints
+    lines = _targets(code.co_filename)
+    if not lines:
+        return code
+    first, last = _span(code)
+    if not any(first <= n <= last for n in lines):
+        return code
+    path = os.path.realpath(code.co_filename)
+    if path not in _planted_files:
+        _planted_files[path] = compile_planted(path, lines, code.co_filename)
+    module = _planted_files[path]
+    twin = _find_code(module, code) if module is not None else None
+    return twin if twin is not None else code
+
+
+def _span(code: CodeType) -> tuple[int, int]:
+    """First and last line of ``code``, its nested functions included."""
+    import dis
+
+    first = last = code.co_firstlineno
+    for _, line in dis.findlinestarts(code):
+        if line is not None:
+            last = max(last, line)
+    for const in code.co_consts:
+        if isinstance(const, type(code)):
+            last = max(last, _span(const)[1])
+    return first, last
+
+
+def _find_code(tree: CodeType, like: CodeType) -> CodeType | None:
+    """The code object in ``tree`` (nested functions included) that is ``like``'s twin."""
+    for const in tree.co_consts:
+        if not isinstance(const, type(tree)):
+            continue
+        if (const.co_name == like.co_name and const.co_firstlineno == like.co_firstlineno
+                and const.co_freevars == like.co_freevars):
+            return const
+        found = _find_code(const, like)
+        if found is not None:
+            return found
+    return None
+
+
+def _wrap_pickler(module: Any) -> None:
+    original = getattr(module, "_make_function", None)
+    if original is None or getattr(original, "__rankdebug_hithook__", False):
+        return
+
+    def _make_function(code: CodeType, *rest: Any) -> Any:
+        return original(planted_code(code), *rest)
+
+    _make_function.__rankdebug_hithook__ = True  # type: ignore[attr-defined]
+    module._make_function = _make_function
+
+
+class _PicklerFinder:
+    """Wraps a pickler module's ``_make_function`` as soon as the module has run."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in PICKLERS:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        loader = getattr(spec, "loader", None)
+        run = getattr(loader, "exec_module", None)
+        if spec is None or loader is None or run is None:
+            return spec
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            _wrap_pickler(module)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _patch_picklers() -> None:
+    for name in PICKLERS:
+        module = sys.modules.get(name)
+        if module is not None:
+            _wrap_pickler(module)
+    if not any(isinstance(f, _PicklerFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PicklerFinder())
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event != "exec" or hooks.main_done:
         return
@@ -232,5 +334,6 @@ def install(breaks: Sequence[tuple[str, int]], on_hit: Callable[[FrameType], Non
     hooks.on_hit = on_hit
     setattr(builtins, HOOK, _hit)
     _patch_loader()
+    _patch_picklers()
     sys.addaudithook(_audit)
     return True

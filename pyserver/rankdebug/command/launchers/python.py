@@ -5,10 +5,15 @@
 interpreter's own flags (``-u -O -B -X opt -W arg``) are skipped. Modules that are
 launchers (``torch.distributed.run``, ``deepspeed.launcher.runner``, verl's
 trainers...) belong to their own modules, which come first in MODULES.
+
+A script that is a Ray driver (it imports ray and starts remote actors or tasks, as a
+verl-style or Ray Train trainer does) is launcher ``ray``: its ranks are the actors it
+starts, each with ``RANK`` in its runtime environment, and how many is not known here.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rankdebug import launcher_table
@@ -21,10 +26,17 @@ from rankdebug.command.launchers.common import (
     warn_unknown_program,
 )
 from rankdebug.command.launchers.ray import VERL_PREFIX
+from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Word
 from rankdebug.launcher_table import LAUNCHER_MODULES
 
 NAME = launcher_table.BY_NAME["python"].name
+RAY = launcher_table.BY_NAME["ray"].name
+
+# A Ray driver: `import ray` (or `from ray… import`) and something that starts remote work.
+_IMPORTS_RAY = re.compile(r"^[ \t]*(?:import[ \t]+ray\b|from[ \t]+ray(?:\.[\w.]+)?[ \t]+import\b)",
+                          re.MULTILINE)
+_STARTS_REMOTE = re.compile(r"\.remote\(|\bray\.init\(|\bTorchTrainer\(|\bRayWorkerGroup\b")
 
 
 def matches(argv: Sequence[Word]) -> int | None:
@@ -46,3 +58,19 @@ def parse(ctx: Context, start: int) -> None:
     set_entry(plan, call.kind, call.target, call.index, call.args_from)
     if call.kind == "script":
         warn_unknown_program(plan, "script", call.target)
+        if call.target.value is not None and is_ray_driver(ctx.read_text(call.target.value)):
+            ray_driver(plan, call.target)
+
+
+def is_ray_driver(source: str | None) -> bool:
+    """The script imports ray and starts remote actors or tasks."""
+    return bool(source and _IMPORTS_RAY.search(source) and _STARTS_REMOTE.search(source))
+
+
+def ray_driver(plan: LaunchPlan, script: Word) -> None:
+    """A Ray driver: its ranks are actors whose number only the script knows."""
+    plan.launcher = RAY
+    plan.nnodes = plan.node_rank = plan.nproc_per_node = plan.world_size = None
+    plan.warn(f"{script.display} is a Ray driver: its ranks are the actors it starts (RANK in "
+              "their runtime environment); how many is not known here", script.span,
+              severity="info", code="ray-driver")
