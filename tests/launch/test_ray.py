@@ -58,6 +58,9 @@ def test_chosen_actor_ranks_pause_together_at_a_breakpoint(tmp_path: Path) -> No
             assert frame["line"] == line
             assert client.evaluate("__import__('os').environ['RANK']", frame["id"]) == f"'{rank}'"
             assert client.evaluate("rank", frame["id"]) == str(rank)
+            # The raylet would kill a worker still waiting for its client after 60 s.
+            timeout = "__import__('os').environ.get('RAY_worker_register_timeout_seconds')"
+            assert client.evaluate(timeout, frame["id"]) == "'86400'"
         assert launch.job is not None
         running = _ray_processes(launch.job)
         assert any("raylet" in c for c in running), running  # the cluster the job started
