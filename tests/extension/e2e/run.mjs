@@ -39,6 +39,10 @@
 //   9. smoke run: a breakpoint in smoke_train.py → the Smoke run lens on smoke.sh → the diff (left: the
 //      command as written, 5000 iterations; right: the smoke command; docs/smoke-diff.png with
 //      RANKDEBUG_E2E_DOCS=1), smoke.sh unchanged → Debug → rank 1 → paused at the breakpoint → stop;
+//  10. Ray: a breakpoint in ray_worker.py (a Ray actor's method) → right-click ray.sh (a driver
+//      whose rank count is not known: the input box) → `1,2` → both actor ranks paused in the
+//      Call Stack, no other rank with a session → stop → no process of the job left (raylet and
+//      GCS included);
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
 // Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python);
 // RANKDEBUG_E2E_DOCS=1 refreshes the README's pictures under docs/ (or a list of their names:
@@ -136,7 +140,8 @@ function makeWorkspace(base) {
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long.sh'), path.join(ws, 'long.sh'));
-    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
+    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh', 'ray.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
+    for (const f of ['ray_trainer.py', 'ray_worker.py']) fs.copyFileSync(path.join(ROOT, 'tests/launch/scripts', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/smoke_configurator.py'), path.join(ws, 'configurator.py'));
     const py = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
     const bpLine = py.findIndex((l) => l.includes('torch.manual_seed(rank)')) + 1;
@@ -761,6 +766,68 @@ async function scenarioArmedFromEditor(page, ws) {
 }
 
 /** The Call Stack rows under each rank session (its own row, its threads and frames): rank → texts. */
+/** Live processes carrying a job id whose command line matches `re`, wherever their cwd is. */
+function jobProcessesNamed(re) {
+    const out = [];
+    for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+        try {
+            const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+            const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+            if (re.test(cmd) && fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes('RANKDEBUG_JOB=') && !/\) [ZX] /.test(stat)) out.push(`${pid} ${cmd.slice(0, 120)}`);
+        } catch {
+            // gone, or not ours
+        }
+    }
+    return out;
+}
+
+/**
+ * A Ray driver (ray.sh): its rank count is not known, so the editor asks for ranks as text;
+ * `1,2` → both actor ranks paused at a breakpoint in the actor's code, each a `rank N`
+ * session → stop → nothing of the job left, the Ray cluster it started included.
+ */
+async function scenarioRay(page, ws) {
+    say('ray: a breakpoint in the actor\'s code, then right-click ray.sh');
+    const py = fs.readFileSync(path.join(ws, 'ray_worker.py'), 'utf8').split('\n');
+    const bp = py.findIndex((l) => l.includes('# BREAK')) + 1;
+    await openFile(page, 'ray_worker.py');
+    await goToLine(page, bp);
+    await page.locator('.monaco-editor.focused').waitFor();
+    await page.keyboard.press('F9');
+    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+    await openFile(page, 'ray.sh');
+    const line = page.locator('.monaco-editor .view-line', { hasText: 'python ray_trainer.py' }).first();
+    await line.waitFor();
+    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    await rowMenu(page, line, 'Debug Training Command');
+    const input = page.locator('.quick-input-widget input');
+    await page.locator('.quick-input-widget', { hasText: 'not known here' }).waitFor({ timeout: 30000 });
+    await input.fill('1,2');
+    const tEnter = Date.now();
+    await page.keyboard.press('Enter');
+    let stacks;
+    await waitFor('ranks 1 and 2 paused in the Call Stack', async () => {
+        stacks = await rankSubtrees(page);
+        return /Paused/i.test(stacks[1] ?? '') && /Paused/i.test(stacks[2] ?? '');
+    }, 180000).catch((e) => {
+        throw new Error(`${e.message}; Call Stack: ${JSON.stringify(stacks)}`);
+    });
+    const pausedMs = Date.now() - tEnter;
+    if (stacks[0] !== undefined || stacks[3] !== undefined) throw new Error(`only ranks 1 and 2 were picked: ${JSON.stringify(stacks)}`);
+    const cluster = jobProcessesNamed(/raylet|gcs_server/);
+    if (!cluster.length) throw new Error('the job\'s Ray cluster (raylet, GCS) is not running under the job');
+    say(`ranks 1 and 2 paused ${pausedMs} ms after the answer: ${JSON.stringify(stacks)}`);
+    await shot(page, '30-ray-paused');
+    say('stopping');
+    await stopDebugging(page);
+    const left = await waitFor('nothing of the Ray job left', () => {
+        const procs = [...jobProcesses(ws), ...jobProcessesNamed(/raylet|gcs_server|default_worker|ray_trainer/)];
+        return procs.length === 0 ? 'none' : false;
+    }, 30000).catch(() => [...jobProcesses(ws), ...jobProcessesNamed(/raylet|gcs_server|default_worker|ray_trainer/)]);
+    if (left !== 'none') throw new Error(`processes left after stop: ${left.join('; ')}`);
+    return { pausedMs };
+}
+
 async function rankSubtrees(page) {
     const rows = await page.locator('.debug-call-stack .monaco-list-row').evaluateAll((els) => els.map((el) => ({ text: el.innerText.replace(/\s+/g, ' ').trim(), level: Number(el.getAttribute('aria-level') ?? 0) })));
     const out = {};
@@ -1672,6 +1739,10 @@ async function main() {
             const helpers = { say, sleep, waitFor, palette, openFile, showFile, goToLine, rowMenu, pickMenuItem, frameRow, expandMainThreads, waitGroups, shownAt, shot, stopDebugging, jobProcesses };
             const r = await scenarioCompareRoutes(page, ws, helpers);
             results.push(`compare routes: Watch → weight → Compare Across Ranks → [0,1,3] [2] shown ${r.watchMs} ms after the click; editor selection grad → Compare Across Ranks → [0,2,3] [1] (NaN on rank 1) in ${r.selectionMs} ms; stop left no process`);
+        }
+        if (want('ray')) {
+            const r10 = await scenarioRay(page, ws);
+            results.push(`Ray: right-click a verl-shaped driver → ranks 1,2 typed → both actor ranks paused in ${r10.pausedMs} ms; stop left no process (raylet, GCS, workers)`);
         }
         if (want('shim')) {
             await scenarioTerminalShim(page, ws, bpLine);
