@@ -123,3 +123,33 @@ def test_a_function_pickled_by_value_gets_the_hook(tmp_path: Path) -> None:
                          timeout=60, check=True).stdout.split("\n")
     assert out[0] == "[] True True False"  # planted in the copy, not yet run
     assert out[1] == "['plain']"  # the first call reached the hook
+
+
+def test_armed_actor_ranks_compare_a_value(tmp_path: Path) -> None:
+    """`--arm`: every actor rank serves its handler; eval and compare reach them all."""
+    import json
+    import subprocess
+
+    launch = Launch(["--arm", "--", sys.executable, TRAINER, "2", "100000000"], tmp_path)
+    try:
+        launch.event("job", timeout=60)
+        assert launch.job is not None
+
+        def answers() -> list[dict[str, object]] | None:
+            out = subprocess.run([sys.executable, "-m", "rankdebug", "eval", str(launch.job),
+                                  "all", "rank * 10", "--json"], capture_output=True, text=True,
+                                 timeout=60, check=False)
+            lines = [json.loads(x) for x in out.stdout.splitlines() if x.strip()]
+            results = [x for x in lines if x.get("event") == "result"]
+            return lines if len(results) == 2 else None
+
+        lines = wait_for("both actor ranks answering", answers, 120)
+        results = {x["rank"]: x["text"] for x in lines if x.get("event") == "result"}
+        assert results == {0: "0", 1: "10"}
+        groups = next(x for x in lines if x.get("event") == "compare")["groups"]
+        assert sorted(g["ranks"] for g in groups) == [[0], [1]]
+    finally:
+        launch.close()
+        if launch.job:
+            wait_for("no process of the job left", lambda: not _ray_processes(str(launch.job)),
+                     30)
