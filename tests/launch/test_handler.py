@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from rankdebug.runtime import frames, handler
+from rankdebug.runtime import frames, handler, wire
 from rankdebug.runtime.wire import WireError, ask, ask_all
 
 
@@ -83,6 +86,76 @@ def test_many_ranks_asked_at_once(tmp_path: Path, sock: str) -> None:
     got = ask_all([sock, missing, sock], {"command": "ping"})
     assert isinstance(got[0], dict) and isinstance(got[2], dict)
     assert isinstance(got[1], WireError) and "no control socket" in str(got[1])
+
+
+def _server(path: str, reply: bytes | None) -> socket.socket:
+    """A socket at ``path`` that answers each connection with ``reply`` (None: never)."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(16)
+
+    def serve() -> None:
+        kept = []
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            conn.recv(1 << 16)
+            if reply is None:
+                kept.append(conn)  # holds it open, silent
+                continue
+            with conn:
+                conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+def test_all_at_once_keeps_order_and_says_what_each_rank_did(
+        tmp_path: Path, sock: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = {name: str(tmp_path / f"{name}.sock") for name in
+             ("silent", "closes", "junk", "refuses", "half")}
+    servers = [_server(paths["silent"], None), _server(paths["closes"], b""),
+               _server(paths["junk"], b"[1, 2]\n"),
+               _server(paths["refuses"], b'{"event": "error", "message": "no way"}\n'),
+               _server(paths["half"], b'{"event": "arm')]
+    try:
+        order = [sock, paths["silent"], str(tmp_path / "gone.sock"), paths["closes"],
+                 paths["junk"], paths["refuses"], paths["half"], sock]
+        t0 = time.monotonic()
+        got = wire.ask_timed(order, {"command": "ping"}, timeout=1.0)
+        assert time.monotonic() - t0 < 3  # one timeout for them all, not one each
+        replies = [r for r, _ in got]
+        assert isinstance(replies[0], dict) and replies[0]["event"] == "armed"
+        assert isinstance(replies[7], dict) and replies[7]["rank"] == 3
+        messages = [str(r) for r in replies[1:7]]
+        assert "did not answer within 1 s" in messages[0]
+        assert "no control socket" in messages[1]
+        assert "closed its control socket without an answer" in messages[2]
+        assert "not a JSON object" in messages[3]
+        assert messages[4] == "no way" and isinstance(replies[5], WireError)
+        assert replies[5].reply == {"event": "error", "message": "no way"}
+        assert "not a JSON object" in messages[5]
+        assert 0.9 < got[1][1] < 3 and got[0][1] < 1
+        # More ranks than sockets it may open at once: they wait their turn.
+        monkeypatch.setattr(wire, "_open_files_allowed", lambda: 2)
+        many = wire.ask_all([sock] * 9 + [paths["refuses"]], {"command": "ping"}, timeout=5)
+        assert [r["rank"] for r in many[:9] if isinstance(r, dict)] == [3] * 9
+        assert isinstance(many[9], WireError)
+    finally:
+        for srv in servers:
+            srv.close()
+
+
+def test_a_stacks_request_loads_nothing_for_collectives_without_torch(tmp_path: Path) -> None:
+    code = ("import sys, json; from rankdebug.runtime import handler; "
+            "r = handler.handle({'command': 'stacks'}); "
+            "print(json.dumps([r['collectives'], 'rankdebug.runtime.collectives' in sys.modules,"
+            " 'ast' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert json.loads(out.stdout) == [None, False, False]
 
 
 def test_a_forked_child_does_not_serve(sock: str) -> None:

@@ -31,14 +31,13 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rankdebug import ranks as rank_spec
 from rankdebug.errors import BAD_INPUT, FAILED, BadInput, envelope
 from rankdebug.jobs import compare
 from rankdebug.jobs.discover import Job, Rank, discover, find_job
-from rankdebug.runtime.wire import WireError, ask
+from rankdebug.runtime.wire import WireError, ask, ask_all
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,21 +90,23 @@ def _frame(text: str | None) -> int | str | None:
     return int(text) if text.lstrip("-").isdigit() else text
 
 
-def _ask_one(args: argparse.Namespace, key: str, rank: Rank) -> dict[str, Any]:
+def _ask(args: argparse.Namespace, key: str, ranks: list[Rank]) -> list[dict[str, Any]]:
+    """Every rank's reply (or its error as one), all asked at once (``wire.ask_all``)."""
     request: dict[str, Any] = {"command": "eval", "expr": args.expr, "timeout": args.timeout,
                                "keep": key}
     if args.frame is not None:
         request["frame"] = _frame(args.frame)
     if args.function:
         request["function"] = args.function
-    assert rank.socket is not None
-    try:
-        # The rank's own timeout answers first; ours covers a rank that cannot answer at all.
-        reply = ask(rank.socket, request, timeout=args.timeout + 5.0)
-    except WireError as exc:
-        reply = dict(exc.reply or {"event": "error", "message": str(exc)})
-    reply["rank"] = rank.rank
-    return reply
+    # The rank's own timeout answers first; ours covers a rank that cannot answer at all.
+    got = ask_all([str(r.socket) for r in ranks], request, timeout=args.timeout + 5.0)
+    replies = []
+    for rank, one in zip(ranks, got, strict=True):
+        reply = (dict(one.reply or {"event": "error", "message": str(one)})
+                 if isinstance(one, WireError) else one)
+        reply["rank"] = rank.rank
+        replies.append(reply)
+    return replies
 
 
 def _result_line(job: Job, args: argparse.Namespace, reply: dict[str, Any]) -> dict[str, Any]:
@@ -234,8 +235,7 @@ def run(args: argparse.Namespace) -> int:
     except BadInput as exc:
         return _fail(args, exc.message)
     key = f"eval-{os.getpid()}-{time.monotonic_ns()}"
-    with ThreadPoolExecutor(max_workers=min(32, len(reachable))) as pool:
-        replies = list(pool.map(lambda r: _ask_one(args, key, r), reachable))
+    replies = _ask(args, key, reachable)
     lines = [_result_line(job, args, reply) for reply in replies]
     lines += [{"event": "error", "rank": r.rank, "message": _no_handler(job, r)}
               for r in picked if r.socket is None]

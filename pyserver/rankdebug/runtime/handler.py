@@ -201,6 +201,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
 def _collectives() -> dict[str, Any] | None:
     """Where this rank is in its process groups' collectives (``runtime.collectives``)."""
+    if "torch.distributed" not in sys.modules:
+        return None  # what collectives.state() says then, without importing it (and ast,
+        # dis, pickle: milliseconds in each of hundreds of ranks asked at once)
     from rankdebug.runtime import collectives
 
     try:
