@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 from rankdebug import __version__
 from rankdebug.errors import BadInput, report
-from rankdebug.launcher_table import LAUNCH_PROGRAM
 from rankdebug.runtime.registry import RegistryError
 
 # verb -> module providing add_arguments(parser) and run(args) -> int.
@@ -51,6 +50,8 @@ def _launch_shorthand(args: list[str]) -> bool:
     first = args[0]
     if first.startswith("-"):
         return first.partition("=")[0] in _launch_options()
+    from rankdebug.launcher_table import LAUNCH_PROGRAM  # not for the verbs: imported here
+
     return bool(LAUNCH_PROGRAM.fullmatch(first.rsplit("/", 1)[-1]))
 
 

@@ -4,6 +4,7 @@ grouping and summaries of stacks, ptrace diagnoses, argument errors."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import subprocess
 import sys
@@ -335,6 +336,134 @@ def test_odd_ones_need_to_stay_apart_in_every_read() -> None:
     once = [{0: "w", 1: "w", 2: "s"}, {0: "w", 1: "w", 2: "w"}]
     assert odd_ranks(once) == set()  # joined the others in one read
     assert odd_ranks([{0: "a", 1: "b", 2: "c"}] * 3) == set()  # no two ranks agree
+
+
+def test_more_reads_are_needed_only_while_a_rank_stays_apart() -> None:
+    from rankdebug.jobs.odd_ones import odd_ranks, settled
+
+    assert settled([{0: "a", 1: "a", 2: "a"}])  # all together: nothing more to learn
+    assert settled([{0: "a", 1: "b", 2: "c"}])  # no two agree: nobody is apart from a set
+    assert settled([{0: "a"}])
+    assert not settled([])
+    assert not settled([{0: "a", 1: "a", 2: "b"}])  # rank 2 apart: read again
+    assert settled([{0: "a", 1: "a", 2: "b"}, {0: "c", 1: "c", 2: "c"}])  # it rejoined
+    assert not settled([{0: "x", 1: "x", 2: "s"}, {0: "y", 1: "y", 2: "s"}])
+    # What settles can no longer be flagged, whatever the later reads say.
+    for later in ({0: "a", 1: "a", 2: "z"}, {0: "q", 1: "r", 2: "s"}):
+        assert odd_ranks([{0: "a", 1: "a", 2: "a"}, later]) == set()
+
+
+def test_reads_start_an_interval_apart_and_stop_when_settled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from rankdebug.jobs import cli_stacks
+
+    def rank(n: int, where: str) -> stk.RankStack:
+        return stk.RankStack(100 + n, n, "h", threads=[
+            stk.Thread("MainThread", 1, 100 + n, True, False, False,
+                       [_frame(where, "/p/train.py", 5)])], via="handler")
+
+    starts: list[float] = []
+    odd = {"where": "elsewhere"}
+
+    def take(*_args: object, **_kwargs: object) -> list[stk.RankStack]:
+        starts.append(time.monotonic())
+        time.sleep(0.25)  # a slow read
+        return [rank(0, "step"), rank(1, "step"), rank(2, odd["where"])]
+
+    monkeypatch.setattr(stk, "take", take)
+    args = argparse.Namespace(samples=3, interval=0.3, nonblocking=False, timeout=5.0)
+    reads = cli_stacks._reads(args, [], {})
+    assert len(reads) == 3  # rank 2 stayed apart: every read taken
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert all(0.28 < g < 0.5 for g in gaps), gaps  # start to start, not 0.25 + 0.3
+    starts.clear()
+    odd["where"] = "step"
+    assert len(cli_stacks._reads(args, [], {})) == 1  # together in the first read
+    assert len(starts) == 1
+
+
+def test_a_rank_counts_once_in_a_row_however_many_threads_share_it() -> None:
+    same = [_frame("wait", "/usr/lib/python3.11/threading.py")]
+    ranks = [stk.RankStack(100 + r, r, "h", threads=[
+        stk.Thread("MainThread", 1, 100 + r, True, False, False, same),
+        stk.Thread("Thread-1 (pin)", 2, 200 + r, False, False, False, same),
+        stk.Thread("Thread-2 (pin)", 3, 300 + r, False, False, False, same)])
+        for r in range(300)]
+    t0 = time.monotonic()
+    groups = stk.group(ranks)
+    assert time.monotonic() - t0 < 1.0
+    assert [(g.main, len(g.ranks)) for g in groups] == [(True, 300), (False, 300)]
+
+
+def test_status_reads_what_the_status_file_says(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        time.sleep(0.3)
+        for pid in (proc.pid, os.getpid()):
+            st = procfs.status(pid)
+            text = Path(f"/proc/{pid}/status").read_text()
+            fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+            assert st is not None
+            assert [st.uid, st.euid] == [int(x) for x in fields["Uid"].split()[:2]]
+            assert st.ppid == int(fields["PPid"])
+            assert st.threads == int(fields["Threads"])
+            if pid == proc.pid:  # asleep: its memory stays put between the two reads
+                assert st.rss == int(fields["VmRSS"].split()[0]) * 1024
+                assert st.state == "S"
+        assert procfs.status(proc.pid + 10_000_000) is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_scan_parses_only_the_variables_it_reads() -> None:
+    data = (b"RANK=3\0XRANK=9\0LOCAL_RANK=1\0OMPI_COMM_WORLD_SIZE=4\0PATH=/a=b\0"
+            b"RANK=4\0NOEQ\0=x\0HOME=/h\0")
+    everything = procfs.parse_environ(data)
+    assert everything["PATH"] == "/a=b" and everything["RANK"] == "4"
+    kept = procfs.parse_environ(data, procfs.EnvFilter.of(["RANK", "LOCAL_RANK", "PATH"],
+                                                          ["OMPI_COMM_WORLD"]))
+    assert kept == {"RANK": "4", "LOCAL_RANK": "1", "OMPI_COMM_WORLD_SIZE": "4",
+                    "PATH": "/a=b"}
+    env = {"RANK": "5", "LOCAL_RANK": "1", "WORLD_SIZE": "8", "MASTER_ADDR": "n0",
+           "MASTER_PORT": "29500", "TORCHELASTIC_RUN_ID": "r", "CUDA_VISIBLE_DEVICES": "1",
+           "RANKDEBUG_JOB": "j", "OMPI_COMM_WORLD_RANK": "5", "SLURM_PROCID": "5",
+           "HOME": "/h", "PS1": "$"}
+    raw = b"\0".join(f"{k}={v}".encode() for k, v in env.items())
+    scanned = procfs.parse_environ(raw, discover._ENV_READ)
+    assert set(env) - set(scanned) == {"HOME", "PS1"}
+    assert discover.rank_vars(scanned) == discover.rank_vars(env)
+    assert discover.signature(scanned) == discover.signature(env)
+    assert discover._env_launcher(scanned) == discover._env_launcher(env)
+
+
+def test_hundreds_of_scanned_ranks_merge_into_their_registry_job() -> None:
+    import dataclasses
+
+    job = discover.Job("J", "registry", "h", "torchrun", 1, ["torchrun"], "/w", 1.0, None,
+                       ranks=[discover.Rank(None, r, None, None, "h", state="starting",
+                                            socket=f"/r/rank-{r}.sock", armed=True)
+                              for r in range(0, 512, 2)])
+    seen = [discover.Rank(10_000 + r, r, r % 8, 512, "h", cpu=1.0, rss=5, command=["python"],
+                          gpu=[{"index": 0, "memory_mib": 10}])
+            for r in reversed(range(512))]
+    t0 = time.monotonic()
+    discover._merge(job, seen)
+    assert time.monotonic() - t0 < 0.5
+    assert [r.rank for r in job.ranks] == list(range(512))
+    assert job.world_size == 512
+    even = job.ranks[2]
+    assert (even.pid, even.socket, even.state, even.local_rank) == (10_002, "/r/rank-2.sock",
+                                                                    "running", 2)
+    assert job.ranks[3].socket is None and job.ranks[3].pid == 10_003
+    # The JSON is dataclasses.asdict's, field for field, in order.
+    assert job.to_json() == dataclasses.asdict(job)
+    assert list(job.to_json()["ranks"][0]) == [f.name for f in dataclasses.fields(discover.Rank)]
+    out = job.to_json()
+    out["ranks"][1]["gpu"][0]["memory_mib"] = 0
+    assert job.ranks[1].gpu == [{"index": 0, "memory_mib": 10}]  # a copy, not the rank's own
 
 
 def test_collective_check_names_the_rank_behind_and_the_numbers() -> None:

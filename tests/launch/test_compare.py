@@ -226,7 +226,8 @@ def test_a_healthy_running_loop_is_never_the_odd_one_out(armed: Job) -> None:
     (armed.tmp / "go").touch()  # every rank now steps: all_reduce, then a short sleep
     for _ in range(3):
         report = json.loads(rankdebug("stacks", armed.id, "--json").stdout)
-        assert report["samples"] == 3
+        # Three reads while ranks are apart; one when the first finds them all together.
+        assert 1 <= report["samples"] <= 3
         assert report["odd"] == [], report["groups"]
         assert report["collectives"] == [], report["collectives"]
         assert sum(root["count"] for root in report["tree"]) == NPROC

@@ -17,7 +17,7 @@ import time
 
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.discover import discover, find_job, rank_of_pid
-from rankdebug.jobs.odd_ones import odd_ranks
+from rankdebug.jobs.odd_ones import odd_ranks, settled
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,9 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds to wait for one rank (default %(default)s)")
     parser.add_argument("--samples", type=int, default=3,
                         help="reads of every rank, --interval apart; a rank is the odd one "
-                             "out only if it stays apart in all (default %(default)s)")
+                             "out only if it stays apart in all (default %(default)s; fewer "
+                             "when the first already shows no rank apart)")
     parser.add_argument("--interval", type=float, default=0.25,
-                        help="seconds between reads (default %(default)s)")
+                        help="seconds from the start of one read to the next's (default "
+                             "%(default)s)")
     parser.add_argument("--tree", action="store_true",
                         help="the main threads merged into one tree, ranks at each frame")
 
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     found = [stk.mismatches(one) for one in reads]
     steady = [m for m in found[-1]
               if all(m["message"] in {o["message"] for o in one} for one in found)]
-    view = stk.View(samples=args.samples, collectives=steady, tree=args.tree,
+    view = stk.View(samples=len(reads), collectives=steady, tree=args.tree,
                     verbose=args.verbose)
     if args.json:
         print(json.dumps(stk.report(taken, groups, job_id, seconds, view)))
@@ -113,10 +115,25 @@ def run(args: argparse.Namespace) -> int:
 
 def _reads(args: argparse.Namespace, targets: list[tuple[int, int | None, str | None]],
            sockets: dict[int, str]) -> list[list[stk.RankStack]]:
-    reads = []
+    """Up to ``--samples`` reads, each starting ``--interval`` after the one before started;
+    fewer when more could change nothing (``_settled``)."""
+    reads: list[list[stk.RankStack]] = []
+    start = time.monotonic()
     for i in range(args.samples):
         if i:
-            time.sleep(args.interval)
+            time.sleep(max(0.0, start + i * args.interval - time.monotonic()))
         reads.append(stk.take(targets, nonblocking=args.nonblocking, timeout=args.timeout,
                               sockets=sockets))
+        if _settled(reads):
+            break
     return reads
+
+
+def _settled(reads: list[list[stk.RankStack]]) -> bool:
+    """Whether more reads can flag no rank and report no disagreement on collectives: no
+    rank was apart from the others in every read so far, and no disagreement was in every
+    read (one healthy read of a job whose ranks all wait in the same place is the answer)."""
+    if not settled([stk.main_keys(one) for one in reads]):
+        return False
+    found = [{m["message"] for m in stk.mismatches(one)} for one in reads]
+    return not set.intersection(*found)

@@ -27,7 +27,7 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from rankdebug.jobs import gpu as gpumod
@@ -54,6 +54,14 @@ _SIGNATURE_VARS = (
     "OMPI_MCA_ess_base_jobid",
     "PMIX_NAMESPACE",
 )
+
+# The variables a scan reads of a process's environment (``Proc.env`` holds only these): the
+# rank variables, the rendezvous, and what names a launcher or the GPUs.
+_ENV_READ = procfs.EnvFilter.of(
+    {name for triple in RANK_VARS for names in triple for name in names.split("|")}
+    | {"LOCAL_RANK", "WORLD_SIZE", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "RANK_ID",
+       "CUDA_VISIBLE_DEVICES", *_SIGNATURE_VARS},
+    prefixes=("OMPI_COMM_WORLD",))
 
 # Launcher names as ``rankdebug plan`` spells them, from a launcher process's words.
 _LAUNCHER_WORDS = {
@@ -128,7 +136,7 @@ class Proc:
 
     pid: int
     argv: list[str]
-    env: dict[str, str]
+    env: dict[str, str]  # the variables the scan reads (``_ENV_READ``), not all of them
     status: procfs.Status
     vars: RankVars | None = None
 
@@ -185,10 +193,30 @@ class Job:
     ranks: list[Rank] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """As ``dataclasses.asdict`` gives it (the fields in order), without its deep copy
+        of every value: the nested lists and objects are copied one level."""
+        out = _plain(self, _JOB_FIELDS)
+        out["ranks"] = [_plain(r, _RANK_FIELDS) for r in self.ranks]
+        return out
 
     def rank(self, number: int) -> Rank | None:
         return next((r for r in self.ranks if r.rank == number), None)
+
+
+_JOB_FIELDS = tuple(f.name for f in fields(Job))
+_RANK_FIELDS = tuple(f.name for f in fields(Rank))
+
+
+def _plain(obj: Job | Rank, names: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, list):
+            value = [dict(v) if isinstance(v, dict) else v for v in value]
+        elif isinstance(value, dict):
+            value = dict(value)
+        out[name] = value
+    return out
 
 
 @dataclass
@@ -241,7 +269,7 @@ def scan_processes(uid: int | None = None) -> Scan:
         env_bytes = procfs.read(f"/proc/{pid}/environ")
         if not env_bytes or not any(n in env_bytes for n in _ENV_NEEDLES):
             continue
-        env = procfs.parse_environ(env_bytes)
+        env = procfs.parse_environ(env_bytes, _ENV_READ)
         found = rank_vars(env)
         if found is None:
             continue
@@ -436,12 +464,15 @@ def discover(*, registry: bool = True, gpus: bool = True,
 
     moment = _Moment(host, now_up, prev, adapter_ports)
     groups: dict[tuple[Any, ...], list[Proc]] = {}
+    seen: dict[str, list[Rank]] = {}
     for proc in scan.ranks:
         job_id = proc.env.get("RANKDEBUG_JOB")
         if job_id and job_id in by_id:
-            _merge(by_id[job_id], moment.rank(proc))
+            seen.setdefault(job_id, []).append(moment.rank(proc))
             continue
         groups.setdefault((proc.status.ppid, signature(proc.env)), []).append(proc)
+    for job_id, ranks in seen.items():
+        _merge(by_id[job_id], ranks)
 
     # A job rankdebug did not start, one of whose ranks called ``rankdebug.breakpoint``,
     # has a registry entry (``adhoc-…``) naming that rank's pid: the ranks found beside it
@@ -452,8 +483,7 @@ def discover(*, registry: bool = True, gpus: bool = True,
     for (ppid, _sig), procs in groups.items():
         owner = next((by_pid[p.pid] for p in procs if p.pid in by_pid), None)
         if owner is not None:
-            for proc in procs:
-                _merge(owner, moment.rank(proc))
+            _merge(owner, [moment.rank(proc) for proc in procs])
             continue
         scan_jobs.append(_scan_job(ppid, procs, moment, used))
 
@@ -639,15 +669,30 @@ def _as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _merge(job: Job, seen: Rank) -> None:
-    """Put a scanned rank into a registry job: fill the registry's entry, or add it."""
-    if seen.world_size is not None and job.world_size is None:
-        job.world_size = seen.world_size
-    known = job.rank(seen.rank) if seen.rank is not None else None
-    if known is None:
-        job.ranks.append(seen)
+def _merge(job: Job, seen: list[Rank]) -> None:
+    """Put scanned ranks into a registry job: fill the registry's entries, or add them."""
+    known_ranks: dict[int, Rank] = {}
+    for r in job.ranks:
+        if r.rank is not None:
+            known_ranks.setdefault(r.rank, r)
+    added = False
+    for one in seen:
+        if one.world_size is not None and job.world_size is None:
+            job.world_size = one.world_size
+        known = known_ranks.get(one.rank) if one.rank is not None else None
+        if known is None:
+            job.ranks.append(one)
+            if one.rank is not None:
+                known_ranks[one.rank] = one
+            added = True
+            continue
+        _fill(known, one)
+    if added:
         job.ranks.sort(key=_sort_key)
-        return
+
+
+def _fill(known: Rank, seen: Rank) -> None:
+    """A registry entry completed by what the scan saw of its process."""
     if known.port is None and seen.port is not None:
         known.port, known.address, known.state = seen.port, seen.address, seen.state
     for name in ("local_rank", "world_size"):

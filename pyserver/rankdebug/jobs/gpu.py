@@ -6,7 +6,6 @@ Nothing breaks without it: :func:`usage` returns None where ``nvidia-smi`` is ab
 from __future__ import annotations
 
 import shutil
-import subprocess
 from typing import Any
 
 TIMEOUT_S = 5.0
@@ -17,6 +16,8 @@ class GPUError(Exception):
 
 
 def _query(exe: str, what: str, kind: str) -> list[list[str]]:
+    import subprocess  # only where nvidia-smi is: every `rankdebug jobs` would load it
+
     try:
         out = subprocess.run(
             [exe, f"--query-{kind}={what}", "--format=csv,noheader,nounits"],

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rankdebug.runtime import procstat
@@ -125,14 +126,33 @@ def environ(pid: int) -> dict[str, str] | None:
     return parse_environ(data)
 
 
-def parse_environ(data: bytes) -> dict[str, str]:
+def parse_environ(data: bytes, only: EnvFilter | None = None) -> dict[str, str]:
+    """The variables of an ``environ`` file; ``only``: just those it names, the others not
+    even decoded (a scan parses the environments of hundreds of ranks). A name set twice:
+    the last wins."""
     env: dict[str, str] = {}
+    names, prefixes = (only.names, only.prefixes) if only is not None else (None, ())
     for item in data.split(b"\0"):
         name, sep, value = item.partition(b"=")
-        if sep and name:
-            env[name.decode("utf-8", "surrogateescape")] = value.decode(
-                "utf-8", "surrogateescape")
+        if not sep or not name:
+            continue
+        if names is not None and name not in names and not name.startswith(prefixes):
+            continue
+        env[name.decode("utf-8", "surrogateescape")] = value.decode("utf-8", "surrogateescape")
     return env
+
+
+@dataclass(frozen=True)
+class EnvFilter:
+    """What :func:`parse_environ` keeps: these variables, and those whose names start with
+    one of ``prefixes``."""
+
+    names: frozenset[bytes]
+    prefixes: tuple[bytes, ...] = ()
+
+    @classmethod
+    def of(cls, names: Iterable[str], prefixes: Iterable[str] = ()) -> EnvFilter:
+        return cls(frozenset(n.encode() for n in names), tuple(p.encode() for p in prefixes))
 
 
 @dataclass
@@ -149,31 +169,44 @@ class Status:
     start_ticks: int  # clock ticks after boot
 
 
+_UIDS = re.compile(rb"^Uid:\s*(\d+)\s+(\d+)", re.MULTILINE)
+_RSS = re.compile(rb"^VmRSS:\s*(\d+)", re.MULTILINE)
+_THREADS = 17  # in /proc/PID/stat after ``(comm)`` (procstat's indices; state is 0)
+
+
 def status(pid: int) -> Status | None:
-    text = read(f"/proc/{pid}/status")
-    rest = procstat.of(pid)
+    """The uids and the resident size from ``status`` (two searches, not a parse of its
+    fifty lines), the rest from ``stat``."""
+    text = read_head(f"/proc/{pid}/status", 8192)
+    rest = _stat_fields(pid)
     if text is None or rest is None:
         return None
-    fields: dict[bytes, bytes] = {}
-    for line in text.split(b"\n"):
-        name, sep, value = line.partition(b":")
-        if sep:
-            fields[name] = value.strip()
+    uids = _UIDS.search(text)
+    if uids is None:
+        return None
+    rss = _RSS.search(text)
     try:
-        uids = fields[b"Uid"].split()
-        rss_kb = fields.get(b"VmRSS", b"0 kB").split()[0]
         return Status(
-            uid=int(uids[0]),
-            euid=int(uids[1]),
+            uid=int(uids.group(1)),
+            euid=int(uids.group(2)),
             ppid=int(rest[procstat.PPID]),
             state=rest[procstat.STATE].decode(),
-            threads=int(fields.get(b"Threads", b"1")),
-            rss=int(rss_kb) * 1024,
+            threads=int(rest[_THREADS]),
+            rss=int(rss.group(1)) * 1024 if rss else 0,  # kernel threads, zombies: none
             cpu_time=(int(rest[procstat.UTIME]) + int(rest[procstat.STIME])) / CLK_TCK,
             start_ticks=int(rest[procstat.START_TIME]),
         )
-    except (KeyError, IndexError, ValueError):
+    except (IndexError, ValueError):
         return None
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """``procstat.of`` with one raw read (a scan calls it for every rank)."""
+    data = read_head(f"/proc/{pid}/stat")
+    if not data:
+        return None
+    end = data.rfind(b")")
+    return data[end + 2:].split() if end > 0 else None
 
 
 def tracer(pid: int) -> int:

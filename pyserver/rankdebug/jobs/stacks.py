@@ -18,9 +18,9 @@ no torch.distributed frame, the one its handler names).
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Hashable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,9 @@ __all__ = ["COLLECTIVES", "DUMP_TIMEOUT_S", "PYSPY_PIN", "Frame", "StacksError",
            "collective", "dump", "find_pyspy", "parse_dump"]
 
 HANDLER_TIMEOUT_S = 3.0  # an armed rank answers in milliseconds, or not at all
+# py-spy processes at once: each takes ~10 ms of CPU, and a thousand at once would only
+# crowd the machine (measured on 2 cores: 8, 32 or 256 at once read 256 ranks as fast).
+PYSPY_AT_ONCE = 64
 
 _GENERIC = frozenset({
     "wrapper", "inner", "wrapped", "_fn", "fn", "decorate_context", "__call__",
@@ -181,7 +184,7 @@ def group(stacks: list[RankStack], odd: set[int] | None = None) -> list[Group]:
                     summary=summary(thread.frames),
                     collective=found["name"] if found else None, active=thread.active,
                     raised=exception)
-            elif rs not in row.ranks:
+            elif row.ranks[-1] is not rs:  # a rank's threads come together: not yet in it
                 row.ranks.append(rs)
     out = sorted(rows.values(), key=lambda g: (
         not g.main, -len(g.ranks), min((r.rank if r.rank is not None else 1 << 30)
@@ -204,29 +207,56 @@ def take(targets: list[tuple[int, int | None, str | None]], *, nonblocking: bool
          timeout: float = DUMP_TIMEOUT_S,
          sockets: dict[int, str] | None = None) -> list[RankStack]:
     """Read every ``(pid, rank, host)`` at once; a rank that cannot be read has ``error``.
-    ``sockets``: pid -> control socket of the armed ranks among them."""
+    ``sockets``: pid -> control socket of the armed ranks among them. The armed ranks are
+    asked together from this thread (``wire.ask_timed``); py-spy reads the others, and any
+    armed rank that did not answer, at most ``PYSPY_AT_ONCE`` at a time."""
     sockets = sockets or {}
-    exe = find_pyspy() if any(pid not in sockets for pid, _, _ in targets) else None
     out = [RankStack(pid, rank, host, socket=sockets.get(pid)) for pid, rank, host in targets]
+    _from_handlers([rs for rs in out if rs.socket])
+    rest = [rs for rs in out if rs.via is None]
+    exe = find_pyspy() if rest else None
+    deadline = time.monotonic() + timeout  # for them all: a queue of hung ones adds nothing
 
     def one(rs: RankStack) -> None:
         t0 = time.monotonic()
+        rs.via = "py-spy"
         try:
-            rs.threads = _from_handler(rs) if rs.socket else []
-            if rs.via is None:
-                rs.via = "py-spy"
-                rs.threads = dump(rs.pid, nonblocking=nonblocking, timeout=timeout, exe=exe)
-            rs.collective = _collective_of(rs)
+            if deadline - t0 < 0.5:
+                raise StacksError(f"py-spy took more than {timeout:.0f} s")
+            rs.threads = dump(rs.pid, nonblocking=nonblocking, timeout=deadline - t0, exe=exe)
         except StacksError as exc:
             rs.error = str(exc)
-        rs.seconds = round(time.monotonic() - t0, 3)
+        rs.seconds = round(rs.seconds + time.monotonic() - t0, 3)
 
-    workers = [threading.Thread(target=one, args=(rs,), daemon=True) for rs in out]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
+    if rest:
+        with ThreadPoolExecutor(max_workers=min(len(rest), PYSPY_AT_ONCE)) as pool:
+            list(pool.map(one, rest))
+    for rs in out:
+        if rs.error is None:
+            rs.collective = _collective_of(rs)
     return out
+
+
+def _from_handlers(armed: list[RankStack]) -> None:
+    """Armed ranks' own accounts of their threads, all asked at once; a rank that cannot
+    give one keeps ``via`` unset (py-spy reads it then)."""
+    from rankdebug.runtime.wire import WireError, ask_timed
+
+    if not armed:
+        return
+    replies = ask_timed([str(rs.socket) for rs in armed], {"command": "stacks"},
+                        timeout=HANDLER_TIMEOUT_S)
+    for rs, (reply, seconds) in zip(armed, replies, strict=True):
+        rs.seconds = round(seconds, 3)
+        if isinstance(reply, WireError):
+            continue
+        rs.via = "handler"
+        found = reply.get("collectives")
+        rs.collectives = found if isinstance(found, dict) else None
+        try:
+            rs.threads = parse_dump(reply.get("threads"), rs.pid)
+        except StacksError as exc:
+            rs.error = str(exc)
 
 
 def _collective_of(rs: RankStack) -> dict[str, Any] | None:
@@ -248,22 +278,6 @@ def _work_wait(rs: RankStack) -> dict[str, Any] | None:
         return None
     return {"name": current["op"], "file": current.get("file"), "line": current.get("line"),
             "thread": main.name}
-
-
-def _from_handler(rs: RankStack) -> list[Thread]:
-    """An armed rank's own account of its threads; [] with ``via`` unset when it cannot give
-    one (py-spy reads it then)."""
-    from rankdebug.runtime.wire import WireError, ask
-
-    assert rs.socket is not None
-    try:
-        reply = ask(rs.socket, {"command": "stacks"}, timeout=HANDLER_TIMEOUT_S)
-    except WireError:
-        return []
-    rs.via = "handler"
-    found = reply.get("collectives")
-    rs.collectives = found if isinstance(found, dict) else None
-    return parse_dump(reply.get("threads"), rs.pid)
 
 
 def _mains(stacks: list[RankStack]) -> list[tuple[int, Thread]]:

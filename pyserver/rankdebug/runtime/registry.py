@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import socket
 import stat
 import time
@@ -164,6 +163,8 @@ def prune() -> list[str]:
         if info is None or info.get("host", host) != host or not isinstance(pid, int):
             continue  # half-written, another host's, or not a job folder: not ours to judge
         if not pid_alive(pid):
+            import shutil
+
             shutil.rmtree(path, ignore_errors=True)
             gone.append(name)
     return gone
@@ -180,6 +181,8 @@ def remove_rank(job: str, rank: int) -> None:
 
 def remove_job(job: str) -> None:
     """Remove the job's folder and everything in it; no error if it is gone."""
+    import shutil  # not loaded in ranks until their job ends
+
     shutil.rmtree(job_dir(job), ignore_errors=True)
 
 

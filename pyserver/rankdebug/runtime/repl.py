@@ -17,7 +17,6 @@ import ast
 import io
 import sys
 import threading
-import traceback
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,6 +110,8 @@ def _parse(source: str) -> ast.Module:
 def _where(exc: BaseException) -> int | None:
     """The line of the user's text where ``exc`` was raised (its innermost frame there)."""
     line = None
+    import traceback  # errors only
+
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == FILENAME:
             line = frame.lineno

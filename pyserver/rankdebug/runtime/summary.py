@@ -18,8 +18,6 @@ already loaded. Stdlib only, Python 3.9 and later.
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
 import math
 import sys
 
@@ -32,6 +30,8 @@ LEAF = 64  # a range this short comes back as its elements
 
 
 def _md5() -> Any:
+    import hashlib  # here, as ctypes below: an eval of a number loads neither
+
     try:
         return hashlib.md5(usedforsecurity=False)  # a checksum; FIPS builds refuse plain md5
     except TypeError:  # Python 3.8's signature
@@ -74,6 +74,8 @@ class _Torch:
         size = self.n * self.flat.element_size()
         if size == 0:
             return memoryview(b"")
+        import ctypes
+
         return memoryview((ctypes.c_char * size).from_address(self.flat.data_ptr())).cast("B")
 
     @property
