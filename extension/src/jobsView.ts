@@ -25,7 +25,6 @@ import {
     rankCount,
     readJobs,
     refreshMs,
-    rowSignature,
     takesCommands,
     type JobInfo,
     type RankInfo,
@@ -33,15 +32,13 @@ import {
 } from './core/jobList';
 import { registryRoot, statusText } from './core/jobs';
 import { collectiveText, whereText, type LiveRank } from './core/liveRanks';
+import { groupRowId, jobRowId, jobTreeRows, rankRowId, type GroupTreeNode } from './core/jobTree';
 import { rankRow, type RankRow } from './core/rankRow';
 import { matchesFilter, type RankFilter } from './core/rankFilter';
-import { rankTree, type RankTreeNode } from './core/rankTree';
 import { join } from './core/shell';
 import type { JobState, TrackedJob } from './jobState';
 import { log } from './log';
 import { SECTION } from './settings';
-
-type GroupTreeNode = Extract<RankTreeNode, { kind: 'group' }>;
 
 export type JobNode =
     | { kind: 'job'; job: JobInfo; tracked?: TrackedJob }
@@ -56,11 +53,11 @@ function time(seconds: number | null): string {
 function nodeId(n: JobNode): string {
     switch (n.kind) {
         case 'job':
-            return `job:${n.job.id}`;
+            return jobRowId(n.job);
         case 'group':
-            return `group:${n.job.id}:${n.group.id}`;
+            return groupRowId(n.job, n.group);
         case 'rank':
-            return `rank:${n.job.id}:${n.rank.rank}`;
+            return rankRowId(n.job, n.rank.rank);
     }
 }
 
@@ -270,37 +267,30 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         const children = new Map<string, string[]>();
         const parents = new Map<string, string>();
         const changed: JobNode[] = [];
-        const put = (fresh: JobNode, signature: string, parent?: string): void => {
-            const id = nodeId(fresh);
-            const old = this.nodes.get(id);
+        const tracked = new Map(this.jobs.map((job) => [job.id, this.state.byJobId(job.id)]));
+        const rows = jobTreeRows(this.jobs, {
+            rows: (job) => this.rows(job, tracked.get(job.id)),
+            session: (job, rank) => this.sessionState(job, rank).session,
+            jobExtra: (job) => (tracked.get(job.id)?.terminal ? 'terminal' : ''),
+        });
+        for (const r of rows) {
+            const t = tracked.get(r.job.id);
+            const fresh: JobNode =
+                r.kind === 'job'
+                    ? { kind: 'job', job: r.job, tracked: t }
+                    : r.kind === 'group'
+                      ? { kind: 'group', job: r.job, group: r.group, tracked: t }
+                      : { kind: 'rank', job: r.job, rank: r.rank, row: r.row, tracked: t };
+            const old = this.nodes.get(r.id);
             const node = old ? Object.assign(old.node, fresh) : fresh;
-            if (old && old.signature !== signature) changed.push(node);
-            nodes.set(id, { node, signature });
-            if (parent) {
-                parents.set(id, parent);
-                children.set(parent, [...(children.get(parent) ?? []), id]);
+            if (old && old.signature !== r.signature) changed.push(node);
+            nodes.set(r.id, { node, signature: r.signature });
+            if (r.parent) {
+                parents.set(r.id, r.parent);
+                const siblings = children.get(r.parent);
+                if (siblings) siblings.push(r.id);
+                else children.set(r.parent, [r.id]);
             }
-        };
-        for (const job of this.jobs) {
-            const tracked = this.state.byJobId(job.id);
-            const rows = this.rows(job, tracked);
-            put({ kind: 'job', job, tracked }, rowSignature(job, undefined, undefined, `${tracked?.terminal ? 'terminal' : ''}:${rows.length}`));
-            const byRank = new Map(job.ranks.map((r) => [r.rank, r]));
-            const walk = (list: RankTreeNode[], parent: string): void => {
-                for (const t of list) {
-                    if (t.kind === 'group') {
-                        const g: JobNode = { kind: 'group', job, group: t, tracked };
-                        put(g, JSON.stringify([t.label, t.description, t.ranks.length]), parent);
-                        walk(t.children, nodeId(g));
-                        continue;
-                    }
-                    const rank = byRank.get(t.row.rank);
-                    if (!rank) continue;
-                    const { session } = this.sessionState(job, rank);
-                    put({ kind: 'rank', job, rank, row: t.row, tracked }, rowSignature(job, rank, session, `${t.row.text}:${t.row.icon}`), parent);
-                }
-            };
-            walk(rankTree(rows), `job:${job.id}`);
         }
         const structure = [...nodes.keys()].join('\n');
         const whole = structure !== this.structure;

@@ -3,8 +3,9 @@
  * local rank 0 of each node, and *No rank now — arm every rank*), the option *Arm every
  * rank* (checked with ranks: those are debugged from the start and every rank can be
  * attached later), a typed choice (`0-3,8`, `arm`, `1 arm`) read by the language server, the
- * remembered choice preselected. Usable with hundreds of ranks: one separator per node, and
- * filtering by `node 3` or `local 0` matches the item's description.
+ * remembered choice preselected. Usable with hundreds of ranks: one separator per node with its
+ * ranks (`node 3 · 24-31`), and filtering by `node 3` or `local 0` matches the items' labels
+ * (the items: core/rankItems.ts).
  *
  * Typed text is checked as you type (debounced): the first separator then says what Enter
  * takes, or the server's message when the text is neither a choice nor a filter of the items.
@@ -13,7 +14,8 @@ import * as vscode from 'vscode';
 import { debounce } from './core/debounce';
 import { CHECK_DELAY_MS, type CheckedChoice, type RankChecker } from './core/rankCheck';
 import type { RankChoice } from './core/rankChoice';
-import { byNode, formatSpec, isPlanError, rankLabel, specForSelection, type PlanRank, type Preset } from './core/ranks';
+import { filtersItems, rankItems, type RankItem as ItemData } from './core/rankItems';
+import { isPlanError, specForSelection, type PlanRank, type Preset } from './core/ranks';
 
 interface RankItem extends vscode.QuickPickItem {
     rank?: number;
@@ -24,23 +26,25 @@ interface RankItem extends vscode.QuickPickItem {
     arm?: boolean;
 }
 
+/** A core item as VS Code shows it. */
+function toItem(d: ItemData): RankItem {
+    const item: RankItem = { label: d.label };
+    if (d.kind === 'separator') item.kind = vscode.QuickPickItemKind.Separator;
+    if (d.description !== undefined) item.description = d.description;
+    if (d.alwaysShow) item.alwaysShow = true;
+    if (d.rank !== undefined) item.rank = d.rank;
+    if (d.preset) item.preset = d.preset;
+    if (d.kind === 'armOnly') item.armOnly = true;
+    if (d.kind === 'arm') item.arm = true;
+    return item;
+}
+
 export interface QuickPickRequest {
     checker: RankChecker;
     ranks: readonly PlanRank[];
     presets: readonly Preset[];
     last: CheckedChoice | undefined;
     title: string;
-}
-
-function presetLabel(p: Preset): string {
-    switch (p.id) {
-        case 'all':
-            return vscode.l10n.t('All ranks');
-        case 'rank0':
-            return vscode.l10n.t('Rank 0');
-        case 'local0':
-            return vscode.l10n.t('Local rank 0 of each node');
-    }
 }
 
 /** What Enter takes for a typed choice, as the first separator says it. */
@@ -51,13 +55,10 @@ function typedHint(choice: RankChoice): string {
 
 class RankQuickPick {
     private readonly qp = vscode.window.createQuickPick<RankItem>();
-    private readonly header: RankItem = { label: vscode.l10n.t('Presets'), kind: vscode.QuickPickItemKind.Separator };
-    private readonly armItem: RankItem = {
-        label: vscode.l10n.t('Arm every rank'),
-        description: vscode.l10n.t('any rank can be attached, evaluated or read later'),
-        arm: true,
-        alwaysShow: true,
-    };
+    private readonly data: ItemData[];
+    private readonly header: RankItem;
+    /** The option *Arm every rank* (a fresh item when arming is not offered: never shown). */
+    private readonly armItem: RankItem;
     private readonly items: RankItem[];
     private readonly rankItems: RankItem[];
     private readonly allowArm: boolean;
@@ -69,28 +70,11 @@ class RankQuickPick {
 
     constructor(private readonly req: QuickPickRequest) {
         this.allowArm = req.checker.allowArm;
-        this.items = this.buildItems();
+        this.data = rankItems(req.ranks, req.presets, this.allowArm, vscode.l10n);
+        this.items = this.data.map(toItem);
+        this.header = this.items[0];
+        this.armItem = this.items.find((i) => i.arm) ?? { label: '', arm: true };
         this.rankItems = this.items.filter((i) => i.rank !== undefined);
-    }
-
-    private buildItems(): RankItem[] {
-        const items: RankItem[] = [this.header];
-        for (const p of this.req.presets) items.push({ label: presetLabel(p), description: p.id === 'all' ? formatSpec(p.ranks) : p.spec, preset: p, alwaysShow: true });
-        if (this.allowArm) {
-            items.push({
-                label: vscode.l10n.t('No rank now — arm every rank'),
-                description: vscode.l10n.t('attach, evaluate or read stacks later from Training Jobs'),
-                armOnly: true,
-                alwaysShow: true,
-            });
-        }
-        const nodes = byNode(this.req.ranks);
-        for (const [node, list] of nodes) {
-            items.push({ label: nodes.size > 1 ? vscode.l10n.t('node {0}', node) : vscode.l10n.t('Ranks'), kind: vscode.QuickPickItemKind.Separator });
-            for (const r of list) items.push({ label: rankLabel(r), rank: r.rank });
-        }
-        if (this.allowArm) items.push({ label: vscode.l10n.t('Later'), kind: vscode.QuickPickItemKind.Separator }, this.armItem);
-        return items;
     }
 
     /** The remembered choice's ranks (and arming), else rank 0 (none when only armed was remembered). */
@@ -121,8 +105,7 @@ class RankQuickPick {
 
     /** Whether `text` filters the items (`node 3`, `local 0`) rather than naming ranks. */
     private filters(text: string): boolean {
-        const t = text.toLowerCase();
-        return this.items.some((i) => i.kind !== vscode.QuickPickItemKind.Separator && `${i.label} ${i.description ?? ''}`.toLowerCase().includes(t));
+        return filtersItems(this.data, text);
     }
 
     /** The first separator's label: what Enter takes for the typed text, or why it takes nothing. */

@@ -2,7 +2,8 @@
  * A job's rank rows as a tree that stays readable at hundreds of ranks: up to `max` rows are
  * shown as they are; more are grouped per node (host, when the job spans several), then into ranges of
  * consecutive ranks in the same state (`ranks 0-127 · running`), then by state, and last into
- * even chunks, so that no level has more than `max` rows.
+ * even chunks, so that no level has more than `max` rows. A job whose ranks all share one state
+ * is one collapsed row (`ranks 0-255 · running (256)`) over those chunks.
  * No `vscode` import.
  */
 import type { RankRow } from './rankRow';
@@ -83,6 +84,7 @@ class TreeBuilder {
     /** One level: rows as they are, else ranges, else states, else chunks. */
     build(rows: RankRow[], prefix: string): RankTreeNode[] {
         if (rows.length <= this.max) return rows.map(leaf);
+        if (!prefix && rows.every((r) => r.key === rows[0].key)) return [this.stateGroup(`state:${rows[0].key}`, rows)];
         const ranges = runs(rows, (r) => r.key);
         if (ranges.length > 1 && ranges.length <= this.max) {
             return ranges.map((run) => (run.length === 1 ? leaf(run[0]) : this.stateGroup(`${prefix}run:${run[0].rank}-${run[run.length - 1].rank}`, run)));

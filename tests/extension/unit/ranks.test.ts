@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
+import { filtersItems, rankItems } from '../../../extension/src/core/rankItems';
 import { byNode, formatSpec, isPlanError, plainRankList, presets, rankLabel, specForSelection, titleOf, type PlanRank } from '../../../extension/src/core/ranks';
+import { l10n } from './debug/fakes';
 
 function job(nodes: number, perNode: number): PlanRank[] {
     const out: PlanRank[] = [];
@@ -59,5 +61,21 @@ describe('core/ranks', () => {
         assert.deepEqual(plainRankList('3, 1,3'), [1, 3]);
         assert.deepEqual(plainRankList('0'), [0]);
         for (const spec of ['0-3', 'all', 'local0', '', '1,,2', 'x']) assert.equal(plainRankList(spec), undefined, spec);
+    });
+
+    it('lays out the quick-pick: presets, a separator per node with its ranks, arming last', () => {
+        const one = rankItems(job(1, 4), presets({ all: [0, 1, 2, 3], rank0: [0] }, 1), false, l10n);
+        assert.deepEqual(
+            one.map((i) => `${i.kind}:${i.label}`),
+            ['separator:Presets', 'preset:All ranks', 'preset:Rank 0', 'separator:Ranks', 'rank:rank 0 · node 0 · local 0', 'rank:rank 1 · node 0 · local 1', 'rank:rank 2 · node 0 · local 2', 'rank:rank 3 · node 0 · local 3'],
+        );
+        const two = rankItems(job(2, 2), [], true, l10n);
+        assert.deepEqual(
+            two.map((i) => `${i.kind}:${i.label}`),
+            ['separator:Presets', 'armOnly:No rank now — arm every rank', 'separator:node 0 · 0,1', 'rank:rank 0 · node 0 · local 0', 'rank:rank 1 · node 0 · local 1', 'separator:node 1 · 2,3', 'rank:rank 2 · node 1 · local 0', 'rank:rank 3 · node 1 · local 1', 'separator:Later', 'arm:Arm every rank'],
+        );
+        assert.equal(filtersItems(two, 'NODE 1'), true);
+        assert.equal(filtersItems(two, 'node 1 ·'), true, 'a separator is no item, its rank labels are');
+        assert.equal(filtersItems(two, '1,3'), false);
     });
 });
