@@ -41,7 +41,10 @@ export function runCli(python: string, args: string[], options: CliOptions = {})
                 maxBuffer: 64 * 1024 * 1024,
                 signal: options.signal,
                 cwd: options.cwd,
-                env: { ...process.env, PYTHONUTF8: '1', PYTHONDONTWRITEBYTECODE: '1' },
+                // Bytecode is cached (no PYTHONDONTWRITEBYTECODE): the bundled CLI, shipped
+                // without .pyc, compiles its modules once, not at every run; Training Jobs runs
+                // `jobs --json` every few seconds, and compiling cost 15-20 ms of each.
+                env: { ...process.env, PYTHONUTF8: '1' },
             },
             (err, stdout, stderr) => {
                 const ms = Date.now() - t0;
