@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 from smoke_helpers import EXAMPLES, cli, digest
 
-LIMIT_S = 60
+# A bound, not a timing: the full runs take 12 minutes to hours (benchmarks/smoke_speedup.py
+# measures the speed-up, 7-12 s a smoke run on a quiet machine); a smoke run under the CI's
+# load once took 107 s.
+LIMIT_S = 300
 
 
 def _free_port() -> int:
@@ -31,7 +34,7 @@ def _smoke_run(folder: Path, command: list[str]) -> str:
     before = digest(folder)
     start = time.monotonic()
     ran = subprocess.run(result["argv"], cwd=folder, env={**os.environ, **result["env"]},
-                         capture_output=True, text=True, timeout=LIMIT_S * 2, check=False)
+                         capture_output=True, text=True, timeout=LIMIT_S, check=False)
     elapsed = time.monotonic() - start
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     assert elapsed < LIMIT_S, f"the smoke run took {elapsed:.1f} s"
