@@ -384,6 +384,22 @@ def test_reads_start_an_interval_apart_and_stop_when_settled(
     assert len(starts) == 1
 
 
+def test_an_armed_rank_that_does_not_answer_is_read_by_pyspy_or_says_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import rankdebug.pyspy
+
+    def missing() -> str:
+        raise stk.StacksError("py-spy is not installed")
+
+    monkeypatch.setattr(stk, "find_pyspy", missing)
+    monkeypatch.setattr(rankdebug.pyspy, "find_pyspy", missing)
+    gone = str(tmp_path / "rank-0.sock")
+    got = stk.take([(os.getpid(), 0, "h")], sockets={os.getpid(): gone})
+    assert got[0].via == "py-spy" and got[0].error == "py-spy is not installed"
+    with pytest.raises(stk.StacksError):  # a rank with no handler at all needs py-spy
+        stk.take([(os.getpid(), 0, "h")])
+
+
 def test_a_rank_counts_once_in_a_row_however_many_threads_share_it() -> None:
     same = [_frame("wait", "/usr/lib/python3.11/threading.py")]
     ranks = [stk.RankStack(100 + r, r, "h", threads=[

@@ -214,7 +214,9 @@ def take(targets: list[tuple[int, int | None, str | None]], *, nonblocking: bool
     out = [RankStack(pid, rank, host, socket=sockets.get(pid)) for pid, rank, host in targets]
     _from_handlers([rs for rs in out if rs.socket])
     rest = [rs for rs in out if rs.via is None]
-    exe = find_pyspy() if rest else None
+    # No py-spy is an error of the command when ranks need it; of the rank, when only an armed
+    # rank that did not answer does.
+    exe = find_pyspy() if any(rs.socket is None for rs in rest) else None
     deadline = time.monotonic() + timeout  # for them all: a queue of hung ones adds nothing
 
     def one(rs: RankStack) -> None:
