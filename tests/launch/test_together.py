@@ -163,6 +163,63 @@ def test_pause_all_then_step_all(tmp_path: Path, attach: str) -> None:
         launch.close()
 
 
+def _stop_of(launch: Launch, rank: int, waiting: bool, timeout: float = 30.0
+             ) -> dict[str, Any]:
+    """The job's next ``stopped`` event of ``rank``, shown waiting in a collective or a real
+    stop (others' are passed over)."""
+    while True:
+        ev = launch.event("stopped", timeout)
+        if ev["rank"] == rank and bool(ev.get("waiting")) == waiting:
+            return ev
+
+
+@pytest.mark.timeout(180)
+def test_a_traced_rank_paused_in_a_collective_continues_pauses_and_steps(tmp_path: Path
+                                                                         ) -> None:
+    """Traced from the start, rank 1 is paused while it waits in all_reduce (rank 0 holds at
+    a breakpoint of its own): it is shown waiting, its pause pending in debugpy. Continue All
+    then lets it run on unseen, and it can be paused again (debugpy answers a "continue" of a
+    thread that never stopped only once one resumes, and nothing else meanwhile). Paused
+    again and released by rank 0, it stops where the collective's wrapper returns, in library
+    code; Step Over there stops at the next line (debugpy alone lost that step)."""
+    reduce = line_of("together.py", "# REDUCE")
+    launch = _job(tmp_path, 2, TOGETHER, "--attach", "start", "--stop", "alone")
+    try:
+        clients = _clients(launch, 2, {})
+        for client in clients.values():
+            client.request("setBreakpoints", {"source": {"path": TOGETHER}, "breakpoints": [
+                {"line": reduce, "condition": "ranks 0"}]})
+        first = _stop_of(launch, 0, waiting=False)
+        assert (first["reason"], first["line"]) == ("breakpoint", reduce), first
+        launch.command({"command": "pause", "ranks": [1]})
+        assert _stop_of(launch, 1, waiting=True)["waiting"] == "all_reduce"
+        clients[1].wait_event("stopped", 10)
+        mark = len(clients[1].events)
+        launch.command({"command": "continue"})
+        assert {int(launch.event("continued", 20)["rank"]) for _ in range(2)} == {0, 1}
+        again = _stop_of(launch, 0, waiting=False)  # the next step's all_reduce
+        assert (again["reason"], again["line"]) == ("breakpoint", reduce), again
+        launch.command({"command": "pause", "ranks": [1]})
+        assert _stop_of(launch, 1, waiting=True)["waiting"] == "all_reduce"
+        # Rank 1 went on to wait in that all_reduce with no stop its client could see (its
+        # pending pause landed and was continued), and its debugger answers: shown waiting.
+        clients[1].wait_event("stopped", 10, after=mark)
+        seen = [e["body"].get("description") for e in clients[1].events[mark:]
+                if e.get("event") == "stopped"]
+        assert seen == ["Paused: waiting in all_reduce"], clients[1].events[mark:]
+        launch.command({"command": "continue", "ranks": [0]})
+        real = _stop_of(launch, 1, waiting=False)
+        assert (real["reason"], real["line"]) == ("pause", reduce), real
+        launch.command({"command": "step", "ranks": [1], "kind": "over"})
+        arrived = launch.event("arrived", 30)
+        assert arrived["ranks"] == [1], launch.events
+        stepped = _stop_of(launch, 1, waiting=False)
+        assert (stepped["reason"], stepped["line"]) == ("step", reduce + 1), stepped
+        _finish(launch, tmp_path, clients, TOGETHER)
+    finally:
+        launch.close()
+
+
 def _jobs_rank(job: str, rank: int) -> dict[str, Any]:
     """``rankdebug jobs JOB --json``'s entry of ``rank``."""
     out = subprocess.run([sys.executable, "-m", "rankdebug", "jobs", job, "--json", "--no-gpu"],

@@ -131,6 +131,9 @@ def import_debugpy() -> Any:
     finally:
         if where in sys.path:
             sys.path.remove(where)
+    from rankdebug.runtime import stepping
+
+    stepping.install()  # a step after a pause that stopped at a return (debugpy loses it)
     return debugpy
 
 

@@ -66,6 +66,8 @@ class ClientSession:
         self._let_go = threading.Event()  # the adapter answered the gate's disconnect
         self.waiting: Waiting | None = None  # shown paused while it waits in native code
         self._stops = 0  # debugpy's stopped events so far
+        self._release = False  # continue the rank where its pending pause lands (unshown)
+        self._showing = False  # shown waiting once the adapter names its main thread
 
     @property
     def lock(self) -> threading.RLock:
@@ -183,6 +185,7 @@ class ClientSession:
                 return False
             if self._just_my_code():
                 frames = [f for f in frames if not f.library] or frames
+            self._showing = True
             if not self.live:
                 self._show(Waiting(self.gate.rank, 1, what, frames), self._stops)
                 return True
@@ -197,8 +200,9 @@ class ClientSession:
 
     def _show(self, waiting: Waiting, stops: int) -> None:
         with self.lock:
-            if self.ended or stops != self._stops:
-                return  # it stopped for real meanwhile
+            showing, self._showing = self._showing, False
+            if self.ended or stops != self._stops or not showing:
+                return  # it stopped for real meanwhile, or was continued
             self.waiting = waiting
             self.client.send(dapwire.event("stopped", waiting.stopped_event_body()))
 
@@ -206,14 +210,21 @@ class ClientSession:
         """Continue a rank shown waiting: its pause is called off."""
         with self.lock:
             waiting, self.waiting = self.waiting, None
-            if waiting is None:
+            showing, self._showing = self._showing, False  # not shown yet: it never will be
+            if waiting is None and not showing:
                 return False
             if self.live:
-                self.request("continue", {"threadId": waiting.thread})
+                # Not "continue" now: debugpy answers it only once a thread it stopped runs
+                # again, and this one never stopped (its pause waits for the native call to
+                # return); until that answer its adapter answers nothing else, so the rank
+                # could never be paused or stepped again. The pause lands when the call
+                # returns: the rank is continued there, unseen (``_on_adapter_event``).
+                self._release = True
             else:
                 self.gate.held = False
-            self.client.send(dapwire.event("continued", {
-                "threadId": waiting.thread, "allThreadsContinued": True}))
+            if waiting is not None:
+                self.client.send(dapwire.event("continued", {
+                    "threadId": waiting.thread, "allThreadsContinued": True}))
             return True
 
     def _answer_waiting(self, req: dict[str, Any]) -> bool:
@@ -290,6 +301,8 @@ class ClientSession:
         with self.lock:
             if not self.live or self.ended or self.adapter is None:
                 return False
+            if command == "pause":
+                self._release = False  # paused again before its last pause landed: show it
             msg = {"type": "request", "command": command, "arguments": args}
             if self.replaying:
                 self._own.append((msg, _Pending(None, answer=answer)))
@@ -308,6 +321,8 @@ class ClientSession:
         command = msg.get("command")
         if command == "disconnect":
             self._said_disconnect = True
+        if command == "pause":
+            self._release = False
         if command in RESUMING and not own:
             self.gate.notify("resumed")  # debugpy says "continued" only now and then
         client_seq = None if own else msg.get("seq")
@@ -398,17 +413,26 @@ class ClientSession:
             if seq:
                 self._reverse[seq] = int(msg.get("seq", 0))
             return
-        if kind == "event":
-            self._on_adapter_event(msg)
+        if kind == "event" and not self._on_adapter_event(msg):
+            return
         self.client.send(msg)
 
-    def _on_adapter_event(self, msg: dict[str, Any]) -> None:
+    def _on_adapter_event(self, msg: dict[str, Any]) -> bool:
+        """Note an event of the adapter's; False: the client is not to see it."""
         name = msg.get("event")
+        body = dict(msg.get("body") or {})
         if name == "stopped":
             self._stops += 1
-            self.waiting = None  # stopped for real: debugpy's frames from now on
+            self.waiting, self._showing = None, False  # stopped for real: debugpy's frames
+            if self._release and body.get("reason") == "pause":
+                # The pause of a rank continued while it was shown waiting: it runs on.
+                self._release = False
+                self.request("continue", {"threadId": body.get("threadId") or 0})
+                return False
+            self._release = False
         if name in ("stopped", "continued"):
-            self.gate.notify(str(name), dict(msg.get("body") or {}))
+            self.gate.notify(str(name), body)
+        return True
 
     def end(self) -> None:
         with self.lock:

@@ -72,6 +72,7 @@ class RankDebug:
     numbered: dict[str, Any] = field(default_factory=dict)  # its seq and group, where known
     reads: int = 0  # stack reads since the job asked it to pause
     then: Callable[[], None] | None = None  # what to do at its next stop (run-to)
+    resume: bool = False  # continued while shown waiting, its real stop on the way: go on
 
 
 @dataclass
@@ -128,12 +129,19 @@ class Together:
             self._on_continued(rank, info)
         elif what == "disconnected":
             st = self._rank(rank)
-            st.pausing = False
+            st.pausing = st.resume = False
             if st.stopped:  # debugpy lets a rank run on when its client goes
                 self._on_continued(rank, {})
 
     def _on_stopped(self, rank: int, info: dict[str, Any]) -> None:
         st = self._rank(rank)
+        if st.resume and not st.stopped:
+            # The pause of a rank the job continued while it was shown waiting: the
+            # collective returned just before, so the gate had no waiting left to call off.
+            st.resume = False
+            thread = info.get("threadId")
+            if self.gates[rank].request("continue", {"threadId": thread or st.thread or 0}):
+                return
         if st.waiting is not None:  # shown paused already: now with its real frames
             st.waiting, st.numbered = None, {}
             st.stopped = False
@@ -157,6 +165,7 @@ class Together:
         if not st.stopped:
             return
         st.stopped, st.where, st.waiting, st.numbered = False, None, None, {}
+        st.pausing = False  # a rank shown waiting, continued: its pause is called off
         gate = self.gates.get(rank)
         if gate is not None:
             gate.held = False
@@ -177,7 +186,7 @@ class Together:
         if not gate.client():
             return False  # nobody could see it paused, or continue it
         st = self._rank(rank)
-        st.pausing, st.reads = True, 0
+        st.pausing, st.reads, st.resume = True, 0, False
         if gate.request("pause", {"threadId": st.thread or 0}) or (
                 gate.adapter is None and self.job.pause_untraced(rank)):  # it attaches
             timer = threading.Timer(WAIT_READ_S, self.job.post,
@@ -333,6 +342,9 @@ class Together:
         gate = self.gates[rank]
         if st.waiting is not None:
             done = gate.release_waiting()
+            if not done and gate.client():
+                # Its real stop came meanwhile (reported, not yet here): continue it then.
+                st.resume = done = True
         else:
             done = st.stopped and gate.request("continue", {"threadId": st.thread or 0})
         if done:
