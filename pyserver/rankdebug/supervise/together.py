@@ -309,7 +309,11 @@ class Together:
             return sorted(self.gates)
         group = self.select(cmd.get("ranks"))
         if name == "continue":
-            acted = [r for r in group if self._continue(r)]
+            # Ranks shown waiting first: a peer continued before could end their collective,
+            # and so land their pending pause, before the gate knows to let them run on.
+            waiting = [r for r in group if self._rank(r).waiting is not None]
+            acted = sorted(r for r in [*waiting, *(r for r in group if r not in waiting)]
+                           if self._continue(r))
         elif name == "pause":
             acted = [r for r in group if self._rank(r).stopped or self._pause(r)]
         elif name == "step":
