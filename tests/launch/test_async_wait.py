@@ -246,3 +246,44 @@ def test_a_group_step_into_work_wait_reports_the_rank_blocked_in_it(tmp_path: Pa
         for client in clients.values():
             client.close()
         launch.close()
+
+
+@pytest.mark.timeout(180)
+def test_a_rank_paused_with_its_peer_in_work_wait_is_shown_waiting_in_it(
+        tmp_path: Path) -> None:
+    """Stop together: rank 1 (late) stops at a breakpoint while rank 0 waits in
+    ``work.wait()`` of all_reduce #1; rank 0 is shown paused there, waiting in all_reduce #1
+    of group 0 (no collective is on its Python stack: the rank's handler says which)."""
+    path = str(SCRIPTS / SCRIPT)
+    late = line_of(SCRIPT, "# LATE")
+    launch = Launch(["--ranks", "all", "--control", "--", tool("torchrun"), "--nproc_per_node",
+                     "2", SCRIPT], tmp_path, env={"LATE_RANK": "1"}, stdin=subprocess.PIPE)
+    clients: dict[int, DAPClient] = {}
+    try:
+        for _ in range(2):
+            ev = launch.event("listening")
+            clients[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+        clients[0].attach({})
+        clients[1].attach({})
+        # Rank 0 waits in its loop's first work.wait() before rank 1 gets its breakpoint.
+        wait_for("rank 0 ready", (tmp_path / "ready-0").exists)
+        time.sleep(1.0)
+        clients[1].request("setBreakpoints", {"source": {"path": path},
+                                              "breakpoints": [{"line": late}]})
+        stops: dict[int, dict[str, Any]] = {}
+        while len(stops) < 2:
+            ev = launch.event("stopped", 60)
+            stops[int(ev["rank"])] = ev
+        assert (stops[1]["reason"], stops[1]["line"]) == ("breakpoint", late), stops
+        assert stops[0].get("waiting") == "all_reduce", stops
+        assert (stops[0].get("seq"), stops[0].get("group")) == (1, "0"), stops
+        assert stops[0].get("line") == WAIT_LINE, stops
+        (tmp_path / "go").touch()
+        (tmp_path / "done").touch()
+        clients[1].request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        launch.command({"command": "continue"})
+        assert launch.exited(60) == 0
+    finally:
+        for client in clients.values():
+            client.close()
+        launch.close()

@@ -50,6 +50,7 @@ BLOCKED_AFTER_S = 1.0
 ACTIVE_READS = 6
 WAIT_READ_S = 0.25
 HANDLER_ASK_S = 2.0  # the rank's handler answers in milliseconds, even while it waits
+ASYNC_ASK_S = 0.3  # the same question where no collective shows on the stack
 STEPS = {"over": "next", "in": "stepIn", "out": "stepOut"}
 GROUP_COMMANDS = frozenset({"continue", "pause", "step", "run-to", "stop-mode"})
 
@@ -226,8 +227,13 @@ class Together:
         frames = [WaitFrame(f.name, f.file, f.line, f.library)  # rankdebug's: parsed out
                   for f in main.frames]
         # Its number from the rank's own records, when it waits in a collective (which
-        # releases the GIL: the handler answers; a rank in other native code may not).
-        told = self._ask_collective(rank) if found else None
+        # releases the GIL: the handler answers; a rank in other native code may not). With
+        # no collective on the stack the rank may still wait in one: ``work.wait()`` of an
+        # async collective is a C call under the user's line; asked briefly, as that wait
+        # releases the GIL too.
+        told = self._ask_collective(rank, HANDLER_ASK_S if found else ASYNC_ASK_S)
+        if found is None and told is not None:
+            found = {"name": told["name"]}
         # A collective by name; else the library call it is in (backward, a queue's get).
         what = found["name"] if found else (
             frames[0].name if frames and frames[0].library else "native code")
@@ -469,7 +475,8 @@ class Together:
             told = found
             self.job.post(lambda: self._blocked(rank, told))
 
-    def _ask_collective(self, rank: int) -> dict[str, Any] | None:
+    def _ask_collective(self, rank: int, timeout: float = HANDLER_ASK_S
+                        ) -> dict[str, Any] | None:
         """The collective the rank's main thread waits in, as its handler reads it from
         PyTorch's records: {"name", "seq", "group", "file", "line"} (seq and group None where
         unknown); None when the rank waits in none or cannot answer. Any thread."""
@@ -477,7 +484,7 @@ class Together:
 
         path = handler.socket_path(self.job.job_dir, rank)
         try:
-            reply = wire.ask(path, {"command": "collectives"}, timeout=HANDLER_ASK_S)
+            reply = wire.ask(path, {"command": "collectives"}, timeout=timeout)
         except wire.WireError:
             return None
         state = reply.get("collectives")
