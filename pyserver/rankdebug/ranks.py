@@ -1,5 +1,8 @@
-"""Which ranks: the rank-spec grammar (``all``, ``N``, ``A-B``, ``localN``, comma-joined)
-and the quick-pick's choice (a spec and/or the word ``arm``).
+"""Which ranks: the rank-spec grammar (``all``, ``N``, ``A-B``, ``localN``, ``nodeN``,
+comma-joined) and the quick-pick's choice (a spec and/or the word ``arm``).
+
+``nodeN`` (also typed ``node N``) is every rank of node N; it needs the job's ranks known and
+is resolved to rank numbers before any rank sees the spec.
 
 Every layer reads a spec through here; the rank's bootstrap keeps a stdlib copy of
 :func:`chosen` (``runtime.bootstrap.rank_chosen``), tested against the same cases.
@@ -15,9 +18,10 @@ from typing import Protocol
 from rankdebug.errors import BadInput
 
 DEFAULT = "0"
-_ITEM = re.compile(r"^(?:all|local\d+|\d+|\d+-\d+)$")
+_ITEM = re.compile(r"^(?:all|local\d+|node\d+|\d+|\d+-\d+)$")
+_NODE_WORD = re.compile(r"\bnode\s+(?=\d)", re.IGNORECASE)
 _ARM = re.compile(r"^(?:--)?arm(?:ed)?$", re.IGNORECASE)
-EXAMPLES = "0, 1,3, 0-3, all or local0"
+EXAMPLES = "0, 1,3, 0-3, all, local0 or node1"
 
 
 class RanksError(BadInput):
@@ -60,7 +64,7 @@ def items(spec: str) -> list[str]:
         raise RanksError(f"--ranks is empty; give e.g. {EXAMPLES}")
     for item in out:
         if not _ITEM.match(item):
-            raise RanksError(f"--ranks: cannot read {item!r} (use N, A-B, all or localN)")
+            raise RanksError(f"--ranks: cannot read {item!r} (use N, A-B, all, localN or nodeN)")
         if "-" in item:
             lo, hi = (int(x) for x in item.split("-"))
             if lo > hi:
@@ -89,7 +93,7 @@ def parse_choice(text: str, *, allow_arm: bool = True) -> Choice:
     """A typed or remembered choice: a spec, ``arm``, or both (``1,3 arm``, ``1,3+arm``)."""
     arm = False
     rest: list[str] = []
-    for word in re.split(r"[\s+]+", text.strip()):
+    for word in re.split(r"[\s+]+", _NODE_WORD.sub("node", text.strip())):
         if _ARM.match(word):
             arm = True
         elif word:
@@ -107,7 +111,7 @@ def parse_choice(text: str, *, allow_arm: bool = True) -> Choice:
 def _explicit(parts: Sequence[str]) -> list[int]:
     out: list[int] = []
     for item in parts:
-        if item == "all" or item.startswith("local"):
+        if item == "all" or item.startswith(("local", "node")):
             continue
         if "-" in item:
             lo, hi = (int(x) for x in item.split("-"))
@@ -118,7 +122,8 @@ def _explicit(parts: Sequence[str]) -> list[int]:
 
 
 def numbers(item: str) -> list[int]:
-    """The ranks an item of a well-formed spec names by number (none for ``all``/``localN``)."""
+    """The ranks an item of a well-formed spec names by number (none for ``all``, ``localN``
+    and ``nodeN``)."""
     return _explicit([item])
 
 
@@ -142,12 +147,16 @@ def label(ranks: Sequence[int]) -> str:
 
 
 def _numbers_only(parts: Sequence[str]) -> bool:
-    return all(i != "all" and not i.startswith("local") for i in parts)
+    return all(i != "all" and not i.startswith(("local", "node")) for i in parts)
 
 
 def _select_unknown(parts: list[str], world: int | None) -> Selection:
     """``parts`` against a job whose rank list is unknown (its size may be known)."""
     canonical = ",".join(parts)
+    node = next((p for p in parts if p.startswith("node")), None)
+    if node is not None:
+        raise RanksError(f"--ranks: {node} needs the job's nodes, which are not known here; "
+                         "give rank numbers")
     if world is not None:
         for r in _explicit(parts):
             if r >= world:
@@ -172,6 +181,16 @@ def select(spec: str, ranks: Sequence[RankLike], world_size: int | None = None) 
         return Selection(",".join(parts), None)  # each rank decides from LOCAL_RANK
     picked: set[int] = set()
     for item in parts:
+        if item.startswith("node"):
+            node = int(item[4:])
+            if any(getattr(r, "node_rank", None) is None for r in ranks):
+                raise RanksError(f"--ranks: {item} needs the job's nodes, which are not known "
+                                 "here; give rank numbers")
+            on_node = [r.rank for r in ranks if getattr(r, "node_rank", None) == node]
+            if not on_node:
+                raise RanksError(f"--ranks: the job has no node {node}")
+            picked.update(on_node)
+            continue
         if item.startswith("local"):
             want = int(item[5:])
             hits = [r.rank for r in ranks if r.local_rank == want]
@@ -192,6 +211,8 @@ def chosen(spec: str, rank: int, local_rank: int | None) -> bool:
     for item in items(spec):
         if item == "all":
             return True
+        if item.startswith("node"):
+            continue  # resolved to rank numbers before a rank reads the spec
         if item.startswith("local"):
             if local_rank == int(item[5:]):
                 return True

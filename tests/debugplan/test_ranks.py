@@ -23,7 +23,23 @@ def test_select_lists_ranges_all_local0() -> None:
     assert select("local1,0", ranks).spec == "0,1,5"
 
 
-@pytest.mark.parametrize("bad", ["", "x", "3-1", "8", "0-9", "local7", "*", "1;2", "-1"])
+def test_a_node_group_is_every_rank_of_that_node() -> None:
+    ranks = _ranks(16, 4)
+    assert select("node1", ranks).ranks == [4, 5, 6, 7]
+    assert select("node0,node3,9", ranks).spec == "0,1,2,3,9,12,13,14,15"
+    assert rankspec.parse_choice("node 2 arm") == rankspec.Choice("node2", True)
+    assert select(rankspec.parse_choice("Node 1, 0").spec, ranks).ranks == [0, 4, 5, 6, 7]
+    with pytest.raises(RanksError, match="no node 4"):
+        select("node4", ranks)
+    # Only the plan knows the nodes: where it does not, the spec is refused, not guessed.
+    with pytest.raises(RanksError, match="not known"):
+        select("node1", [], world_size=8)
+    with pytest.raises(RanksError, match="not known"):
+        select("node0", [RankInfo(0, None, 0), RankInfo(1, None, 1)])
+
+
+@pytest.mark.parametrize("bad", ["", "x", "3-1", "8", "0-9", "local7", "*", "1;2", "-1",
+                                 "node", "node-1", "node1-2"])
 def test_select_refuses(bad: str) -> None:
     with pytest.raises(RanksError):
         select(bad, _ranks(8, 4))
