@@ -153,3 +153,20 @@ def test_armed_actor_ranks_compare_a_value(tmp_path: Path) -> None:
         if launch.job:
             wait_for("no process of the job left", lambda: not _ray_processes(str(launch.job)),
                      30)
+
+
+def test_a_driver_that_joins_a_running_cluster_is_warned(tmp_path: Path) -> None:
+    own = plan_argv(["python", TRAINER], cwd=SCRIPTS)
+    assert not [d for d in own.diagnostics if d.code == "ray-existing-cluster"]
+    env = plan_argv(["python", TRAINER], cwd=SCRIPTS,
+                    caller_env={"RAY_ADDRESS": "10.0.0.5:6379", "PATH": "/usr/bin"})
+    (warned,) = [d for d in env.diagnostics if d.code == "ray-existing-cluster"]
+    assert "RAY_ADDRESS is 10.0.0.5:6379" in warned.message and warned.severity == "warning"
+    script = tmp_path / "joins.py"
+    script.write_text("import ray\nray.init(address='auto')\n@ray.remote\ndef f():\n    pass\n")
+    code = plan_argv(["python", str(script)], cwd=tmp_path)
+    assert code.launcher == "ray"
+    assert [d for d in code.diagnostics if d.code == "ray-existing-cluster"]
+    script.write_text("import ray\nray.init(address=None)\nray.get(f.remote())\n")
+    assert not [d for d in plan_argv(["python", str(script)], cwd=tmp_path).diagnostics
+                if d.code == "ray-existing-cluster"]

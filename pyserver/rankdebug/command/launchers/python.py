@@ -58,13 +58,32 @@ def parse(ctx: Context, start: int) -> None:
     set_entry(plan, call.kind, call.target, call.index, call.args_from)
     if call.kind == "script":
         warn_unknown_program(plan, "script", call.target)
-        if call.target.value is not None and is_ray_driver(ctx.read_text(call.target.value)):
+        source = ctx.read_text(call.target.value) if call.target.value is not None else None
+        if is_ray_driver(source):
             ray_driver(plan, call.target)
+            joined = _joins_cluster(source, ctx.env_value("RAY_ADDRESS"))
+            if joined:
+                plan.warn(f"{joined}: the job joins a Ray cluster started without rankdebug, "
+                          "whose workers never run its bootstrap (no rank can be debugged); "
+                          "let the job start its own cluster (ray.init() with no address)",
+                          call.target.span, code="ray-existing-cluster")
 
 
 def is_ray_driver(source: str | None) -> bool:
     """The script imports ray and starts remote actors or tasks."""
     return bool(source and _IMPORTS_RAY.search(source) and _STARTS_REMOTE.search(source))
+
+
+_ADDRESS = re.compile(r"\bray\.init\([^)]*\baddress\s*=\s*(?!None\b)")
+
+
+def _joins_cluster(source: str | None, ray_address: str | None) -> str | None:
+    """Why the driver joins a running cluster (RAY_ADDRESS, ``ray.init(address=…)``)."""
+    if ray_address and ray_address.strip() and ray_address.strip() != "local":
+        return f"RAY_ADDRESS is {ray_address.strip()}"
+    if source and _ADDRESS.search(source):
+        return "ray.init(address=…)"
+    return None
 
 
 def ray_driver(plan: LaunchPlan, script: Word) -> None:
