@@ -36,6 +36,12 @@ class Launcher:
     python_form: bool = False
     # The rendezvous port it uses when the command names none (None: none, or not fixed).
     default_master_port: int | None = None
+    # Whether a rank that ends before its script finished is a failure the launcher acts on
+    # (Ray's actors end when the driver shuts Ray down; the driver hears of one that dies).
+    rank_end_fails: bool = True
+    # Variables a debugged job gets unless the user set them: this launcher's own limits
+    # that a rank waiting for its client would run into.
+    debug_env: tuple[tuple[str, str], ...] = ()
 
 
 TABLE: tuple[Launcher, ...] = (
@@ -60,7 +66,10 @@ TABLE: tuple[Launcher, ...] = (
              starts_ranks=False),
     Launcher("colossalai", ("colossalai",), (), rank_vars=_TORCH),
     Launcher("python", (), (), rank_vars=f"{_TORCH},=0", starts_ranks=False),
-    Launcher("ray", ("ray",), (), ("raylet",), rank_vars=_TORCH),
+    # A chosen actor waits for its client before its worker registers with the raylet,
+    # which gives a worker 60 s and then kills it.
+    Launcher("ray", ("ray",), (), ("raylet",), rank_vars=_TORCH, rank_end_fails=False,
+             debug_env=(("RAY_worker_register_timeout_seconds", "86400"),)),
     # Horovod's own variables under its Gloo controller, Open MPI's under MPI.
     Launcher("horovodrun", ("horovodrun",), ("horovod.runner.launch",),
              rank_vars=f"HOROVOD_RANK/HOROVOD_LOCAL_RANK/HOROVOD_SIZE,{_MPI}"),

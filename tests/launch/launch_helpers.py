@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dap_client import DAPClient
+
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 BIN = Path(sys.executable).parent
 
@@ -66,6 +68,7 @@ class Launch:
         self._q: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.job: str | None = None
+        self._clients: list[DAPClient] = []
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -101,6 +104,17 @@ class Launch:
             if ev.get("event") == name:
                 ev["_seen"] = True
                 return ev
+
+    def clients(self, count: int, timeout: float = 60.0) -> dict[int, DAPClient]:
+        """A DAP client on each of the next ``count`` ranks to say ``listening``, by rank
+        (closed by ``close``)."""
+        found: dict[int, DAPClient] = {}
+        for _ in range(count):
+            ev = self.event("listening", timeout)
+            found[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]),
+                                               timeout=max(30.0, timeout))
+        self._clients.extend(found.values())
+        return found
 
     def wait(self, timeout: float = 120.0) -> int:
         try:
@@ -143,6 +157,8 @@ class Launch:
         return self.stderr_path.read_text(errors="replace")[-6000:]
 
     def close(self) -> None:
+        for client in self._clients:
+            client.close()
         self.kill()
         self._err.close()
 

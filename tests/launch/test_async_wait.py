@@ -212,9 +212,7 @@ def test_a_group_step_into_work_wait_reports_the_rank_blocked_in_it(tmp_path: Pa
                      "2", SCRIPT], tmp_path, env={"LATE_RANK": "1"}, stdin=subprocess.PIPE)
     clients: dict[int, DAPClient] = {}
     try:
-        for _ in range(2):
-            ev = launch.event("listening")
-            clients[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+        clients.update(launch.clients(2))
         clients[0].attach({path: [WAIT_LINE]})
         clients[1].attach({})
         first = launch.event("stopped", 60)
@@ -260,9 +258,7 @@ def test_a_rank_paused_with_its_peer_in_work_wait_is_shown_waiting_in_it(
                      "2", SCRIPT], tmp_path, env={"LATE_RANK": "1"}, stdin=subprocess.PIPE)
     clients: dict[int, DAPClient] = {}
     try:
-        for _ in range(2):
-            ev = launch.event("listening")
-            clients[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+        clients.update(launch.clients(2))
         clients[0].attach({})
         clients[1].attach({})
         # Rank 0 waits in its loop's first work.wait() before rank 1 gets its breakpoint.

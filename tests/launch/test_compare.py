@@ -191,9 +191,7 @@ def test_chosen_ranks_paused_under_the_debugger_answer_too(tmp_path: Path) -> No
     clients: dict[int, DAPClient] = {}
     try:
         path = str(SCRIPTS / SCRIPT)
-        for _ in range(2):
-            ev = job.launch.event("listening")
-            clients[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+        clients.update(job.launch.clients(2))
         for client in clients.values():
             client.attach({path: [line_of(SCRIPT)]})
         (tmp_path / "go").touch()

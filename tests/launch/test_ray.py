@@ -44,9 +44,7 @@ def test_chosen_actor_ranks_pause_together_at_a_breakpoint(tmp_path: Path) -> No
                     env={"RAY_DEDUP_LOGS": "0"})
     try:
         clients: dict[int, DAPClient] = {}
-        for _ in range(2):
-            ev = launch.event("listening", timeout=120)
-            clients[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]), timeout=120)
+        clients.update(launch.clients(2, 120))
         assert sorted(clients) == [1, 2]
         for client in clients.values():
             client.attach({WORKER: [line]}, exceptions=["uncaught"])

@@ -34,9 +34,7 @@ def _clients(launch: Launch, nproc: int, breaks: dict[str, list[int]],
              exceptions: list[str] | None = None) -> dict[int, DAPClient]:
     """A client per chosen rank, attached (VS Code's order) with ``breaks``."""
     found: dict[int, DAPClient] = {}
-    for _ in range(nproc):
-        ev = launch.event("listening")
-        found[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+    found.update(launch.clients(nproc))
     for client in found.values():
         client.attach(breaks, exceptions=exceptions)
     return found
@@ -240,9 +238,7 @@ def test_a_rank_stepped_into_a_collective_says_which_and_its_number(tmp_path: Pa
     launch = _job(tmp_path, 2, TOGETHER, env={"LATE_RANK": "1"})
     try:
         clients: dict[int, DAPClient] = {}
-        for _ in range(2):
-            ev = launch.event("listening")
-            clients[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+        clients.update(launch.clients(2))
         clients[0].attach({TOGETHER: [line]})
         clients[1].attach({})
         first = launch.event("stopped", 60)
@@ -282,9 +278,7 @@ def test_breakpoint_bound_to_one_rank(tmp_path: Path) -> None:
     launch = _job(tmp_path, 2, TOGETHER, "--stop", "alone")
     try:
         found: dict[int, DAPClient] = {}
-        for _ in range(2):
-            ev = launch.event("listening")
-            found[int(ev["rank"])] = DAPClient(str(ev["host"]), int(ev["port"]))
+        found.update(launch.clients(2))
         answers = {}
         for rank, client in found.items():
             client.attach({})

@@ -24,9 +24,6 @@ from rankdebug.errors import BadInput
 
 # The NCCL watchdog would kill peers of a paused rank; unless the user chose otherwise.
 NCCL_ENV = {"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": "86400", "TORCH_NCCL_ENABLE_MONITORING": "0"}
-# A chosen Ray actor waits for its client before its worker registers with the raylet, which
-# gives a worker 60 s and then kills it; unless the user chose otherwise.
-RAY_ENV = {"RAY_worker_register_timeout_seconds": "86400"}
 
 
 class RewriteError(BadInput):
@@ -151,8 +148,8 @@ def job_run(dplan: DebugPlan, places: JobPlaces,
     env.update(rank_settings(dplan, places))
     if dplan.options.timeout > 0:
         env.update({k: v for k, v in NCCL_ENV.items() if k not in user_set})
-    if dplan.plan.launcher == launcher_table.BY_NAME["ray"].name:
-        env.update({k: v for k, v in RAY_ENV.items() if k not in user_set})
+    env.update({k: v for k, v in launcher_table.get(dplan.plan.launcher).debug_env
+                if k not in user_set})
     return JobRun(
         argv=command_argv(dplan.plan),
         env=env,

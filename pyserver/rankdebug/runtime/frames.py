@@ -34,17 +34,18 @@ def own_file(path: str) -> bool:
     return bool(_OWN_FILE.search(path))
 
 
-def debugger_cut(files: list[str]) -> int:
+def debugger_cut(files: list[str], *, needs_user: bool = True) -> int:
     """How many of a stack's innermost frames (``files``, innermost first) are the debugger's
     above the user's code: a rank paused under debugpy waits in its frames (and threading's,
-    which it calls). 0 when there are none, or no frame of the user's follows them."""
+    which it calls). 0 when there are none; also when no frame of the user's follows them,
+    unless ``needs_user`` is False (then up to the last of them)."""
     cut = 0
     for i, path in enumerate(files):
         if DEBUGGER_FILE.search(path):
             cut = i + 1
         elif user_file(path):
             return cut
-    return 0
+    return 0 if needs_user else cut
 
 
 def without_own(tb: TracebackType | None) -> TracebackType | None:

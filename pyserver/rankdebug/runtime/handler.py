@@ -252,14 +252,7 @@ def _stack() -> list[Any]:
         stack = held[0].frames()
     else:
         stack = frames.walk(sys._current_frames().get(threading.main_thread().ident or 0))
-    # A rank paused under debugpy waits in the debugger's frames (and threading's, which
-    # it calls): everything above the last of them is the debugger's, not the user's.
-    cut = 0
-    for i, f in enumerate(stack):
-        if frames.DEBUGGER_FILE.search(f.f_code.co_filename):
-            cut = i + 1
-        elif frames.user_file(f.f_code.co_filename):
-            break
+    cut = frames.debugger_cut([f.f_code.co_filename for f in stack], needs_user=False)
     return [f for f in stack[cut:] if not frames.own_file(f.f_code.co_filename)]
 
 

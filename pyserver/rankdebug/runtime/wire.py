@@ -75,28 +75,11 @@ def check_socket(path: str) -> None:
 
 
 def ask(path: str, request: dict[str, Any], timeout: float = ASK_TIMEOUT_S) -> dict[str, Any]:
-    """Send one request to the rank's socket at ``path``; its reply (an ``error`` reply
-    raises)."""
-    check_socket(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(path)
-        send(sock, request)
-        with sock.makefile("rb") as reader:
-            reply = read(reader)
-    except socket.timeout as exc:  # TimeoutError from 3.10 on
-        raise _late(timeout) from exc
-    except ValueError as exc:
-        raise WireError("the rank's answer is not a JSON object") from exc
-    except OSError as exc:
-        raise WireError(f"cannot reach the rank: {exc.strerror or exc}") from exc
-    finally:
-        sock.close()
-    if reply is None:
-        raise WireError("the rank closed its control socket without an answer")
-    if reply.get("event") == "error":
-        raise WireError(str(reply.get("message") or "the rank reported an error"), reply)
+    """Send one request to the rank's socket at ``path``; its reply (an ``error`` reply, or
+    no reply, raises)."""
+    reply, _ = ask_timed([path], request, timeout)[0]
+    if isinstance(reply, WireError):
+        raise reply
     return reply
 
 

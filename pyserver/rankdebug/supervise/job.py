@@ -43,7 +43,6 @@ STOP_GRACE_S = 2.5  # SIGTERM -> SIGKILL; the whole stop stays under 5 s
 # A chosen rank not started by then is worth a word (RANKDEBUG_MISSING_RANK_S: tests).
 MISSING_RANK_S = float(os.environ.get("RANKDEBUG_MISSING_RANK_S", "") or 30.0)
 ABNORMAL_GRACE_S = 1.0  # a rank ended badly: give the launcher this long to notice first
-RAY = launcher_table.BY_NAME["ray"].name
 
 
 @dataclass
@@ -354,10 +353,8 @@ class Supervisor:
 
     def _on_eof(self, cid: int) -> None:
         conn = self._conns.pop(cid, None)
-        # A Ray job's actors end when its driver shuts Ray down (and the driver hears of an
-        # actor that dies before): not a rank failing.
         if (conn is not None and conn.rank is not None and conn.chosen and not conn.finished
-                and self.plan.launcher != RAY):
+                and launcher_table.get(self.plan.launcher).rank_end_fails):
             first = self.rank_exits.first_before(conn.rank)
             if first is None:
                 self.say(f"rank {conn.rank} ended before its script finished")

@@ -58,10 +58,10 @@ def parse(ctx: Context, start: int) -> None:
     set_entry(plan, call.kind, call.target, call.index, call.args_from)
     if call.kind == "script":
         warn_unknown_program(plan, "script", call.target)
-        source = ctx.read_text(call.target.value) if call.target.value is not None else None
-        if is_ray_driver(source):
+        facts = _ray_facts(ctx, call.target.value) if call.target.value is not None else None
+        if facts is not None and facts[0]:
             ray_driver(plan, call.target)
-            joined = _joins_cluster(source, ctx.env_value("RAY_ADDRESS"))
+            joined = _joins_cluster(facts[1], ctx.env_value("RAY_ADDRESS"))
             if joined:
                 plan.warn(f"{joined}: the job joins a Ray cluster started without rankdebug, "
                           "whose workers never run its bootstrap (no rank can be debugged); "
@@ -75,15 +75,38 @@ def is_ray_driver(source: str | None) -> bool:
 
 
 _ADDRESS = re.compile(r"\bray\.init\([^)]*\baddress\s*=\s*(?!None\b)")
+# (path, mtime, size) -> (a Ray driver, ray.init(address=...) in it): the language server
+# plans a document's commands at every edit, and a script's text changes far less often.
+_FACTS: dict[tuple[str, int, int], tuple[bool, bool]] = {}
+_FACTS_MAX = 256
 
 
-def _joins_cluster(source: str | None, ray_address: str | None) -> str | None:
+def _ray_facts(ctx: Context, name: str) -> tuple[bool, bool] | None:
+    """Whether the script ``name`` is a Ray driver, and whether it joins a cluster by
+    address; None when it cannot be read."""
+    path = ctx.resolve(name)
+    try:
+        info = path.stat() if path is not None else None
+    except OSError:
+        info = None
+    if path is None or info is None:
+        return None
+    key = (str(path), info.st_mtime_ns, info.st_size)
+    facts = _FACTS.get(key)
+    if facts is None:
+        source = ctx.read_text(str(path))
+        facts = (is_ray_driver(source), bool(source and _ADDRESS.search(source)))
+        if len(_FACTS) >= _FACTS_MAX:
+            _FACTS.clear()
+        _FACTS[key] = facts
+    return facts
+
+
+def _joins_cluster(address_in_code: bool, ray_address: str | None) -> str | None:
     """Why the driver joins a running cluster (RAY_ADDRESS, ``ray.init(address=…)``)."""
     if ray_address and ray_address.strip() and ray_address.strip() != "local":
         return f"RAY_ADDRESS is {ray_address.strip()}"
-    if source and _ADDRESS.search(source):
-        return "ray.init(address=…)"
-    return None
+    return "ray.init(address=…)" if address_in_code else None
 
 
 def ray_driver(plan: LaunchPlan, script: Word) -> None:
