@@ -92,21 +92,29 @@ function docs(name) {
     return want === '1' || want.split(',').includes(name);
 }
 
-/** Processes of rankdebug jobs started under `dir`: RANKDEBUG_JOB in their environment, or `rankdebug_main.py launch`. */
-function jobProcesses(dir) {
+/** `keep({ pid, cmd, env, cwd, zombie })`'s `pid cmd` line for each process it keeps. */
+function processes(keep) {
     const out = [];
     for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
         try {
             const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+            const zombie = /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
             const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
             const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
-            const isJob = env.includes('RANKDEBUG_JOB=') || (cmd.includes('rankdebug') && / launch /.test(cmd)) || cmd.includes('long_train.py');
-            if (isJob && cwd.startsWith(dir)) out.push(`${pid} ${cmd.slice(0, 160)}`);
+            if (keep({ pid, cmd, env, cwd, zombie })) out.push(`${pid} ${cmd.slice(0, 160)}`);
         } catch {
             // gone, or not ours
         }
     }
     return out;
+}
+
+/** Processes of rankdebug jobs started under `dir`: RANKDEBUG_JOB in their environment, or `rankdebug_main.py launch`. */
+function jobProcesses(dir) {
+    return processes(({ cmd, env, cwd }) => {
+        const isJob = env.includes('RANKDEBUG_JOB=') || (cmd.includes('rankdebug') && / launch /.test(cmd)) || cmd.includes('long_train.py');
+        return isJob && cwd.startsWith(dir);
+    });
 }
 
 async function waitFor(what, fn, timeoutMs = 60000, every = 250) {
@@ -267,6 +275,23 @@ async function goToLine(page, line) {
 }
 
 /** Clicks Stop (or Disconnect) on the debug toolbar; waits until the Call Stack has no rank left. */
+/** A breakpoint on `line` of the active editor, set as a user does (the line, then F9). */
+async function setBreakpoint(page, line) {
+    await goToLine(page, line);
+    await page.locator('.monaco-editor.focused').waitFor();
+    await page.keyboard.press('F9');
+    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+}
+
+/** The line of `file` that holds `text`, once the language server's code lens is above it. */
+async function commandLine(page, file, text) {
+    await openFile(page, file);
+    const line = page.locator('.monaco-editor .view-line', { hasText: text }).first();
+    await line.waitFor();
+    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    return line;
+}
+
 async function stopDebugging(page) {
     await page.locator('.debug-toolbar .codicon-debug-stop, .debug-toolbar .codicon-debug-disconnect').first().click();
     await waitFor('every debug session to end', async () => (await page.locator('.debug-call-stack .monaco-list-row', { hasText: /rank \d/ }).count()) === 0, 30000);
@@ -289,17 +314,10 @@ async function expandMainThreads(page) {
 async function scenarioRightClick(page, ws, bpLine) {
     say('opening train.py and setting a breakpoint');
     await openFile(page, 'train.py');
-    await goToLine(page, bpLine);
-    await page.locator('.monaco-editor.focused').waitFor();
-    await page.keyboard.press('F9');
-    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+    await setBreakpoint(page, bpLine);
 
     say('opening train.sh');
-    await openFile(page, 'train.sh');
-    const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node' }).first();
-    await line.waitFor();
-    // Wait for the language server: its code lens above the command.
-    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    const line = await commandLine(page, 'train.sh', 'torchrun --nproc_per_node');
     await shot(page, '01-train-sh');
     // No click first: the cursor is on line 1 (a comment); the right-click moves it, as for a user.
     const tRight = Date.now();
@@ -675,15 +693,9 @@ async function scenarioArmedFromEditor(page, ws) {
     await openFile(page, 'long_train.py');
     const py = fs.readFileSync(path.join(ws, 'long_train.py'), 'utf8').split('\n');
     const bp = py.findIndex((l) => l.includes('the e2e breakpoint')) + 1;
-    await goToLine(page, bp);
-    await page.locator('.monaco-editor.focused').waitFor();
-    await page.keyboard.press('F9');
-    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+    await setBreakpoint(page, bp);
 
-    await openFile(page, 'long.sh');
-    const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node 2 long_train.py' }).first();
-    await line.waitFor();
-    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    const line = await commandLine(page, 'long.sh', 'torchrun --nproc_per_node 2 long_train.py');
     await rowMenu(page, line, 'Debug Training Command'); // clicks again if the menu stays open
     const armRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'No rank now — arm every rank' });
     await armRow.waitFor({ timeout: 30000 });
@@ -768,17 +780,7 @@ async function scenarioArmedFromEditor(page, ws) {
 /** The Call Stack rows under each rank session (its own row, its threads and frames): rank → texts. */
 /** Live processes carrying a job id whose command line matches `re`, wherever their cwd is. */
 function jobProcessesNamed(re) {
-    const out = [];
-    for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-        try {
-            const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-            const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-            if (re.test(cmd) && fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes('RANKDEBUG_JOB=') && !/\) [ZX] /.test(stat)) out.push(`${pid} ${cmd.slice(0, 120)}`);
-        } catch {
-            // gone, or not ours
-        }
-    }
-    return out;
+    return processes(({ cmd, env, zombie }) => !zombie && re.test(cmd) && env.includes('RANKDEBUG_JOB='));
 }
 
 /**
@@ -791,14 +793,8 @@ async function scenarioRay(page, ws) {
     const py = fs.readFileSync(path.join(ws, 'ray_worker.py'), 'utf8').split('\n');
     const bp = py.findIndex((l) => l.includes('# BREAK')) + 1;
     await openFile(page, 'ray_worker.py');
-    await goToLine(page, bp);
-    await page.locator('.monaco-editor.focused').waitFor();
-    await page.keyboard.press('F9');
-    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
-    await openFile(page, 'ray.sh');
-    const line = page.locator('.monaco-editor .view-line', { hasText: 'python ray_trainer.py' }).first();
-    await line.waitFor();
-    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    await setBreakpoint(page, bp);
+    const line = await commandLine(page, 'ray.sh', 'python ray_trainer.py');
     await rowMenu(page, line, 'Debug Training Command');
     const input = page.locator('.quick-input-widget input');
     await page.locator('.quick-input-widget', { hasText: 'not known here' }).waitFor({ timeout: 30000 });
@@ -886,15 +882,9 @@ async function scenarioTogether(page, ws) {
     await openFile(page, 'together_train.py');
     const py = fs.readFileSync(path.join(ws, 'together_train.py'), 'utf8').split('\n');
     const bp = py.findIndex((l) => l.includes('# the e2e breakpoint')) + 1;
-    await goToLine(page, bp);
-    await page.locator('.monaco-editor.focused').waitFor();
-    await page.keyboard.press('F9');
-    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+    await setBreakpoint(page, bp);
 
-    await openFile(page, 'together.sh');
-    const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node 2 together_train.py' }).first();
-    await line.waitFor();
-    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    const line = await commandLine(page, 'together.sh', 'torchrun --nproc_per_node 2 together_train.py');
     const tRight = await rowMenu(page, line, 'Debug Training Command');
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 1 · node 0 · local 1' }).waitFor({ timeout: 30000 });
     await page.locator('.quick-input-widget input').fill('0,1');
@@ -1080,10 +1070,7 @@ async function scenarioTogetherMore(page, ws) {
     const reduceLine = py.findIndex((l) => l.includes('dist.all_reduce(state)')) + 1;
     say('together2: no breakpoint; right-click together2.sh → ranks 0,1');
     await palette(page, 'View: Close All Editor Groups');
-    await openFile(page, 'together2.sh');
-    const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node 2 together2_train.py' }).first();
-    await line.waitFor();
-    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    const line = await commandLine(page, 'together2.sh', 'torchrun --nproc_per_node 2 together2_train.py');
     await rowMenu(page, line, 'Debug Training Command');
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 1 · node 0 · local 1' }).waitFor({ timeout: 30000 });
     await page.locator('.quick-input-widget input').fill('0,1');
@@ -1315,14 +1302,8 @@ async function scenarioCompare(page, ws) {
     say('compare: a breakpoint only rank 0 reaches, then right-click compare.sh → 0 arm');
     await palette(page, 'View: Close All Editor Groups');
     await openFile(page, 'compare_train.py');
-    await goToLine(page, bp);
-    await page.locator('.monaco-editor.focused').waitFor();
-    await page.keyboard.press('F9');
-    await page.locator('.monaco-editor .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
-    await openFile(page, 'compare.sh');
-    const line = page.locator('.monaco-editor .view-line', { hasText: 'torchrun --nproc_per_node 4 compare_train.py' }).first();
-    await line.waitFor();
-    await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
+    await setBreakpoint(page, bp);
+    const line = await commandLine(page, 'compare.sh', 'torchrun --nproc_per_node 4 compare_train.py');
     await rowMenu(page, line, 'Debug Training Command');
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 3 · node 0 · local 3' }).waitFor({ timeout: 30000 });
     await page.locator('.quick-input-widget input').fill('0 arm');
