@@ -35,6 +35,11 @@ def main():
     w, b = model.module.weight.item(), model.module.bias.item()
     if rank == 0:
         print(f"done: y = {w:.2f}x + {b:.2f}", flush=True)
+    # Every rank is done with its collectives before any tears its group down, and DDP's
+    # reducer goes before the group it holds: torch 2.13's gloo can otherwise abort a rank at
+    # exit ("terminate called without an active exception"), seen under load.
+    dist.barrier()
+    del model
     dist.destroy_process_group()
 
 
