@@ -274,3 +274,39 @@ def test_plan_text_rejects_bad_line_numbers_with_a_line() -> None:
         with pytest.raises(CommandError) as info:
             plan_text("torchrun --nproc_per_node 2 train.py\n", line)
         assert info.value.line is not None and info.value.line >= 1
+
+
+# tree-sitter-bash's scanner reads the character after `{` with C's isdigit(): past
+# U+00FF that indexes glibc's table out of bounds, and a process parsing `{` + U+10FFFF
+# died about one time in two (address-space layout decides). Eight processes each parse
+# such texts (the language server's path too); without the guard in syntax.py, all eight
+# surviving had odds of about 1 in 256.
+WIDE_AFTER_BRACE = ["{\U0010ffff", "echo {12\U000f0000}", "x={1..2\U0010ffff}",
+                    "torchrun --nproc_per_node 2 {\U0001f600,\u4e2d}.py", "${\U000f0000}"]
+
+
+def test_brace_then_a_wide_character_does_not_crash_the_parser() -> None:
+    code = (
+        "import sys\n"
+        "from rankdebug.command import CommandError, plan_text\n"
+        "from rankdebug.command.incremental import DocumentPlans\n"
+        "from rankdebug.command.syntax import parse, text\n"
+        f"for s in {WIDE_AFTER_BRACE!r}:\n"
+        "    assert text(parse(s).root_node) == s  # nodes read the original text back\n"
+        "    try:\n"
+        "        plan_text(s, 1)\n"
+        "    except CommandError:\n"
+        "        pass\n"
+        "    DocumentPlans(path='x.sh').update(s + '\\n' + s)\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+             for _ in range(8)]
+    results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    assert all(rc == 0 for rc, _ in results), results
+
+
+def test_a_word_after_brace_keeps_its_wide_characters() -> None:
+    line = "torchrun --nproc_per_node 2 train_{\u4e2d\U0001f600}.py --x {\U0010ffff}\n"
+    plan = plan_text(line, 1)
+    args = json.dumps(plan.to_json(), ensure_ascii=False)
+    assert "train_{\u4e2d\U0001f600}.py" in args and "{\U0010ffff}" in args

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 import tree_sitter_bash
@@ -22,13 +23,37 @@ def _parser() -> Parser:
     return parser
 
 
+# tree-sitter-bash 0.25.1's scanner calls C's isdigit() on the character after a `{`
+# (and after `{12`, `{1..`, `{1..2`): a code point past U+00FF indexes glibc's
+# 384-entry table out of bounds and kills the process about half the time (`{` then
+# U+10FFFF). Such a character is swapped for as many ASCII letters as it has bytes
+# while parsing (the tree's shape is the same: both are word characters), then put
+# back: the tree reads its text from that same buffer, so nodes show the original.
+_BRACE_THEN_WIDE = re.compile(rb"\{[0-9]*(?:\.\.[0-9]*)?(?=[\xc4-\xf4])")
+_WIDTH = {**dict.fromkeys(range(0xC4, 0xE0), 2), **dict.fromkeys(range(0xE0, 0xF0), 3),
+          **dict.fromkeys(range(0xF0, 0xF5), 4)}
+
+
+def _parse_bytes(data: bytes, old: Tree | None) -> Tree:
+    parser = _parser()
+    spots = [m.end() for m in _BRACE_THEN_WIDE.finditer(data)] if b"{" in data else []
+    if not spots:
+        return parser.parse(data, old) if old is not None else parser.parse(data)
+    buf = bytearray(data)
+    for at in spots:
+        buf[at:at + _WIDTH[buf[at]]] = b"x" * _WIDTH[buf[at]]
+    tree = parser.parse(buf, old) if old is not None else parser.parse(buf)
+    buf[:] = data  # same length: the tree keeps this buffer and slices it for node.text
+    return tree
+
+
 def parse(text: str) -> Tree:
-    return _parser().parse(text.encode("utf-8"))
+    return _parse_bytes(text.encode("utf-8"), None)
 
 
 def parse_incremental(data: bytes, old: Tree | None) -> Tree:
     """Parse UTF-8 `data`, reusing `old` (already edited to match) where it can."""
-    return _parser().parse(data, old) if old is not None else _parser().parse(data)
+    return _parse_bytes(data, old)
 
 
 class Positions:
