@@ -14,6 +14,7 @@ Imported by the bootstrap in chosen ranks only. Reads its settings from the envi
     RANKDEBUG_BREAKS     JSON [[file, line], ...]: breakpoints known at start (fast path)
     RANKDEBUG_ATTACH     "start" (listen before the script runs) or "hit" (at the first
                          breakpoint hit, through hit-hooks; see ``hithook``)
+    RANKDEBUG_NODE       "nodeN" on another node than the supervisor's (``--hosts``)
 
 Pure Python, 3.9 and later; imports debugpy only when it is about to listen.
 """
@@ -74,6 +75,9 @@ def trace(what: str) -> None:
 def send(event: str, **fields: Any) -> None:
     """Report to the supervisor (a JSON line on its control socket) and the registry."""
     fields.update(event=event, rank=state.rank, pid=os.getpid())
+    node = _env("RANKDEBUG_NODE")  # another node of the job (``rankdebug launch --hosts``)
+    if node:
+        fields["node"] = node
     if state.ctl is not None:
         data = wire.encode(fields)
         with state.lock:
@@ -151,6 +155,23 @@ def listen() -> tuple[str, int]:
         adapter_python = sys.executable
     # No supervisor started an adapter for this rank: the one debugpy spawns runs owner-only
     # all the same (``adapter_wrapper``), unless no private folder can hold the wrapper.
+    host = _env("RANKDEBUG_HOST", "127.0.0.1") or "127.0.0.1"
+    port = _port_for(state.rank)
+    with _stdio_detached():
+        try:
+            got = _listen_on(debugpy, adapter_python, host, port)
+        except RuntimeError:
+            if port == 0:
+                raise
+            # The reserved port was taken meanwhile (the wrapper is spent: a new one).
+            got = _listen_on(debugpy, adapter_python, host, 0)
+    state.listening = (str(got[0]), int(got[1]))
+    send("listening", host=state.listening[0], port=state.listening[1],
+         local_rank=state.local_rank, world_size=state.world_size)
+    return state.listening
+
+
+def _listen_on(debugpy: Any, adapter_python: str, host: str, port: int) -> Any:
     from rankdebug.runtime import adapter_wrapper, registry
 
     wrapper = None
@@ -159,24 +180,12 @@ def listen() -> tuple[str, int]:
     except (OSError, registry.RegistryError) as exc:
         trace(f"no owner-only adapter ({exc}): debugpy's own listens")
     debugpy.configure(python=wrapper or adapter_python)
-    host = _env("RANKDEBUG_HOST", "127.0.0.1") or "127.0.0.1"
-    port = _port_for(state.rank)
     try:
-        with _stdio_detached():
-            try:
-                got = debugpy.listen((host, port))
-            except RuntimeError:
-                if port == 0:
-                    raise
-                got = debugpy.listen((host, 0))  # the reserved port was taken meanwhile
+        return debugpy.listen((host, port))
     finally:
         if wrapper is not None:
             with contextlib.suppress(OSError):
                 os.remove(wrapper)
-    state.listening = (str(got[0]), int(got[1]))
-    send("listening", host=state.listening[0], port=state.listening[1],
-         local_rank=state.local_rank, world_size=state.world_size)
-    return state.listening
 
 
 @contextlib.contextmanager

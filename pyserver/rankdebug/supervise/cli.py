@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 import time
 from pathlib import Path
 
+import rankdebug
 from rankdebug import debugplan
 from rankdebug.command import plan_argv, plan_file
 from rankdebug.command.entry import script_missing, script_target, where
@@ -43,6 +45,7 @@ from rankdebug.debugplan.job_env import (
     JobRun,
     command_argv,
     job_run,
+    package_dir,
     prepare_boot_dir,
 )
 from rankdebug.debugplan.options import STOP_MODES
@@ -50,6 +53,7 @@ from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.runtime import registry
 from rankdebug.supervise import ports as portmod
 from rankdebug.supervise.job import Supervisor
+from rankdebug.supervise.remote import RemoteNode, SshOptions
 
 PROG = "rankdebug launch"
 
@@ -88,6 +92,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         '(e.g. {"command": "step", "ranks": "0-3"}), stop-mode (together, '
                         'alone), attach (rank) and stop; the job\'s folder has the same '
                         "commands on its ctl.sock")
+    parser.add_argument("--hosts", default=None, metavar="HOST[,HOST...]",
+                        help="the job's other nodes, reached over SSH (this machine is node "
+                        "0): the same command runs on each with its --node_rank, and chosen "
+                        "ranks there are debugged from here")
+    parser.add_argument("--ssh-config", default=None, metavar="FILE",
+                        help="an SSH configuration file for --hosts (ssh -F)")
+    parser.add_argument("--ssh-option", dest="ssh_options", action="append", default=[],
+                        metavar="KEY=VALUE", help="an SSH option for --hosts (ssh -o; "
+                        "repeatable)")
     parser.add_argument("--file", help="a script holding the launch command")
     parser.add_argument("--line", type=int, help="1-based line of the command in --file")
     parser.add_argument("command", nargs=argparse.REMAINDER,
@@ -202,16 +215,66 @@ def _start(dplan: DebugPlan) -> tuple[str, str, JobRun]:
         raise
 
 
+def _hosts(args: argparse.Namespace) -> list[str]:
+    hosts = [h.strip() for h in (args.hosts or "").split(",") if h.strip()]
+    for host in hosts:
+        if host.startswith("-") or any(c.isspace() for c in host):
+            raise BadInput(f"--hosts: {host!r} is not a host name")
+    return hosts
+
+
+def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,
+                   boot: Path) -> list[RemoteNode]:
+    """Connect to the other nodes and make the job's folder there (before anything
+    starts: a node that cannot be reached is an error naming it)."""
+    packages = {"rankdebug": str(Path(rankdebug.__file__).resolve().parent),
+                "dbg/debugpy": package_dir("debugpy")}
+    nodes: list[RemoteNode] = []
+    try:
+        for index, host in enumerate(hosts, start=1):
+            node = RemoteNode(host, index, ssh, job_dir)
+            nodes.append(node)
+            node.connect()
+            node.prepare(job, packages, str(boot / "sitecustomize.py"))
+    except (RankdebugError, OSError) as exc:
+        for node in nodes:
+            node.close()
+        if isinstance(exc, RankdebugError):
+            raise
+        raise BadInput(str(exc)) from exc
+    return nodes
+
+
 def run(args: argparse.Namespace) -> int:
     try:
+        hosts = _hosts(args)
         dplan = debug_plan(args)
         job, job_dir, job_proc = _start(dplan)
     except RankdebugError as exc:
         return report(exc, as_json=args.json, prog=PROG)
+    nodes: list[RemoteNode] = []
+    if hosts:
+        try:
+            nodes = _connect_nodes(hosts, SshOptions(args.ssh_config, tuple(args.ssh_options)),
+                                   job, job_dir, Path(job_dir) / "boot")
+        except RankdebugError as exc:
+            registry.remove_job(job)
+            return report(exc, as_json=args.json, prog=PROG)
+    nnodes = dplan.plan.nnodes
+    if not nodes and isinstance(nnodes, int) and nnodes > 1:
+        sys.stderr.write(
+            f"rankdebug: this command runs on {nnodes} nodes and this machine starts node "
+            f"0's part only; give the others with --hosts HOST,... (the same command is "
+            f"started there over SSH, and their chosen ranks are debugged from here)\n")
     _register(job, dplan, job_proc)
-    sup = Supervisor(job_proc, job, job_dir, args.json, control=args.control)
-    sup.emit({"event": "job", "job": job, "dir": job_dir, "pid": os.getpid(),
-              "ranks": job_proc.chosen, "rank_spec": job_proc.rank_spec,
-              "armed": dplan.options.arm, "attach_mode": dplan.options.attach_mode,
-              "launcher": job_proc.launcher, "attach": job_proc.attach_configs(job)})
+    sup = Supervisor(job_proc, job, job_dir, args.json, control=args.control, remotes=nodes)
+    event: dict[str, object] = {
+        "event": "job", "job": job, "dir": job_dir, "pid": os.getpid(),
+        "ranks": job_proc.chosen, "rank_spec": job_proc.rank_spec,
+        "armed": dplan.options.arm, "attach_mode": dplan.options.attach_mode,
+        "launcher": job_proc.launcher, "attach": job_proc.attach_configs(job)}
+    if nodes:
+        event["nodes"] = [{"node": 0, "host": socket.gethostname()},
+                          *({"node": n.index, "host": n.host} for n in nodes)]
+    sup.emit(event)
     return sup.run()

@@ -248,7 +248,7 @@ class ClientSession:
             if self.live or self.ended:
                 return
             try:
-                sock = socket.create_connection((host, port), timeout=30.0)
+                sock = _connect(host, port)
             except OSError:
                 self.end()
                 return
@@ -453,3 +453,18 @@ class ClientSession:
             self.adapter.close()
             self.gate.idle.set()
         self.gate.notify("disconnected")
+
+
+def _connect(host: str, port: int) -> socket.socket:
+    """The adapter's endpoint: ``host:port``, or a socket path (another node's adapter,
+    through the SSH connection: ``supervise.remote``)."""
+    if not host.startswith("/"):
+        return socket.create_connection((host, port), timeout=30.0)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(30.0)
+    try:
+        sock.connect(host)
+    except OSError:
+        sock.close()
+        raise
+    return sock

@@ -37,6 +37,7 @@ from rankdebug.supervise import procs
 from rankdebug.supervise.adapters import Adapter, start_adapter, with_rankdebug_on_path
 from rankdebug.supervise.gate import Gate
 from rankdebug.supervise.rank_exits import RankExits
+from rankdebug.supervise.remote import RemoteError, RemoteNode, node_argv, node_env
 from rankdebug.supervise.together import GROUP_COMMANDS, CommandError, Together
 
 STOP_GRACE_S = 2.5  # SIGTERM -> SIGKILL; the whole stop stays under 5 s
@@ -55,6 +56,11 @@ class _Conn:
     socket: str | None = None  # an armed rank's control socket
     waiting: bool = False  # an untraced rank waits for its client's breakpoints
     local_rank: int | None = None
+    node: str | None = None  # "nodeN": a rank on another node (``--hosts``)
+
+
+# Another node's job ended before this one's: how long the rest may take to end too.
+REMOTE_END_WAIT_S = 60.0
 
 
 @dataclass
@@ -66,6 +72,7 @@ class Supervisor:
     control: bool = False  # read JSON commands from stdin (the job gets /dev/null)
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
+    remotes: list[RemoteNode] = field(default_factory=list)  # the job's other nodes
 
     def __post_init__(self) -> None:
         self.events: queue.Queue[tuple[str, int, dict[str, Any] | None]] = queue.Queue()
@@ -219,6 +226,11 @@ class Supervisor:
             # is safe here.
             preexec_fn=procs.parent_death_signal(signal.SIGTERM),  # noqa: PLW1509
         )
+        for node in self.remotes:
+            node.start(node_argv(self.plan.argv, node.index),
+                       node_env(self.plan.env, dict(os.environ), self.job_dir, node.dir,
+                                node.name),
+                       self.plan.cwd, self.ctl_path, stdout)
         if self.control:
             threading.Thread(target=self._read_commands, name="rankdebug-stdin",
                              daemon=True).start()
@@ -273,8 +285,10 @@ class Supervisor:
                 and time.monotonic() - self.abnormal_at > ABNORMAL_GRACE_S
             ):
                 self.stop_reason = "a rank ended before its script finished"
+            self._watch_nodes()
             code = self.proc.poll()
             if code is not None:
+                code = self._nodes_end(code)
                 if code != 0 and self.stop_signal is None:
                     self._say_first_ended()
                 if code < 0 and self.stop_signal is None:  # not our doing: say who and how
@@ -288,6 +302,38 @@ class Supervisor:
                 code = self.proc.wait()
                 return self._status(code)
             procs.reap(self.proc.pid)
+
+    def _watch_nodes(self) -> None:
+        """Another node's part of the job ended badly (or its SSH connection was lost):
+        the job ends, saying which node."""
+        if self.stop_reason is not None:
+            return
+        for node in self.remotes:
+            code = node.runner.poll() if node.runner is not None else None
+            if code is None or code == 0:
+                continue
+            what = (f"the SSH connection to {node.host} was lost" if code == 255
+                    else f"the job there ended with status {code}")
+            self.stop_reason = f"{node.name} ({node.host}): {what}"
+            return
+
+    def _nodes_end(self, code: int) -> int:
+        """This node's launcher ended with ``code``: the other nodes' parts end too (they
+        are given a while when it ended well); the job's status is the first failure."""
+        if not self.remotes:
+            return code
+        deadline = time.monotonic() + (REMOTE_END_WAIT_S if code == 0 else 0.0)
+        codes = []
+        for node in self.remotes:
+            got = node.wait(max(0.0, deadline - time.monotonic()))
+            if got is None:
+                node.stop()
+                got = node.wait(5.0)
+            codes.append(got if got is not None else 1)
+        return code if code != 0 else next((c for c in codes if c != 0), 0)
+
+    def _node(self, name: str | None) -> RemoteNode | None:
+        return next((n for n in self.remotes if n.name == name), None) if name else None
 
     def _watch_ranks(self) -> None:
         """New rank processes get watched (``rank_exits``): every second for the first 30 s,
@@ -383,6 +429,9 @@ class Supervisor:
             return
         conn = self._conns.setdefault(cid, _Conn())
         conn.rank = rank
+        node = msg.get("node")
+        if isinstance(node, str) and self._node(node) is not None:
+            conn.node = node
         if event in ("armed", "adapter", "raised"):  # answered, not recorded here
             {"armed": self._on_armed, "adapter": self._on_adapter_asked,
              "raised": self._on_raised}[event](rank, cid, conn, msg)
@@ -401,6 +450,9 @@ class Supervisor:
             # A chosen rank's socket serves eval and stacks; it is not how it is debugged.
             fields.update(socket=conn.socket,
                           armed=conn.socket is not None and msg.get("armed") is not False)
+        elif event == "listening" and conn.node is not None:
+            self._remote_listening(rank, conn, msg)
+            return
         elif event == "listening":
             fields.update(state="listening", host=msg.get("host"), port=msg.get("port"))
             self.emit(
@@ -426,8 +478,11 @@ class Supervisor:
             return
         self.record(rank, fields)
 
-    def _on_adapter_asked(self, rank: int, cid: int, _conn: _Conn,
+    def _on_adapter_asked(self, rank: int, cid: int, conn: _Conn,
                           _msg: dict[str, Any]) -> None:
+        if conn.node is not None:  # debugpy listens there, on the node's loopback
+            self._reply(cid, {"error": "on another node: listen there"})
+            return
         found = self._adapters.get(rank)
         if found is None:
             self._spawn_adapter(rank)  # an armed rank told to attach: started now
@@ -519,14 +574,41 @@ class Supervisor:
         sig = msg.get("signal")
         conn.attach_signal = sig if isinstance(sig, int) else None
         conn.waiting = msg.get("wait") is True
-        gate = self._open_gate(rank, conn.pid)
+        gate = self._open_gate(rank, conn.pid, conn.node)
         if gate is not None:
             gate.local_rank = conn.local_rank
-        self._spawn_adapter(rank)
+        if conn.node is None:
+            self._spawn_adapter(rank)
         if gate is not None and conn.waiting and gate.plan()["configured"]:
             self._go(rank)
 
-    def _open_gate(self, rank: int, pid: int | None) -> Gate | None:
+    def _remote_listening(self, rank: int, conn: _Conn, msg: dict[str, Any]) -> None:
+        """A rank on another node listens on that node's loopback: its gate (here, opened
+        now for --attach start) relays to it through the node's SSH connection."""
+        node = self._node(conn.node)
+        port = msg.get("port")
+        if node is None or not isinstance(port, int):
+            return
+        started = rank not in self._gates
+        gate = self._open_gate(rank, conn.pid, conn.node)
+        if gate is None:
+            return
+        gate.local_rank = conn.local_rank
+        if started:
+            gate.traced_from_start = True
+
+        def go() -> None:
+            try:
+                path = node.forward(port)
+            except (OSError, RemoteError, subprocess.SubprocessError) as exc:
+                said = f"rank {rank}: {exc}"
+                self.post(lambda: self.say(said))
+                return
+            gate.go_live(path, 0)
+
+        threading.Thread(target=go, name=f"rankdebug-forward-{rank}", daemon=True).start()
+
+    def _open_gate(self, rank: int, pid: int | None, node: str | None = None) -> Gate | None:
         """The rank's debug endpoint, opened (and reported ``listening``) once."""
         gate = self._gates.get(rank)
         if gate is not None:
@@ -544,9 +626,12 @@ class Supervisor:
         self._gates[rank] = gate
         gate.start()
         self.record(rank, {"state": "listening", "host": gate.host, "port": gate.port,
-                           "pid": pid})
-        self.emit({"event": "listening", "rank": rank, "host": gate.host, "port": gate.port,
-                   "pid": pid, "job": self.job})
+                           "pid": pid, "node": node})
+        event: dict[str, Any] = {"event": "listening", "rank": rank, "host": gate.host,
+                                 "port": gate.port, "pid": pid, "job": self.job}
+        if node is not None:
+            event["node"] = node
+        self.emit(event)
         return gate
 
     def _chosen(self, rank: int) -> bool:
@@ -591,8 +676,7 @@ class Supervisor:
             if conn is not None:
                 self._signal_attach(conn)
         elif what == "terminate" and conn is not None and conn.pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(conn.pid, signal.SIGTERM)
+            self._kill(conn, signal.SIGTERM)
 
     def _unserved(self, rank: int) -> bool:
         """The client wants what the rank's hit-hooks (its --break lines) cannot give."""
@@ -621,11 +705,21 @@ class Supervisor:
         found = self._rank_conn(rank)
         return found[1].pid if found is not None else None
 
-    @staticmethod
-    def _signal_attach(conn: _Conn) -> None:
+    def _signal_attach(self, conn: _Conn) -> None:
         if conn.pid is not None and conn.attach_signal is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(conn.pid, conn.attach_signal)
+            self._kill(conn, conn.attach_signal)
+
+    def _kill(self, conn: _Conn, sig: int) -> None:
+        """Signal a rank's process, here or on its node (over its SSH connection)."""
+        if conn.pid is None:
+            return
+        node = self._node(conn.node)
+        if node is not None:
+            pid = conn.pid
+            threading.Thread(target=node.kill, args=(pid, sig), daemon=True).start()
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(conn.pid, sig)
 
     def _give_adapter(self, rank: int, cid: int, adapter: Adapter | str) -> None:
         """Answer a rank that connects to its adapter; its gate relays from now on."""
@@ -651,6 +745,8 @@ class Supervisor:
         return sorted(found)
 
     def _end_all(self) -> None:
+        for node in self.remotes:  # their runners end the job there as this one ends here
+            node.stop()
         keep = self.proc.pid if self.proc is not None else None
         left = procs.end_all(self._job_processes, keep, STOP_GRACE_S)
         if left:
@@ -664,6 +760,8 @@ class Supervisor:
         # Whatever the launcher left behind: debugpy adapters, orphaned ranks.
         if self._job_processes():
             self._end_all()
+        for node in self.remotes:
+            node.close()
         procs.reap(None)
         if self._listener is not None:
             self._listener.close()
