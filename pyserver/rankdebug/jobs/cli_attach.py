@@ -2,6 +2,7 @@
 
     rankdebug attach --pid 1234 --json
     rankdebug attach JOB RANK --json
+    rankdebug attach JOB RANK --hosts a,b --json   a rank on host a or b (over SSH)
 
 prints, once the port listens, the line ``rankdebug launch`` prints for its ranks:
 ``{"event": "listening", "rank": R, "host": "127.0.0.1", "port": N, "pid": P, "job": ID}``.
@@ -21,8 +22,10 @@ import argparse
 import json
 import sys
 
+from rankdebug.jobs import across, tunnel
 from rankdebug.jobs import attach as att
-from rankdebug.jobs.discover import Job, Rank, discover, find_job, rank_of_pid
+from rankdebug.jobs.cli_jobs import discover_all
+from rankdebug.jobs.discover import Job, Rank, find_job, rank_of_pid
 from rankdebug.runtime.wire import WireError, ask
 
 
@@ -36,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: free)")
     parser.add_argument("--timeout", type=float, default=att.INJECT_TIMEOUT_S,
                         help="seconds gdb may take (default %(default)s)")
+    across.add_arguments(parser)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = 1) -> int:
@@ -54,7 +58,11 @@ class _Refused(Exception):
 
 def _target(args: argparse.Namespace) -> tuple[Job | None, Rank | None]:
     """The job and rank that ``--pid`` or ``JOB RANK`` names (sets ``args.pid``)."""
-    found = discover(gpus=False)
+    try:
+        found = discover_all(args, gpus=False)
+    except ValueError as exc:
+        raise _Refused(str(exc), 2) from None
+    args.found = found
     if args.pid is not None:
         if args.job is not None:
             raise _Refused("give --pid or JOB RANK, not both", 2)
@@ -93,15 +101,48 @@ def _listen(args: argparse.Namespace, pid: int, rank: Rank | None) -> tuple[str,
     return done.host, done.port
 
 
+def _elsewhere(args: argparse.Namespace, job: Job, rank: Rank) -> tuple[str, int] | None:
+    """A rank on another host (``--hosts``): attached there by that host's ``rankdebug
+    attach``, and reached through a tunnel from here (``jobs.tunnel``); None for a rank
+    of this machine."""
+    remote = across.remote_of(args)
+    part = next((p for p in across.parts(args.found, job) if p[1] == rank.host), None)
+    if remote is None or part is None:
+        return None
+    ssh_host, _name, there = part
+    verb = ["attach", there, str(rank.rank), "--json", "--timeout", str(args.timeout)]
+    try:
+        got = across.run_verb(remote, ssh_host, verb, timeout=args.timeout + 60)
+        answer = json.loads(got.stdout.strip().splitlines()[-1])
+    except (across.RemoteVerbError, ValueError, IndexError) as exc:
+        raise _Refused(f"rank {rank.rank} on {rank.host}: {exc}") from None
+    if "port" not in answer:
+        message = (answer.get("error") or {}).get("message") or "no port"
+        raise _Refused(f"rank {rank.rank} on {rank.host}: {message}")
+    try:
+        return "127.0.0.1", tunnel.start(remote.ssh(ssh_host), int(answer["port"]))
+    except OSError as exc:
+        raise _Refused(f"rank {rank.rank} on {rank.host}: cannot reach its debugger "
+                       f"through ssh {ssh_host}: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
+    node = None
     try:
         job, rank = _target(args)
         pid: int = args.pid
-        host, port = _listen(args, pid, rank)
+        far = _elsewhere(args, job, rank) if job is not None and rank is not None else None
+        if far is not None:
+            node = rank.host if rank is not None else None
+            host, port = far
+        else:
+            host, port = _listen(args, pid, rank)
     except _Refused as exc:
         return _fail(args, str(exc), exc.code)
     event = {"event": "listening", "rank": rank.rank if rank else None, "host": host,
              "port": port, "pid": pid, "job": job.id if job else None}
+    if node is not None:
+        event["node"] = node
     if args.json:
         print(json.dumps(event), flush=True)
     else:

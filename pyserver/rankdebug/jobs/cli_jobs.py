@@ -4,6 +4,8 @@
     rankdebug jobs --json       one JSON object (the shape is in ``rankdebug.jobs``)
     rankdebug jobs JOB --json   one job
     rankdebug jobs --sample 1   CPU measured over one second (a hung rank shows ~0 %)
+    rankdebug jobs --hosts a,b  also the ranks on hosts a and b (over SSH), one job per
+                                rendezvous
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import json
 import shlex
 import sys
 import time
+from typing import Any
 
 from rankdebug.errors import BAD_INPUT, envelope
+from rankdebug.jobs import across
 from rankdebug.jobs.discover import (
     Discovery,
     Job,
@@ -33,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sample", type=float, default=0.0, metavar="SECONDS",
                         help="measure CPU over this many seconds (default: average since "
                         "each rank started)")
+    across.add_arguments(parser)
 
 
 def _mib(n: int | None) -> str:
@@ -74,12 +79,28 @@ def render(found: Discovery) -> str:
     return "\n".join(lines) + "\n"
 
 
+def discover_all(args: argparse.Namespace, **kw: Any) -> Discovery:
+    """This machine's jobs, and with ``--hosts`` the other hosts' merged in (see
+    ``jobs.across``); raises ValueError for a bad --hosts."""
+    remote = across.remote_of(args)
+    found = discover(**kw)
+    if remote is None:
+        return found
+    verb = ["jobs", "--json", *(["--no-gpu"] if getattr(args, "no_gpu", False) else [])]
+    return across.merge_jobs(found, across.on_hosts(remote, lambda _host: verb))
+
+
 def run(args: argparse.Namespace) -> int:
     first = None
+    try:
+        across.remote_of(args)
+    except ValueError as exc:
+        print(json.dumps(envelope(str(exc))) if args.json else f"rankdebug jobs: {exc}")
+        return BAD_INPUT
     if args.sample > 0:
         first = discover(gpus=False)
         time.sleep(args.sample)
-    found = discover(gpus=not args.no_gpu, previous=first)
+    found = discover_all(args, gpus=not args.no_gpu, previous=first)
     if args.job:
         job: Job | None = find_job(found.jobs, args.job)
         if job is None:

@@ -4,6 +4,7 @@ collapsed into one row, the odd ones marked.
     rankdebug stacks JOB            plain text
     rankdebug stacks JOB --json     the JSON of ``rankdebug.jobs.stacks.report``
     rankdebug stacks --pid 123 --pid 124
+    rankdebug stacks JOB --hosts a,b   also the job's ranks on hosts a and b (over SSH)
 
 Exit status: 0 when every rank was read, 1 when some could not be, 2 for a bad request.
 """
@@ -14,9 +15,12 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+from rankdebug.jobs import across
 from rankdebug.jobs import stacks as stk
-from rankdebug.jobs.discover import discover, find_job, rank_of_pid
+from rankdebug.jobs.cli_jobs import discover_all
+from rankdebug.jobs.discover import find_job, rank_of_pid
 from rankdebug.jobs.odd_ones import odd_ranks, settled
 
 
@@ -42,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "%(default)s)")
     parser.add_argument("--tree", action="store_true",
                         help="the main threads merged into one tree, ranks at each frame")
+    across.add_arguments(parser)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = 2) -> int:
@@ -55,20 +60,28 @@ def _fail(args: argparse.Namespace, message: str, code: int = 2) -> int:
 Targets = list[tuple[int, int | None, str | None]]
 
 
-def _targets(args: argparse.Namespace) -> tuple[str | None, Targets, dict[int, str]]:
-    """The job's id, the (pid, rank, host) to read and the ranks' handler sockets by pid;
-    raises ValueError (a bad request) or LookupError (a job with no rank running yet)."""
-    found = discover(gpus=False)
+Parts = list[tuple[str, str, str]]  # (ssh host, its name, the job's id there)
+
+
+def _targets(args: argparse.Namespace
+             ) -> tuple[str | None, Targets, dict[int, str], Parts]:
+    """The job's id, the (pid, rank, host) to read here, the ranks' handler sockets by pid,
+    and the job's parts on other hosts (``--hosts``); raises ValueError (a bad request) or
+    LookupError (a job with no rank running yet)."""
+    found = discover_all(args, gpus=False)
     if args.job:
         job = find_job(found.jobs, args.job)
         if job is None:
             raise ValueError(f"no job {args.job!r} (see `rankdebug jobs`)")
-        targets: Targets = [(r.pid, r.rank, r.host) for r in job.ranks if r.pid is not None]
-        if not targets:
+        parts = across.parts(found, job)
+        elsewhere = {name for _, name, _ in parts}
+        mine = [r for r in job.ranks if r.host not in elsewhere]
+        targets: Targets = [(r.pid, r.rank, r.host) for r in mine if r.pid is not None]
+        if not targets and not parts:
             raise LookupError(f"job {job.id} has no running rank yet")
-        sockets = {r.pid: r.socket for r in job.ranks  # armed, chosen or held ranks
+        sockets = {r.pid: r.socket for r in mine  # armed, chosen or held ranks
                    if r.pid is not None and r.socket is not None}
-        return job.id, targets, sockets
+        return job.id, targets, sockets, parts
     job_id: str | None = None
     targets, sockets = [], {}
     for pid in args.pid:
@@ -78,25 +91,37 @@ def _targets(args: argparse.Namespace) -> tuple[str | None, Targets, dict[int, s
             sockets[pid] = hit[1].socket
         if hit and job_id is None:
             job_id = hit[0].id
-    return job_id, targets, sockets
+    return job_id, targets, sockets, []
 
 
 def run(args: argparse.Namespace) -> int:
     if bool(args.job) == bool(args.pid):
         return _fail(args, "give a JOB or one or more --pid")
+    if args.samples < 1 or args.interval < 0:
+        return _fail(args, "--samples must be 1 or more and --interval 0 or more")
     try:
-        job_id, targets, sockets = _targets(args)
+        job_id, targets, sockets, parts = _targets(args)
     except ValueError as exc:
         return _fail(args, str(exc))
     except LookupError as exc:
         return _fail(args, str(exc), 1)
-    if args.samples < 1 or args.interval < 0:
-        return _fail(args, "--samples must be 1 or more and --interval 0 or more")
     t0 = time.monotonic()
+    elsewhere: list[stk.RankStack] = []
+    remote = across.remote_of(args)
+    reader = None
+    if parts and remote is not None:  # the other hosts read theirs meanwhile
+        verb = ["--samples", str(args.samples), "--interval", str(args.interval),
+                "--timeout", str(args.timeout), *(["--nonblocking"] if args.nonblocking
+                                                  else [])]
+        reader = ThreadPoolExecutor(max_workers=1).submit(
+            across.remote_stacks, remote, parts, verb, args.timeout * args.samples + 60)
     try:
-        reads = _reads(args, targets, sockets)
+        reads = _reads(args, targets, sockets) if targets else [[]]
     except stk.StacksError as exc:
         return _fail(args, str(exc))
+    if reader is not None:
+        elsewhere = reader.result()
+        reads = [[*one, *elsewhere] for one in reads]
     seconds = time.monotonic() - t0
     taken = reads[-1]
     groups = stk.group(taken, odd=odd_ranks([stk.main_keys(one) for one in reads]))

@@ -432,9 +432,11 @@ class Discovery:
     processes: int
     warnings: list[str] = field(default_factory=list)
     cpu_sample: dict[int, tuple[float, float]] = field(default_factory=dict)
+    # With --hosts: every host asked ({"host", "ssh", "scan_ms"} or {"host", "error"}).
+    nodes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "host": self.host,
             "time": self.time,
             "scan_ms": self.scan_ms,
@@ -442,6 +444,9 @@ class Discovery:
             "jobs": [j.to_json() for j in self.jobs],
             "warnings": self.warnings,
         }
+        if self.nodes:
+            out["nodes"] = self.nodes
+        return out
 
 
 def discover(*, registry: bool = True, gpus: bool = True,
@@ -590,7 +595,9 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
         ranks = []
         for r in entry.get("ranks", []):
             rpid = r.get("pid")
-            if isinstance(rpid, int) and job_host == host and not registry.pid_alive(rpid):
+            # A rank on another node of the job (``launch --hosts``): its pid is that node's.
+            rank_host = str(r.get("machine") or job_host)
+            if isinstance(rpid, int) and rank_host == host and not registry.pid_alive(rpid):
                 continue
             port = (_as_int(r.get("port")) if r.get("state") in ("listening", "attached")
                     else None)
@@ -599,7 +606,7 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
                 rank=_as_int(r.get("rank")),
                 local_rank=_as_int(r.get("local_rank")),
                 world_size=_as_int(r.get("world_size")),
-                host=job_host,
+                host=rank_host,
                 port=port,
                 address=str(r.get("host") or "127.0.0.1") if port is not None else None,
                 state=str(r.get("state") or "starting"),

@@ -119,6 +119,10 @@ class Supervisor:
         self.events.put(("call", 0, {"fn": fn}))
 
     def record(self, rank: int, fields: dict[str, Any]) -> None:
+        found = self._rank_conn(rank)
+        node = self._node(found[1].node) if found is not None else None
+        if node is not None:  # its pid is that node's: Training Jobs must not look here
+            fields = dict(fields, node=node.name, machine=node.host)
         with contextlib.suppress(OSError, registry.RegistryError):
             registry.update_rank(self.job, rank, **fields)
 

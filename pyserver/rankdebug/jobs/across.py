@@ -1,0 +1,289 @@
+"""``--hosts``: the same verbs on the job's other nodes, over SSH, merged into one answer.
+
+A job rankdebug did not start has no supervisor that knows its nodes, and its ranks run
+nothing of ours; each node knows its own ranks. So ``rankdebug jobs|stacks|attach --hosts
+a,b`` runs that verb on each host (``ssh HOST python -m rankdebug VERB … --json``) beside
+this machine's, and joins the answers: ranks of one job on several nodes (the same
+rendezvous, ``MASTER_ADDR:MASTER_PORT`` and ``TORCHELASTIC_RUN_ID``, as every rank of a
+torchrun, Slurm or MPI job shares) make one job, each rank naming its host.
+
+Nothing is installed on a host. Where this machine's Python and rankdebug are at the same
+paths there (a shared home, a shared environment), those run; otherwise rankdebug and
+debugpy are copied once into the user's private folder there (``tools-VERSION``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import rankdebug
+from rankdebug.jobs.discover import Discovery, Job, Rank
+from rankdebug.jobs.stacks import RankStack
+from rankdebug.pyspy import Frame, Thread
+
+NOT_THERE = 75  # the remote script's "rankdebug is not on this host yet"
+_RANK_FIELDS = {f.name for f in fields(Rank)}
+_JOB_FIELDS = {f.name for f in fields(Job)} - {"ranks"}
+
+
+@dataclass(frozen=True)
+class Remote:
+    """How to reach the other hosts: ``ssh [-F config] [-o opt]… HOST``."""
+
+    hosts: tuple[str, ...]
+    config: str | None = None
+    options: tuple[str, ...] = ()
+
+    def ssh(self, host: str) -> list[str]:
+        argv = ["ssh"]
+        if self.config:
+            argv += ["-F", self.config]
+        for opt in self.options:
+            argv += ["-o", opt]
+        return [*argv, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", host]
+
+
+class RemoteVerbError(RuntimeError):
+    """A host could not run the verb: the message names the host and the command."""
+
+
+def parse_hosts(text: str | None) -> tuple[str, ...]:
+    hosts = tuple(h.strip() for h in (text or "").split(",") if h.strip())
+    for host in hosts:
+        if host.startswith("-") or any(c.isspace() for c in host):
+            raise ValueError(f"--hosts: {host!r} is not a host name")
+    return hosts
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--hosts", default=None, metavar="HOST[,HOST...]",
+                        help="also the job's ranks on these hosts, over SSH")
+    parser.add_argument("--ssh-config", default=None, metavar="FILE",
+                        help="an SSH configuration file for --hosts (ssh -F)")
+    parser.add_argument("--ssh-option", dest="ssh_options", action="append", default=[],
+                        metavar="KEY=VALUE", help="an SSH option for --hosts (repeatable)")
+
+
+def remote_of(args: Any) -> Remote | None:
+    hosts = parse_hosts(getattr(args, "hosts", None))
+    if not hosts:
+        return None
+    return Remote(hosts, args.ssh_config, tuple(args.ssh_options))
+
+
+# --- running a verb there ---------------------------------------------------------------
+
+
+def _here() -> tuple[str, str]:
+    """(folder holding the rankdebug package, a key naming this version of it)."""
+    pkg = Path(rankdebug.__file__).resolve().parent
+    newest = max((p.stat().st_mtime_ns for p in pkg.rglob("*.py")), default=0)
+    return str(pkg.parent), f"{rankdebug.__version__}-{newest % 10**9}"
+
+
+def _script(verb: list[str]) -> str:
+    parent, key = _here()
+    args = shlex.join(verb)
+    py = shlex.quote(sys.executable)
+    return (
+        'r="${XDG_RUNTIME_DIR:-}"; if [ -n "$r" ] && [ -d "$r" ] && [ -w "$r" ]; '
+        'then r="$r/rankdebug"; else r="/tmp/rankdebug-$(id -u)"; fi; '
+        f"if [ -x {py} ] && [ -d {shlex.quote(parent + '/rankdebug')} ]; then "
+        f"PYTHONPATH={shlex.quote(parent)}${{PYTHONPATH:+:$PYTHONPATH}} exec {py} -m rankdebug "
+        f"{args}; fi; "
+        f't="$r/tools-{key}"; if [ -d "$t/rankdebug" ]; then PYTHONPATH="$t" exec python3 -m '
+        f"rankdebug {args}; fi; exit {NOT_THERE}"
+    )
+
+
+def _ship_script() -> str:
+    _, key = _here()
+    return (
+        'r="${XDG_RUNTIME_DIR:-}"; if [ -n "$r" ] && [ -d "$r" ] && [ -w "$r" ]; '
+        'then r="$r/rankdebug"; else r="/tmp/rankdebug-$(id -u)"; fi; umask 077; '
+        f't="$r/tools-{key}"; mkdir -p "$t.$$" && tar -xzf - -C "$t.$$" && '
+        '{ mv "$t.$$" "$t" 2>/dev/null || rm -rf "$t.$$"; }'
+    )
+
+
+def _tools_tar() -> bytes:
+    from rankdebug.debugplan.job_env import package_dir
+
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as tar:
+        for name, path in (("rankdebug", str(Path(rankdebug.__file__).resolve().parent)),
+                           ("debugpy", package_dir("debugpy"))):
+            tar.add(path, arcname=name,
+                    filter=lambda i: None if i.name.endswith(".pyc") else i)
+    return data.getvalue()
+
+
+def run_verb(remote: Remote, host: str, verb: list[str], timeout: float = 60.0
+             ) -> subprocess.CompletedProcess[str]:
+    """``rankdebug VERB…`` on ``host``; rankdebug copied there first if it is not there."""
+    argv = [*remote.ssh(host), _script(verb)]
+    try:
+        got = subprocess.run(argv, check=False, capture_output=True, text=True,
+                             timeout=timeout)
+        if got.returncode == NOT_THERE:
+            ship = [*remote.ssh(host), _ship_script()]
+            shipped = subprocess.run(ship, check=False, input=_tools_tar(),
+                                     capture_output=True, timeout=timeout)
+            if shipped.returncode != 0:
+                raise RemoteVerbError(_failed(host, ship, shipped.stderr.decode(
+                    errors="replace")))
+            got = subprocess.run(argv, check=False, capture_output=True, text=True,
+                                 timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise RemoteVerbError(_failed(host, argv, f"no answer in {timeout:.0f} s")) from exc
+    except OSError as exc:
+        raise RemoteVerbError(_failed(host, argv, str(exc))) from exc
+    if got.returncode == 255:  # ssh's own failure: the host cannot be reached
+        raise RemoteVerbError(_failed(host, argv, got.stderr))
+    return got
+
+
+def _failed(host: str, argv: list[str], detail: str) -> str:
+    lines = [x for x in detail.strip().splitlines() if x.strip()]
+    said = lines[-1] if lines else "no message"
+    shown = [*argv[:-1], "…"] if len(argv[-1]) > 60 else argv
+    return f"{host}: {said} (the command was: {shlex.join(shown)})"
+
+
+def on_hosts(remote: Remote, verb: Callable[[str], list[str]], timeout: float = 60.0
+             ) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+    """Run ``verb(host)`` on every host at once: (host, its JSON answer, or the error)."""
+    def one(host: str) -> tuple[str, dict[str, Any] | None, str | None]:
+        try:
+            got = run_verb(remote, host, verb(host), timeout)
+        except RemoteVerbError as exc:
+            return host, None, str(exc)
+        try:
+            answer = json.loads(got.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return host, None, _failed(host, [*remote.ssh(host), "rankdebug", *verb(host)],
+                                       got.stderr or "no JSON answer")
+        return host, answer, None
+
+    with ThreadPoolExecutor(max_workers=min(16, len(remote.hosts)) or 1) as pool:
+        return list(pool.map(one, remote.hosts))
+
+
+# --- jobs -------------------------------------------------------------------------------
+
+
+def job_from_json(data: dict[str, Any]) -> Job:
+    job = Job(**{k: v for k, v in data.items() if k in _JOB_FIELDS})
+    job.ranks = [Rank(**{k: v for k, v in r.items() if k in _RANK_FIELDS})
+                 for r in data.get("ranks") or []]
+    return job
+
+
+def _key(job: Job) -> tuple[str, str] | None:
+    """What one job's ranks share on every node."""
+    if job.rendezvous is None:
+        return None
+    return job.rendezvous, job.run_id or ""
+
+
+def merge_jobs(found: Discovery, answers: list[tuple[str, dict[str, Any] | None, str | None]]
+               ) -> Discovery:
+    """This machine's jobs with the other hosts': one job per rendezvous, ranks sorted."""
+    by_key = {k: j for j in found.jobs if (k := _key(j)) is not None}
+    nodes: list[dict[str, Any]] = [{"host": found.host, "scan_ms": found.scan_ms}]
+    for host, answer, error in answers:
+        if answer is None:
+            found.warnings.append(error or f"{host}: no answer")
+            nodes.append({"host": host, "error": error})
+            continue
+        # Its hostname names its ranks, unless it is this machine's too (containers,
+        # namespaces): then the name it was reached by.
+        name = str(answer.get("host") or host)
+        if name == found.host:
+            name = host
+        parts: dict[str, str] = {}  # a job's id here -> the id the host gives its part
+        nodes.append({"host": name, "ssh": host, "scan_ms": answer.get("scan_ms"),
+                      "jobs": parts})
+        found.warnings.extend(f"{host}: {w}" for w in answer.get("warnings") or [])
+        for data in answer.get("jobs") or []:
+            job = job_from_json(data)
+            job.host = name
+            for rank in job.ranks:
+                rank.host = name
+            key = _key(job)
+            mine = by_key.get(key) if key is not None else None
+            if mine is None:
+                parts[job.id] = job.id
+                found.jobs.append(job)
+                if key is not None:
+                    by_key[key] = job
+                continue
+            parts[mine.id] = job.id
+            mine.ranks.extend(job.ranks)
+            mine.ranks.sort(key=lambda r: (r.rank is None, r.rank or 0, r.pid or 0))
+            if mine.world_size is None:
+                mine.world_size = job.world_size
+    found.nodes = nodes
+    return found
+
+
+def parts(found: Discovery, job: Job) -> list[tuple[str, str, str]]:
+    """Where ``job`` runs besides here: (ssh host, its hostname, the job's id there)."""
+    out = []
+    for node in found.nodes:
+        there = (node.get("jobs") or {}).get(job.id)
+        if node.get("ssh") and there is not None:
+            out.append((str(node["ssh"]), str(node["host"]), str(there)))
+    return out
+
+
+
+# --- stacks -----------------------------------------------------------------------------
+
+
+def stacks_from_json(report: dict[str, Any], host: str) -> list[RankStack]:
+    """The ranks of a host's ``rankdebug stacks --json``, as this machine's reads give them."""
+    out = []
+    for r in report.get("ranks") or []:
+        threads = [Thread(
+            name=str(t.get("name") or ""), thread_id=t.get("thread_id"),
+            os_thread_id=t.get("os_thread_id"), main=t.get("main") is True,
+            active=t.get("active") is True, owns_gil=t.get("owns_gil") is True,
+            frames=[Frame(str(f.get("name") or ""), str(f.get("file") or ""),
+                          int(f.get("line") or 0)) for f in t.get("frames") or []],
+            raised=t.get("raised")) for t in r.get("threads") or []]
+        out.append(RankStack(pid=int(r.get("pid") or 0), rank=r.get("rank"), host=host,
+                             threads=threads, error=r.get("error"),
+                             collective=r.get("collective"), collectives=r.get("collectives"),
+                             seconds=float(r.get("seconds") or 0.0), via=r.get("via")))
+    return out
+
+
+def remote_stacks(remote: Remote, where: list[tuple[str, str, str]], verb: list[str],
+                  timeout: float) -> list[RankStack]:
+    """``rankdebug stacks THERE_ID VERB…`` on each host at once, as RankStacks; a host that
+    fails gives one errored entry naming it."""
+    def one(part: tuple[str, str, str]) -> list[RankStack]:
+        ssh_host, name, there = part
+        try:
+            got = run_verb(remote, ssh_host, ["stacks", there, "--json", *verb], timeout)
+            report = json.loads(got.stdout.strip().splitlines()[-1])
+        except (RemoteVerbError, ValueError, IndexError) as exc:
+            return [RankStack(pid=0, rank=None, host=name, error=str(exc))]
+        if "error" in report and "ranks" not in report:
+            return [RankStack(pid=0, rank=None, host=name,
+                              error=f"{name}: {report['error'].get('message')}")]
+        return stacks_from_json(report, name)
+
+    with ThreadPoolExecutor(max_workers=min(16, len(where)) or 1) as pool:
+        return [rs for got in pool.map(one, where) for rs in got]
