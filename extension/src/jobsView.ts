@@ -38,7 +38,8 @@ import { matchesFilter, type RankFilter } from './core/rankFilter';
 import { join } from './core/shell';
 import type { JobState, TrackedJob } from './jobState';
 import { log } from './log';
-import { SECTION } from './settings';
+import { getSettings, SECTION } from './settings';
+import { hostFlags } from './core/settings';
 
 export type JobNode =
     | { kind: 'job'; job: JobInfo; tracked?: TrackedJob }
@@ -235,7 +236,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     private async scan(): Promise<void> {
         try {
             const python = await this.python();
-            const run = await runCli(python, ['jobs', '--json'], { timeoutMs: 30000 });
+            const run = await runCli(python, ['jobs', '--json', ...hostFlags(getSettings())], { timeoutMs: 30000 });
             const snapshot = readJobs(run.answer);
             this.stale = false;
             const before = this.jobs.map((j) => j.id).join(',');

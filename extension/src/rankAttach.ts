@@ -26,6 +26,7 @@ import type { JobState, TrackedJob } from './jobState';
 import type { JobNode } from './jobsView';
 import { log } from './log';
 import { getSettings } from './settings';
+import { hostFlags } from './core/settings';
 
 interface Endpoint {
     rank: number;
@@ -156,7 +157,7 @@ export class RankAttach implements vscode.Disposable {
                     progress.report({ message: vscode.l10n.t('Starting a debugger in rank {0} of {1}…', r.rank, job.id) + note });
                     const t0 = Date.now();
                     try {
-                        const run = await runCli(python, ['attach', job.id, String(r.rank), '--json'], { timeoutMs: 90000, signal: abort.signal });
+                        const run = await runCli(python, ['attach', job.id, String(r.rank), '--json', ...hostFlags(getSettings())], { timeoutMs: 90000, signal: abort.signal });
                         const ev = parseEvent(JSON.stringify(run.answer));
                         if (ev?.event !== 'listening') throw new CliError(vscode.l10n.t('rankdebug attach gave no port'));
                         log().info(`rank ${r.rank} of ${job.id} listens on ${ev.host}:${ev.port} (${Date.now() - t0} ms)`);

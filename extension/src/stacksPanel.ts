@@ -11,12 +11,14 @@ import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { runCli } from './cli';
 import { jobLabel, type JobInfo } from './core/jobList';
+import { hostFlags } from './core/settings';
 import { compactRanks, toStacksView, type FrameView, type StacksView } from './core/stacks';
 import { renderMessage, renderStacks, type StacksLabels } from './core/stacksHtml';
 import { newNonce } from './core/webviewHtml';
 import type { JobNode } from './jobsView';
 import { log } from './log';
 import type { RankGroups } from './rankGroups';
+import { getSettings } from './settings';
 
 const VIEW_TYPE = 'rankdebug.stacks';
 
@@ -61,7 +63,7 @@ class StacksPanel implements vscode.Disposable {
         const t0 = Date.now();
         try {
             const run = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Reading stacks') }, async () =>
-                runCli(await this.python(), ['stacks', this.job.id, '--json'], { timeoutMs: 60000 }),
+                runCli(await this.python(), ['stacks', this.job.id, '--json', ...hostFlags(getSettings())], { timeoutMs: 60000 }),
             );
             const view = toStacksView(run.answer);
             this.view = view;

@@ -27,6 +27,10 @@ export interface ExtensionSettings {
     rememberRanks: boolean;
     attachOn: AttachOn;
     stopRanks: StopRanks;
+    /** A multi-node job's other nodes, over SSH (`rankdebug launch --hosts`). */
+    hosts: string[];
+    /** `ssh -F` for `hosts`; "" uses the user's own. */
+    sshConfig: string;
     codeLens: boolean;
     terminalShim: boolean;
     offerDebugOnFailure: boolean;
@@ -54,6 +58,8 @@ export const DEFAULTS: ExtensionSettings = {
     rememberRanks: true,
     attachOn: 'hit',
     stopRanks: 'together',
+    hosts: [],
+    sshConfig: '',
     codeLens: true,
     terminalShim: true,
     offerDebugOnFailure: true,
@@ -79,6 +85,7 @@ const oneOf =
     (...allowed: string[]): Valid =>
     (v) =>
         typeof v === 'string' && allowed.includes(v);
+const isHostList: Valid = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string' && /^[^\s,-][^\s,]*$/.test(x));
 const isStringMap: Valid = (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
 
 /** What each setting accepts; anything else falls back to the default. */
@@ -92,6 +99,8 @@ const VALID: { [K in keyof ExtensionSettings]: Valid } = {
     rememberRanks: isBool,
     attachOn: oneOf('start', 'hit'),
     stopRanks: oneOf('together', 'alone'),
+    hosts: isHostList,
+    sshConfig: isString,
     codeLens: isBool,
     terminalShim: isBool,
     offerDebugOnFailure: isBool,
@@ -107,6 +116,12 @@ const VALID: { [K in keyof ExtensionSettings]: Valid } = {
 };
 
 /** Reads settings through `get(key)`, falling back to the default for missing or ill-typed values. */
+/** The `--hosts`/`--ssh-config` flags of `rankdebug jobs|stacks|attach` for these settings. */
+export function hostFlags(s: Pick<ExtensionSettings, 'hosts' | 'sshConfig'>): string[] {
+    if (s.hosts.length === 0) return [];
+    return ['--hosts', s.hosts.join(','), ...(s.sshConfig ? ['--ssh-config', s.sshConfig] : [])];
+}
+
 export function readSettings(get: (key: keyof ExtensionSettings) => unknown): ExtensionSettings {
     const out: Record<string, unknown> = { ...DEFAULTS };
     for (const key of Object.keys(DEFAULTS) as (keyof ExtensionSettings)[]) {
@@ -137,6 +152,8 @@ export function toServerSettings(s: ExtensionSettings, interpreter: string[], wo
         wait: s.waitForClient,
         attachOn: s.attachOn,
         stopRanks: s.stopRanks,
+        hosts: [...s.hosts],
+        sshConfig: s.sshConfig,
         unknownValues: s.unknownValues,
         showNotifications: s.showNotifications,
         maxDocumentBytes: s.maxDocumentBytes,

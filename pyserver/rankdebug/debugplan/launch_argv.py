@@ -32,6 +32,10 @@ def option_flags(spec: str, options: LaunchOptions) -> list[str]:
         argv += ["--stop", options.stop]
     for bp in options.breaks:
         argv += ["--break", bp]
+    if options.hosts:
+        argv += ["--hosts", ",".join(options.hosts)]
+    if options.ssh_config:
+        argv += ["--ssh-config", options.ssh_config]
     return argv
 
 

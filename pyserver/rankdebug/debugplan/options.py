@@ -35,10 +35,16 @@ class LaunchOptions:
     breaks: tuple[str, ...] = ()
     # together: when a chosen rank stops, the other chosen ranks are paused too.
     stop: StopMode = "together"
+    # The job's other nodes, reached over SSH (this machine is node 0), and ssh -F.
+    hosts: tuple[str, ...] = ()
+    ssh_config: str | None = None
 
     def __post_init__(self) -> None:
         if self.collective_timeout is not None and self.collective_timeout < 0:
             raise BadInput("--collective-timeout must be 0 (off) or more seconds")
+        for host in self.hosts:
+            if not host or host.startswith("-") or any(c.isspace() or c == "," for c in host):
+                raise BadInput(f"--hosts: {host!r} is not a host name")
         for value in self.breaks:
             parse_break(value)
 

@@ -54,6 +54,9 @@ class Settings:
     attach_on: AttachOn = "hit"
     # together: when a chosen rank stops, the other chosen ranks are paused too.
     stop_ranks: StopMode = "together"
+    # A multi-node job's other nodes, reached over SSH (``rankdebug launch --hosts``).
+    hosts: tuple[str, ...] = ()
+    ssh_config: str = ""
     # How "this value is not known here" findings show: they are not mistakes.
     unknown_values: UnknownValues = "hint"
     show_notifications: Notifications = "off"
@@ -111,6 +114,8 @@ class Settings:
             arm=arm,
             breaks=tuple(breaks),
             stop=self.stop_ranks,
+            hosts=self.hosts,
+            ssh_config=self.ssh_config or None,
         )
 
     def run_env(self) -> dict[str, str]:
@@ -166,6 +171,14 @@ def _argv(v: Any) -> tuple[str, ...]:
     raise TypeError("expected a non-empty list of strings")
 
 
+def _hosts(v: Any) -> tuple[str, ...]:
+    if isinstance(v, list) and all(isinstance(x, str) and x.strip() and not
+                                   x.strip().startswith("-") and " " not in x.strip()
+                                   for x in v):
+        return tuple(x.strip() for x in v)
+    raise TypeError("expected a list of host names")
+
+
 def _choice(*allowed: str) -> Callable[[Any], str]:
     def convert(v: Any) -> str:
         if v in allowed:
@@ -190,6 +203,8 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "wait": ("wait", _bool),
     "attachOn": ("attach_on", _choice("start", "hit")),
     "stopRanks": ("stop_ranks", _choice(*STOP_MODES)),
+    "hosts": ("hosts", _hosts),
+    "sshConfig": ("ssh_config", _str),
     "unknownValues": ("unknown_values", _choice("off", "hint", "info", "warning")),
     "showNotifications": ("show_notifications",
                           _choice("off", "onError", "onWarning", "always")),

@@ -157,6 +157,8 @@ def debug_plan(args: argparse.Namespace) -> DebugPlan:
         arm=args.arm,
         breaks=tuple(args.breaks),
         stop=args.stop,
+        hosts=tuple(_hosts(args)),
+        ssh_config=args.ssh_config,
     )
     caller = debugplan.Caller(cwd=str(Path.cwd()), cli=(sys.executable, "-m", "rankdebug"))
     dplan = debugplan.make(plan, origin, caller, args.ranks or None, options)
@@ -247,8 +249,8 @@ def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,
 
 def run(args: argparse.Namespace) -> int:
     try:
-        hosts = _hosts(args)
         dplan = debug_plan(args)
+        hosts = list(dplan.options.hosts)
         job, job_dir, job_proc = _start(dplan)
     except RankdebugError as exc:
         return report(exc, as_json=args.json, prog=PROG)

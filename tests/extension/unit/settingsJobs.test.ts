@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findJob, listJobs, registryRoot, statusText, untrustedFolder } from '../../../extension/src/core/jobs';
-import { DEFAULTS, readSettings, toServerSettings } from '../../../extension/src/core/settings';
+import { DEFAULTS, hostFlags, readSettings, toServerSettings } from '../../../extension/src/core/settings';
 
 const ROOT = path.resolve(__dirname, '../..');
 const read = (p: string): string => fs.readFileSync(path.join(ROOT, p), 'utf8');
@@ -30,8 +30,17 @@ describe('core/settings', () => {
         assert.equal(s.inheritEnv, false);
     });
 
+    it('keeps host lists that are host names only, and makes the CLI flags of them', () => {
+        for (const bad of ['node1', ['-oProxyCommand=x'], ['a b'], ['a,b'], [3]]) {
+            assert.deepEqual(readSettings((k) => (k === 'hosts' ? bad : undefined)).hosts, [], JSON.stringify(bad));
+        }
+        const s = readSettings((k) => ({ hosts: ['node1', 'node2'], sshConfig: '/c' })[k as 'hosts' | 'sshConfig']);
+        assert.deepEqual(hostFlags(s), ['--hosts', 'node1,node2', '--ssh-config', '/c']);
+        assert.deepEqual(hostFlags(DEFAULTS), []);
+    });
+
     it('maps to the server keys', () => {
-        const values: Record<string, unknown> = { waitForClient: false, collectiveTimeout: 600, basePort: 29500, env: { NCCL_DEBUG: 'INFO' }, cwd: '${fileDirname}', enable: false, stopRanks: 'alone' };
+        const values: Record<string, unknown> = { waitForClient: false, collectiveTimeout: 600, basePort: 29500, env: { NCCL_DEBUG: 'INFO' }, cwd: '${fileDirname}', enable: false, stopRanks: 'alone', hosts: ['node1', 'gpu-07.cluster'], sshConfig: '/home/u/.ssh/cluster' };
         const s = readSettings((k) => values[k]);
         assert.deepEqual(toServerSettings(s, ['/py', '/main.py'], 'file:///w'), {
             enable: false,
@@ -48,6 +57,8 @@ describe('core/settings', () => {
             wait: false,
             attachOn: 'hit',
             stopRanks: 'alone',
+            hosts: ['node1', 'gpu-07.cluster'],
+            sshConfig: '/home/u/.ssh/cluster',
             unknownValues: 'hint',
             showNotifications: 'off',
             maxDocumentBytes: 16777216,
