@@ -11,6 +11,12 @@ if ! command -v mpirun >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin; } \
         >/tmp/rankdebug-apt.log 2>&1 || echo "(openmpi-bin could not be installed; see /tmp/rankdebug-apt.log)"
 fi
+# A real sshd in each node of the multi-node tests' two-host cluster (tests/multinode).
+if ! command -v sshd >/dev/null && [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing openssh-server for the multi-node tests"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; } \
+        >/tmp/rankdebug-apt-ssh.log 2>&1 || echo "(openssh-server could not be installed; see /tmp/rankdebug-apt-ssh.log)"
+fi
 echo "== ruff"; ruff check pyserver tests benchmarks scripts
 echo "== mypy"; mypy
 echo "== mypy (rank side, on the oldest Python mypy checks: 3.10)"; mypy --python-version 3.10 pyserver/rankdebug/runtime
