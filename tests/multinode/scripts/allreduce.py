@@ -1,6 +1,7 @@
 """A tiny multi-node job: a few gloo all_reduce steps, one line per step, a clean exit.
 
-Launched by torchrun (which sets RANK, WORLD_SIZE, MASTER_ADDR, ...). Each step sums
+Launched by torchrun (which sets RANK, WORLD_SIZE, MASTER_ADDR, ...) or by Open MPI's mpirun
+(rank and size from OMPI_COMM_WORLD_*, MASTER_ADDR/MASTER_PORT passed with -x). Each step sums
 ``rank + 1`` over the world, so with W ranks every line shows ``sum W*(W+1)/2``.
 """
 
@@ -16,6 +17,9 @@ import torch.distributed as dist
 
 
 def main() -> None:
+    if "RANK" not in os.environ and "OMPI_COMM_WORLD_RANK" in os.environ:
+        os.environ["RANK"] = os.environ["OMPI_COMM_WORLD_RANK"]
+        os.environ["WORLD_SIZE"] = os.environ["OMPI_COMM_WORLD_SIZE"]
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     world = dist.get_world_size()
