@@ -1,7 +1,8 @@
 """A tiny multi-node job: a few gloo all_reduce steps, one line per step, a clean exit.
 
-Launched by torchrun (which sets RANK, WORLD_SIZE, MASTER_ADDR, ...) or by Open MPI's mpirun
-(rank and size from OMPI_COMM_WORLD_*, MASTER_ADDR/MASTER_PORT passed with -x). Each step sums
+Launched by torchrun (which sets RANK, WORLD_SIZE, MASTER_ADDR, ...), by Open MPI's mpirun
+(rank and size from OMPI_COMM_WORLD_*, MASTER_ADDR/MASTER_PORT passed with -x) or by srun
+(SLURM_PROCID, SLURM_NTASKS; MASTER_ADDR/MASTER_PORT from srun's environment). Each step sums
 ``rank + 1`` over the world, so with W ranks every line shows ``sum W*(W+1)/2``.
 """
 
@@ -17,9 +18,13 @@ import torch.distributed as dist
 
 
 def main() -> None:
-    if "RANK" not in os.environ and "OMPI_COMM_WORLD_RANK" in os.environ:
-        os.environ["RANK"] = os.environ["OMPI_COMM_WORLD_RANK"]
-        os.environ["WORLD_SIZE"] = os.environ["OMPI_COMM_WORLD_SIZE"]
+    for rank_var, size_var in (
+        ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+        ("SLURM_PROCID", "SLURM_NTASKS"),
+    ):
+        if "RANK" not in os.environ and rank_var in os.environ:
+            os.environ["RANK"] = os.environ[rank_var]
+            os.environ["WORLD_SIZE"] = os.environ[size_var]
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     world = dist.get_world_size()
