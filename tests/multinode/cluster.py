@@ -29,6 +29,13 @@ Commands run on a node through ``nsenter`` (``Node.popen`` / ``Node.run``), in t
 network, PID, mount and UTS namespaces, with the caller's environment and working folder.
 A login over ssh lands in the same namespaces (sshd's sessions inherit them).
 
+Unlike real hosts (worth knowing when a test passes): Unix sockets bound on the shared
+filesystem (``/var/tmp``, ``/work``, ``~``) connect across nodes, only those in ``/tmp``
+and abstract ones (per network namespace) are private; every node sees all the machine's
+CPUs and memory; a command started over ssh outlives its ssh client (as on real hosts)
+until ``Node.kill_processes`` or the cluster's end. Parallel runs must use the same
+``parent`` folder: a run takes namespaces whose owner it cannot find there for leftovers.
+
 torchrun's c10d rendezvous across the two nodes
 -----------------------------------------------
 What works here (torch 2.13, gloo, checked by ``test_torchrun_c10d.py``)::
@@ -49,7 +56,11 @@ With the per-node hostname and hosts file above both hold without extra argument
 them (every node named like the machine, resolving to 127.0.0.1) the job hangs until the
 rendezvous times out; it then needs ``--rdzv_conf is_host=1`` on the endpoint's node and
 ``--local_addr <this node's address>`` on every node (both checked by hand). Gloo picks its
-interface from the hostname too; ``GLOO_SOCKET_IFNAME=eth0`` pins it to the veth.
+interface from the hostname too (the job also passes here without ``GLOO_SOCKET_IFNAME``);
+``GLOO_SOCKET_IFNAME=eth0`` pins it to the veth whatever the hostname resolves to. The
+workers see ``MASTER_ADDR=node0`` (the rank-0 agent's ``getfqdn()``). c10d's warning "The
+hostname of the client socket cannot be retrieved. err=-3" is harmless: the store listens
+on IPv6 and the reverse lookup of a v4-mapped peer (``::ffff:10.213.x.2``) finds no name.
 """
 
 from __future__ import annotations
@@ -372,9 +383,10 @@ def cleanup_leftovers(parent: Path = DEFAULT_PARENT) -> list[str]:
     def owner_alive(cid: str) -> bool:
         try:
             owner = json.loads((parent / f"{PREFIX}{cid}" / "owner.json").read_text())
-        except (OSError, ValueError):
+            pid, start_time = int(owner["pid"]), str(owner["start_time"])
+        except (OSError, ValueError, KeyError, TypeError):
             return False
-        return _start_time(int(owner["pid"])) == owner["start_time"]
+        return _start_time(pid) == start_time
 
     for netns in _netns_names():
         parts = netns.split("-")
@@ -458,7 +470,7 @@ umount -R -l /run/netns 2>/dev/null || true
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount --bind "$1" /etc/hosts
-hostname "$2"
+echo "$2" > /proc/sys/kernel/hostname
 mkdir -p /run/sshd
 exec "$3" -D -e -f "$4"
 """
