@@ -106,6 +106,8 @@ def main() -> int:
     finally:
         if node.dir:
             shutil.rmtree(node.dir, ignore_errors=True)
+            with contextlib.suppress(OSError):  # the job's folder, once no node uses it
+                os.rmdir(os.path.dirname(node.dir))
 
 
 if __name__ == "__main__":

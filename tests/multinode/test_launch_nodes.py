@@ -1,0 +1,150 @@
+"""``rankdebug launch --hosts``: a two-node torchrun job (c10d) debugged from node 0.
+
+rankdebug launch runs on node 0 and starts node 1's part over SSH (the cluster's own sshd,
+keys and config); a DAP client on node 0 attaches to the chosen ranks, one of them on node 1,
+reached through the SSH connection. Node 1 has its own /proc and /tmp: what is left there,
+or not, is seen from its own namespace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cluster import Cluster, Node
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+SCRIPT = HERE / "scripts" / "allreduce.py"
+DRIVER = HERE / "scripts" / "dap_driver.py"
+LINE = next(i for i, text in enumerate(SCRIPT.read_text().splitlines(), start=1)
+            if "sys.stdout.write(" in text)
+OURS = ("rankdebug", "torch.distributed", "allreduce", "debugpy")
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "GLOO_SOCKET_IFNAME": "eth0", "OMP_NUM_THREADS": "1",
+            "PYTHONPATH": str(REPO / "pyserver")}
+
+
+def torchrun(port: int, run_id: str) -> list[str]:
+    return [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2",
+            "--nproc_per_node", "2", "--rdzv_backend", "c10d",
+            "--rdzv_endpoint", f"node0:{port}", "--rdzv_id", run_id, str(SCRIPT)]
+
+
+def left_on(node: Node) -> list[str]:
+    """Processes of ours or of the job still on ``node`` (its sshd aside)."""
+    out = []
+    for pid in node.processes():
+        if pid == node.pid:
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if any(word in cmd for word in OURS) or "ssh" in cmd:
+            out.append(f"{pid}: {cmd}")
+    return out
+
+
+def wait_clean(cluster: Cluster, timeout: float = 10.0) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [x for node in cluster.nodes for x in left_on(node)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+
+
+def drive(cluster: Cluster, mode: str, ranks: str, port: int, *extra: str
+          ) -> dict[str, Any]:
+    args = ["--ranks", ranks, "--hosts", "node1", "--ssh-config", str(cluster.ssh_config),
+            *extra, "--", *torchrun(port, f"t{port}")]
+    got = cluster[0].run([sys.executable, str(DRIVER), mode, str(len(ranks.split(","))),
+                          str(SCRIPT), str(LINE), "--", *args],
+                         timeout=240, cwd=REPO, env=_env())
+    assert got.returncode == 0, got.stdout + got.stderr
+    result: dict[str, Any] = json.loads(got.stdout.strip().splitlines()[-1])
+    result["stderr"] = got.stderr
+    return result
+
+
+def test_chosen_ranks_on_both_nodes_pause_continue_and_leave_nothing(nodes: Cluster) -> None:
+    result = drive(nodes, "continue", "1,3", 29610)
+    listening = {e["rank"]: e for e in result["events"] if e["event"] == "listening"}
+    assert sorted(listening) == [1, 3], result
+    # Every gate is on node 0's loopback; the rank on node 1 says which node it is on.
+    assert all(e["host"] == "127.0.0.1" for e in listening.values())
+    remote = [r for r, e in listening.items() if e.get("node") == "node1"]
+    assert len(remote) == 1, listening
+    stopped = result["stopped"]
+    for rank, seen in stopped.items():
+        assert seen["line"] == LINE and seen["RANK"] == f"'{rank}'", stopped
+        assert seen["host"] == ("'node1'" if int(rank) in remote else "'node0'"), stopped
+    job = next(e for e in result["events"] if e["event"] == "job")
+    assert [n["node"] for n in job["nodes"]] == [0, 1] and job["nodes"][1]["host"] == "node1"
+    assert result["code"] == 0 and result["events"][-1] == {"event": "exited", "code": 0}, \
+        result["stderr"][-3000:]
+    assert wait_clean(nodes) == []
+
+
+def test_stop_while_paused_ends_the_job_on_every_node(nodes: Cluster) -> None:
+    result = drive(nodes, "stop", "2,3", 29620)
+    assert len(result["stopped"]) == 2
+    assert result["code"] == 128 + signal.SIGTERM, result
+    assert wait_clean(nodes) == [], result["stderr"][-2000:]
+    # The job's folder on node 1 (its boot folder, the forwarded control socket) is gone.
+    got = nodes[1].run(["sh", "-c", "ls -A /tmp/rankdebug-0 2>/dev/null || true"])
+    assert got.stdout.strip() == "", got.stdout
+
+
+def test_a_node_that_dies_ends_the_job_and_is_named(nodes: Cluster) -> None:
+    env = _env()
+    proc = nodes[0].popen([sys.executable, "-m", "rankdebug", "launch", "--json", "--ranks", "0",
+                           "--no-wait", "--hosts", "node1", "--ssh-config",
+                           str(nodes.ssh_config), "--", *torchrun(29630, "t29630")],
+                          cwd=REPO, env={**env, "ALLREDUCE_STEPS": "100000"},
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        deadline = time.monotonic() + 60
+        while not any("allreduce" in x for x in left_on(nodes[1])):
+            assert time.monotonic() < deadline and proc.poll() is None, "node 1 never started"
+            time.sleep(0.2)
+        time.sleep(2.0)
+        # Node 1 dies: every process of its part of the job, and its sshd's session, at once.
+        for pid in [p for p in nodes[1].processes() if p != nodes[1].pid]:
+            os.kill(pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=90)
+    finally:
+        nodes[0].stop(proc)
+    assert proc.returncode != 0
+    assert "node1 (node1)" in err, err[-2000:]
+    assert json.loads(out.strip().splitlines()[-1])["event"] == "exited"
+    assert wait_clean(nodes) == []
+
+
+def test_a_host_that_cannot_be_reached_is_an_error_naming_it(nodes: Cluster) -> None:
+    got = nodes[0].run([sys.executable, "-m", "rankdebug", "launch", "--json", "--ranks", "1",
+                        "--hosts", "nosuchnode", "--ssh-config", str(nodes.ssh_config),
+                        "--", *torchrun(29640, "t29640")], cwd=REPO, env=_env(), timeout=60)
+    assert got.returncode == 2, got.stdout + got.stderr
+    error = json.loads(got.stdout)["error"]
+    assert "nosuchnode" in error["message"] and "ssh" in error["message"], error
+    assert "Traceback" not in got.stderr
+    assert wait_clean(nodes) == []
+
+
+@pytest.mark.parametrize("bad", ["-oProxyCommand=touch /tmp/x", "a b"])
+def test_hosts_that_are_not_host_names_are_refused(nodes: Cluster, bad: str) -> None:
+    got = nodes[0].run([sys.executable, "-m", "rankdebug", "launch", "--json", "--hosts", bad,
+                        "--", *torchrun(29650, "t")], cwd=REPO, env=_env())
+    assert got.returncode == 2 and "--hosts" in json.loads(got.stdout)["error"]["message"]
