@@ -148,3 +148,71 @@ def test_hosts_that_are_not_host_names_are_refused(nodes: Cluster, bad: str) -> 
     got = nodes[0].run([sys.executable, "-m", "rankdebug", "launch", "--json", "--hosts", bad,
                         "--", *torchrun(29650, "t")], cwd=REPO, env=_env())
     assert got.returncode == 2 and "--hosts" in json.loads(got.stdout)["error"]["message"]
+
+
+def test_a_job_rankdebug_did_not_start_is_one_job_across_nodes(nodes: Cluster) -> None:
+    """torchrun started by hand on each node: jobs lists it once (4 ranks, 2 hosts), stacks
+    reads all 4, and attach reaches a rank on node 1 from node 0."""
+    env = {**_env(), "ALLREDUCE_STEPS": "100000"}
+    argv = torchrun(29660, "foreign")
+    remote_cmd = " ".join(["cd", str(REPO), "&&", "exec", "env", "GLOO_SOCKET_IFNAME=eth0",
+                           "ALLREDUCE_STEPS=100000", "OMP_NUM_THREADS=1", *argv])
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    first = nodes[0].popen(argv, cwd=REPO, env=env, **quiet)
+    second = nodes[0].popen([*nodes.ssh_argv("node1"), remote_cmd], cwd=REPO, **quiet)
+    hosts = ["--hosts", "node1", "--ssh-config", str(nodes.ssh_config)]
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            got = nodes[0].run([sys.executable, "-m", "rankdebug", "jobs", "--json", "--no-gpu",
+                                *hosts], cwd=REPO, env=_env())
+            answer = json.loads(got.stdout)
+            mine = [j for j in answer["jobs"] if j["run_id"] == "foreign"]
+            if mine and len(mine[0]["ranks"]) == 4:
+                break
+            assert time.monotonic() < deadline, got.stdout + got.stderr
+            time.sleep(1.0)
+        assert len(mine) == 1, mine
+        job = mine[0]
+        where = {r["rank"]: r["host"] for r in job["ranks"]}
+        assert sorted(where) == [0, 1, 2, 3] and set(where.values()) == {"node0", "node1"}
+        assert [n["host"] for n in answer["nodes"]] == ["node0", "node1"]
+
+        got = nodes[0].run([sys.executable, "-m", "rankdebug", "stacks", job["id"], "--json",
+                            *hosts], cwd=REPO, env=_env(), timeout=120)
+        report = json.loads(got.stdout)
+        read = {r["rank"]: r for r in report["ranks"]}
+        assert sorted(read) == [0, 1, 2, 3], got.stdout[-2000:] + got.stderr[-2000:]
+        for rank in read.values():
+            assert rank["error"] is None, rank
+            files = [f["file"] for t in rank["threads"] for f in t["frames"]]
+            assert str(SCRIPT) in files, rank
+        assert {read[r]["host"] for r in read} == {"node0", "node1"}
+
+        far = max(r for r, host in where.items() if host == "node1")
+        got = nodes[0].run([sys.executable, "-m", "rankdebug", "attach", job["id"], str(far),
+                            "--json", *hosts], cwd=REPO, env=_env(), timeout=150)
+        event = json.loads(got.stdout.strip().splitlines()[-1])
+        assert event["event"] == "listening" and event["rank"] == far, got.stdout + got.stderr
+        assert event["host"] == "127.0.0.1" and event["node"] == "node1"
+        # A DAP client on node 0 reaches that rank's debugger on node 1 (through the tunnel).
+        probe = (
+            "import sys, json; sys.path.insert(0, 'tests'); from dap_client import DAPClient\n"
+            f"c = DAPClient('127.0.0.1', {int(event['port'])}, timeout=60)\n"
+            "c.request('initialize', {'adapterID': 'debugpy', 'pathFormat': 'path'})\n"
+            "c.send('attach', {'justMyCode': True}); c.wait_event('initialized', 60)\n"
+            "c.request('configurationDone', {})\n"
+            "tid = c.request('threads')['threads'][0]['id']\n"
+            "c.request('pause', {'threadId': tid}); body = c.stopped(60)\n"
+            "f = c.request('stackTrace', {'threadId': body['threadId']})['stackFrames']\n"
+            "print(json.dumps({'RANK': c.evaluate(\"__import__('os').environ['RANK']\","
+            " f[0]['id']), 'files': [x.get('source', {}).get('path') for x in f]}))\n"
+            "c.disconnect()\n"
+        )
+        got = nodes[0].run([sys.executable, "-c", probe], cwd=REPO, env=_env(), timeout=120)
+        seen = json.loads(got.stdout.strip().splitlines()[-1])
+        assert seen["RANK"] == f"'{far}'" and str(SCRIPT) in seen["files"], \
+            got.stdout + got.stderr
+    finally:
+        for proc in (first, second):
+            nodes[0].stop(proc)
