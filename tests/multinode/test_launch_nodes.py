@@ -216,3 +216,89 @@ def test_a_job_rankdebug_did_not_start_is_one_job_across_nodes(nodes: Cluster) -
     finally:
         for proc in (first, second):
             nodes[0].stop(proc)
+
+
+_PROBE = """
+import json, socket, sys
+out = {}
+for port in json.loads(sys.argv[1]):
+    s = socket.socket()
+    s.settimeout(5)
+    try:
+        s.connect(("127.0.0.1", port))
+        body = b'{"seq":1,"type":"request","command":"initialize","arguments":{}}'
+        s.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+        data = b""
+        while b'"success"' not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        out[port] = "answered" if b'"success"' in data else data.decode(errors="replace")
+    except OSError as exc:
+        out[port] = f"refused: {exc}"
+    finally:
+        s.close()
+for path in sys.argv[2:]:
+    u = socket.socket(socket.AF_UNIX)
+    try:
+        u.connect(path)
+        out[path] = "connected"
+    except OSError as exc:
+        out[path] = f"refused: {exc}"
+print(json.dumps(out))
+"""
+
+
+def _listening(node: Node) -> list[tuple[str, int, str]]:
+    """(address, port, command line) of every TCP socket listening on ``node``."""
+    got = node.run(["ss", "-ltnpH"], timeout=20)
+    out = []
+    for line in got.stdout.splitlines():
+        parts = line.split()
+        local = parts[3]
+        address, _, port = local.rpartition(":")
+        pids = [int(x.split("=")[1]) for x in line.replace(",", " ").split() if
+                x.startswith("pid=")]
+        cmd = ""
+        for pid in pids:  # pids of the node's own namespace: read through its /proc
+            cmd += node.run(["sh", "-c", f"tr '\\0' ' ' < /proc/{pid}/cmdline"]).stdout
+        out.append((address.strip("[]"), int(port), cmd))
+    return out
+
+
+@pytest.mark.skipif(not os.access("/usr/bin/python3", os.X_OK), reason="no system python3")
+def test_another_user_on_either_node_cannot_reach_a_rank(nodes: Cluster) -> None:
+    """While ranks 1 and 3 are paused (one on each node): nothing of rankdebug's or
+    debugpy's listens off loopback on either node, and a second local user on each node
+    connecting to every such port, and to the job's sockets there, gets no debugger."""
+    args = ["--ranks", "1,3", "--hosts", "node1", "--ssh-config", str(nodes.ssh_config), "--",
+            *torchrun(29670, "t29670")]
+    driver = nodes[0].popen([sys.executable, str(DRIVER), "hold", "2", str(SCRIPT), str(LINE),
+                             "--", *args], cwd=REPO, env=_env(), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert driver.stdout is not None and driver.stdin is not None
+        paused = json.loads(driver.stdout.readline())
+        assert len(paused["paused"]) == 2, paused
+        job = next(e for e in paused["events"] if e["event"] == "job")["job"]
+        for node in nodes.nodes:
+            ours = [(a, p) for a, p, cmd in _listening(node)
+                    if "rankdebug" in cmd or "debugpy" in cmd]
+            assert ours, f"{node.name}: no debugger listens at all?"
+            assert all(a in ("127.0.0.1", "::1") for a, _ in ours), (node.name, ours)
+            sockets = node.run(["sh", "-c", f"find /tmp /run/user -path '*{job}*' -type s "
+                                            "2>/dev/null || true"]).stdout.split()
+            probe = node.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                              "/usr/bin/python3", "-c", _PROBE,
+                              json.dumps([p for _, p in ours]), *sockets], timeout=60)
+            seen = json.loads(probe.stdout.strip().splitlines()[-1])
+            assert seen and all(v != "answered" and v != "connected" for v in seen.values()), \
+                (node.name, seen, probe.stderr)
+        driver.stdin.write("\n")
+        driver.stdin.flush()
+        result = json.loads(driver.stdout.read().strip().splitlines()[-1])
+        assert result["code"] == 0, result
+    finally:
+        nodes[0].stop(driver)
+    assert wait_clean(nodes) == []

@@ -5,7 +5,8 @@ rank, sets one breakpoint, and prints one JSON line of what happened.
     python dap_driver.py MODE COUNT FILE LINE -- rankdebug-launch-args...
 
 MODE: ``continue`` (evaluate RANK and the hostname in each paused rank, continue, wait for
-the end), ``stop`` (SIGTERM to rankdebug launch while the ranks are paused).
+the end), ``stop`` (SIGTERM to rankdebug launch while the ranks are paused), ``hold``
+(print a ``paused`` line, wait for a line on stdin, then continue).
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def main() -> int:
             "thread": body["threadId"],
         }
     paused_s = time.monotonic() - t0
+    if mode == "hold":  # say so, and go on when told (stdin)
+        print(json.dumps({"paused": stopped, "events": events}), flush=True)
+        sys.stdin.readline()
     if mode == "stop":
         proc.send_signal(signal.SIGTERM)
     else:
