@@ -50,7 +50,21 @@ class Remote:
             argv += ["-F", self.config]
         for opt in self.options:
             argv += ["-o", opt]
-        return [*argv, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", host]
+        return [*argv, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", *_shared(), host]
+
+
+def _shared() -> list[str]:
+    """One SSH connection per host for a run of verbs (Training Jobs refreshes every few
+    seconds; a new connection costs ~0.4 s): a ControlMaster in the user's private folder
+    that ends 30 s after its last use. None where that folder cannot be had."""
+    from rankdebug.runtime import registry
+
+    try:
+        folder = registry.root()
+    except (OSError, registry.RegistryError):
+        return []
+    return ["-o", "ControlMaster=auto", "-o", f"ControlPath={folder}/ssh-%C",
+            "-o", "ControlPersist=30"]
 
 
 class RemoteVerbError(RuntimeError):

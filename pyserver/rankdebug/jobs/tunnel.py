@@ -54,7 +54,10 @@ def _relay(client: socket.socket, path: str) -> None:
 def serve(ssh: list[str], port: int, out: int) -> int:
     folder = tempfile.mkdtemp(prefix="rankdebug-tunnel-")  # 0700
     path = os.path.join(folder, "s")
-    proc = subprocess.Popen([*ssh[:-1], "-N", "-o", "ExitOnForwardFailure=yes",
+    # A connection of its own (the first value of an ssh option wins): the forward must end
+    # with this process, not stay in a shared ControlMaster.
+    proc = subprocess.Popen([ssh[0], "-o", "ControlPath=none", *ssh[1:-1], "-N",
+                             "-o", "ExitOnForwardFailure=yes",
                              "-L", f"{path}:127.0.0.1:{port}", ssh[-1]],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
