@@ -17,6 +17,12 @@ if ! command -v sshd >/dev/null && [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = 0 ]
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; } \
         >/tmp/rankdebug-apt-ssh.log 2>&1 || echo "(openssh-server could not be installed; see /tmp/rankdebug-apt-ssh.log)"
 fi
+# Slurm (slurmctld, one slurmd per node, munge) for the multi-node tests' srun runs.
+if ! command -v slurmd >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing Slurm for the multi-node tests"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge; } \
+        >/tmp/rankdebug-apt-slurm.log 2>&1 || echo "(Slurm could not be installed; see /tmp/rankdebug-apt-slurm.log)"
+fi
 echo "== ruff"; ruff check pyserver tests benchmarks scripts
 echo "== mypy"; mypy
 echo "== mypy (rank side, on the oldest Python mypy checks: 3.10)"; mypy --python-version 3.10 pyserver/rankdebug/runtime

@@ -293,7 +293,7 @@ def test_another_user_on_either_node_cannot_reach_a_rank(nodes: Cluster) -> None
                               "/usr/bin/python3", "-c", _PROBE,
                               json.dumps([p for _, p in ours]), *sockets], timeout=60)
             seen = json.loads(probe.stdout.strip().splitlines()[-1])
-            assert seen and all(v != "answered" and v != "connected" for v in seen.values()), \
+            assert seen and all(v not in {"answered", "connected"} for v in seen.values()), \
                 (node.name, seen, probe.stderr)
         driver.stdin.write("\n")
         driver.stdin.flush()

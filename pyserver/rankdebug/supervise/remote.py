@@ -80,7 +80,7 @@ class RemoteNode:
 
     def _fail(self, what: str, argv: list[str], detail: str) -> RemoteError:
         detail = detail.strip().splitlines()[-1] if detail.strip() else "no message"
-        return RemoteError(f"cannot {what} on {self.host} (node {self.index}): {detail}; the "
+        return RemoteError(f"cannot {what} {self.host} (node {self.index}): {detail}; the "
                            f"command was: {shlex.join(argv)}")
 
     # --- connection ---------------------------------------------------------------------
@@ -97,7 +97,7 @@ class RemoteNode:
         while time.monotonic() < deadline:
             if self.master.poll() is not None:
                 err = self.master.stderr.read() if self.master.stderr else b""
-                raise self._fail("connect", argv, err.decode(errors="replace"))
+                raise self._fail("connect to", argv, err.decode(errors="replace"))
             if os.path.exists(self.mux):
                 check = subprocess.run(self._ssh("-O", "check"), check=False,
                                        capture_output=True)
@@ -105,7 +105,7 @@ class RemoteNode:
                     return
             time.sleep(0.05)
         self.close()
-        raise self._fail("connect", argv, f"no connection after {CONNECT_TIMEOUT_S:.0f} s")
+        raise self._fail("connect to", argv, f"no connection after {CONNECT_TIMEOUT_S:.0f} s")
 
     def run(self, command: str, data: bytes = b"", timeout: float = 60.0) -> str:
         """Run a shell command on the node over the connection; its stdout."""
@@ -114,9 +114,9 @@ class RemoteNode:
             got = subprocess.run([*argv, command], check=False, input=data,
                                  capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            raise self._fail("run a command", [*argv, command], f"timed out: {exc}") from exc
+            raise self._fail("run a command on", [*argv, command], f"timed out: {exc}") from exc
         if got.returncode != 0:
-            raise self._fail("run a command", [*argv, command],
+            raise self._fail("run a command on", [*argv, command],
                              got.stderr.decode(errors="replace"))
         return got.stdout.decode(errors="replace")
 
@@ -136,7 +136,7 @@ class RemoteNode:
         )
         lines = self.run(f"sh -c {shlex.quote(probe)}").splitlines()
         if len(lines) < 2 + len(packages):
-            raise self._fail("prepare the job's folder", self._ssh(), "unexpected answer")
+            raise self._fail("prepare the job's folder on", self._ssh(), "unexpected answer")
         self.dir = lines[0].strip()
         present = [x.strip() == "yes" for x in lines[1:1 + len(packages)]]
         self.python = lines[1 + len(packages)].strip()
@@ -177,7 +177,7 @@ class RemoteNode:
         argv = self._ssh("-O", "forward", "-L", f"{path}:127.0.0.1:{port}")
         got = subprocess.run(argv, check=False, capture_output=True, timeout=30)
         if got.returncode != 0:
-            raise self._fail("reach the rank's debugger", argv,
+            raise self._fail("reach the rank's debugger on", argv,
                              got.stderr.decode(errors="replace"))
         self.forwards[port] = path
         return path

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/dap_client
 from dap_client import DAPClient
 
 
-def main() -> int:
+def main() -> int:  # noqa: PLR0912 (one linear script)
     mode, count, path, line = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     launch_args = sys.argv[sys.argv.index("--") + 1:]
     t0 = time.monotonic()
