@@ -12,7 +12,8 @@ Each node is a set of Linux namespaces around a real OpenSSH server:
   machine sees it); killing it kills every process of the node, which is how a node ends;
 * a **mount namespace** with private tmpfs on ``/tmp`` and ``/dev/shm`` and the cluster's
   own ``/etc/hosts`` bound over the machine's. Everything else (``/work``, the venv,
-  ``/root``, ``/var/tmp``) is shared, like an NFS home on a cluster;
+  ``/root``, ``/var/tmp``) is shared, like an NFS home on a cluster; so is a checkout or
+  venv that lives under ``/tmp`` (bound back into the node's ``/tmp``);
 * a **UTS namespace** whose hostname is the node's name (``node0``, ``node1``); the hosts
   file maps each name to its node's address, so ``socket.gethostname()`` /
   ``socket.getfqdn()`` resolve to an address the other node can reach.
@@ -73,6 +74,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -464,21 +466,40 @@ def _ssh_config(workdir: Path, nodes: list[Node]) -> str:
 # The node's PID 1 before it becomes sshd: private /tmp and /dev/shm, the cluster's hosts
 # file, the node's hostname. The copies of other namespaces' /run/netns mounts are dropped
 # so that this node does not keep a parallel cluster's network namespaces alive.
+# $5: a folder to hold the machine's /tmp; $6…: folders under /tmp that stay shared (the
+# checkout and the venv, when a clone lives in /tmp as in a CI rehearsal).
 _NODE_INIT = """
 set -e
 umount -R -l /run/netns 2>/dev/null || true
+mount --bind /tmp "$5"
 mount -t tmpfs -o mode=1777 tmpfs /tmp
+hosts="$1"; name="$2"; sshd="$3"; config="$4"; held="$5"; shift 5
+for p in "$@"; do mkdir -p "$p"; mount --bind "$held/${p#/tmp/}" "$p"; done
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-mount --bind "$1" /etc/hosts
-echo "$2" > /proc/sys/kernel/hostname
+mount --bind "$hosts" /etc/hosts
+echo "$name" > /proc/sys/kernel/hostname
 mkdir -p /run/sshd
-exec "$3" -D -e -f "$4"
+exec "$sshd" -D -e -f "$config"
 """
+
+
+def _shared_under_tmp() -> list[str]:
+    """The folders under /tmp the nodes must still see: this checkout, the venv, the
+    Python it runs (a CI clone in /tmp must work on every node, as a shared home would)."""
+    repo = Path(__file__).resolve().parents[2]
+    found = {repo, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    out = []
+    for path in sorted(found):
+        if path.parts[:2] == ("/", "tmp") and len(path.parts) > 2:
+            out.append(str(Path("/tmp", path.parts[2])))  # its top folder under /tmp
+    return sorted(set(out))
 
 
 def _start_node(node: Node, workdir: Path, sshd: str, timeout: float) -> None:
     config = workdir / f"sshd_config_{node.name}"
     config.write_text(_sshd_config(workdir, node))
+    held = workdir / f"machine-tmp-{node.name}"
+    held.mkdir(mode=0o700, exist_ok=True)
     argv = [
         "ip", "netns", "exec", node.netns,
         # The node's PID 1 is unshare's child; unshare dies with the test process (setpriv's
@@ -486,6 +507,7 @@ def _start_node(node: Node, workdir: Path, sshd: str, timeout: float) -> None:
         "unshare", "--pid", "--fork", "--kill-child=SIGKILL", "--mount-proc", "--mount",
         "--uts", "--propagation", "private",
         "sh", "-c", _NODE_INIT, "node-init", str(workdir / "hosts"), node.name, sshd, str(config),
+        str(held), *_shared_under_tmp(),
     ]  # fmt: skip
     if shutil.which("setpriv"):
         argv = ["setpriv", "--pdeathsig", "SIGKILL", "--", *argv]
