@@ -302,3 +302,44 @@ def test_another_user_on_either_node_cannot_reach_a_rank(nodes: Cluster) -> None
     finally:
         nodes[0].stop(driver)
     assert wait_clean(nodes) == []
+
+
+_PREPARE = """
+import json, shutil, sys
+from pathlib import Path
+from rankdebug.debugplan.job_env import package_dir
+from rankdebug.supervise.remote import RemoteNode, SshOptions
+import rankdebug
+# Packages at paths node 1 does not have (node 0's private /tmp): they must be copied.
+here = Path("/tmp/only-on-node0")
+shutil.copytree(Path(rankdebug.__file__).parent, here / "rankdebug")
+shutil.copytree(package_dir("debugpy"), here / "debugpy")
+(here / "job").mkdir(mode=0o700)
+node = RemoteNode("node1", 1, SshOptions(sys.argv[1]), str(here / "job"))
+node.connect()
+try:
+    node.prepare("jobx", {"rankdebug": str(here / "rankdebug"),
+                          "dbg/debugpy": str(here / "debugpy")}, sys.argv[2])
+    print(json.dumps({"dir": node.dir, "python": node.python}))
+finally:
+    node.close()
+"""
+
+
+def test_a_node_without_rankdebug_gets_a_copy(nodes: Cluster) -> None:
+    """Where rankdebug and debugpy are not at this machine's paths on the other node, the
+    boot folder there gets copies (no .pyc), owner-only."""
+    bootstrap = REPO / "pyserver" / "rankdebug" / "runtime" / "bootstrap.py"
+    got = nodes[0].run([sys.executable, "-c", _PREPARE, str(nodes.ssh_config), str(bootstrap)],
+                       cwd=REPO, env=_env(), timeout=120)
+    assert got.returncode == 0, got.stdout + got.stderr
+    where = json.loads(got.stdout.strip().splitlines()[-1])["dir"]
+    check = nodes[1].run(["sh", "-c", f"cd {where}/boot && stat -c '%a %F %n' . rankdebug "
+                          "dbg/debugpy sitecustomize.py && ls rankdebug/runtime/debug.py "
+                          "dbg/debugpy/__init__.py && find . -name '*.pyc' | wc -l"])
+    nodes[1].run(["rm", "-rf", str(Path(where).parent)])  # what node_runner would remove
+    lines = check.stdout.splitlines()
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert lines[0].startswith("700 directory"), lines
+    assert "directory rankdebug" in lines[1] and "directory dbg/debugpy" in lines[2], lines
+    assert lines[-1].strip() == "0", lines
