@@ -295,6 +295,15 @@ def test_another_user_on_either_node_cannot_reach_a_rank(nodes: Cluster) -> None
             seen = json.loads(probe.stdout.strip().splitlines()[-1])
             assert seen and all(v not in {"answered", "connected"} for v in seen.values()), \
                 (node.name, seen, probe.stderr)
+        # Without --hosts, stacks reads node 0's ranks and names the one on node 1: its pid
+        # is node 1's, never one to read here.
+        got = nodes[0].run([sys.executable, "-m", "rankdebug", "stacks", job, "--json"],
+                           cwd=REPO, env=_env(), timeout=120)
+        read = {r["rank"]: r for r in json.loads(got.stdout)["ranks"]}
+        far = next(int(r) for r, seen in paused["paused"].items() if seen["host"] == "'node1'")
+        near = next(int(r) for r in paused["paused"] if int(r) != far)
+        assert read[far]["error"] == f"rank {far} runs on node1: add --hosts node1", read
+        assert read[far]["threads"] == [] and read[near]["error"] is None, read
         driver.stdin.write("\n")
         driver.stdin.flush()
         result = json.loads(driver.stdout.read().strip().splitlines()[-1])

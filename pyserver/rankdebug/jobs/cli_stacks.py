@@ -75,9 +75,12 @@ def _targets(args: argparse.Namespace
             raise ValueError(f"no job {args.job!r} (see `rankdebug jobs`)")
         parts = across.parts(found, job)
         elsewhere = {name for _, name, _ in parts}
-        mine = [r for r in job.ranks if r.host not in elsewhere]
+        # A rank of another host that no --hosts reaches: its pid is that host's, never
+        # one to read here.
+        args.away = [r for r in job.ranks if r.host != found.host and r.host not in elsewhere]
+        mine = [r for r in job.ranks if r.host not in elsewhere and r not in args.away]
         targets: Targets = [(r.pid, r.rank, r.host) for r in mine if r.pid is not None]
-        if not targets and not parts:
+        if not targets and not parts and not args.away:
             raise LookupError(f"job {job.id} has no running rank yet")
         sockets = {r.pid: r.socket for r in mine  # armed, chosen or held ranks
                    if r.pid is not None and r.socket is not None}
@@ -106,7 +109,10 @@ def run(args: argparse.Namespace) -> int:
     except LookupError as exc:
         return _fail(args, str(exc), 1)
     t0 = time.monotonic()
-    elsewhere: list[stk.RankStack] = []
+    elsewhere: list[stk.RankStack] = [
+        stk.RankStack(pid=r.pid or 0, rank=r.rank, host=r.host,
+                      error=f"rank {r.rank} runs on {r.host}: add --hosts {r.host}")
+        for r in getattr(args, "away", [])]
     remote = across.remote_of(args)
     reader = None
     if parts and remote is not None:  # the other hosts read theirs meanwhile
@@ -120,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     except stk.StacksError as exc:
         return _fail(args, str(exc))
     if reader is not None:
-        elsewhere = reader.result()
+        elsewhere += reader.result()
+    if elsewhere:
         reads = [[*one, *elsewhere] for one in reads]
     seconds = time.monotonic() - t0
     taken = reads[-1]

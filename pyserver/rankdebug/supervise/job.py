@@ -450,7 +450,8 @@ class Supervisor:
                           world_size=msg.get("world_size"))
         elif event == "handler":
             path = msg.get("socket")
-            conn.socket = path if isinstance(path, str) else None
+            # A rank on another node: its socket is a path there, not here.
+            conn.socket = path if isinstance(path, str) and conn.node is None else None
             # A chosen rank's socket serves eval and stacks; it is not how it is debugged.
             fields.update(socket=conn.socket,
                           armed=conn.socket is not None and msg.get("armed") is not False)
