@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent / "pyserver"
 LAYERS: list[set[str]] = [
     {"rankdebug.runtime"},
     {"rankdebug.errors", "rankdebug.ranks", "rankdebug.launcher_table", "rankdebug.pyspy",
-     "rankdebug.adapter"},
+     "rankdebug.adapter", "rankdebug.ssh"},
     {"rankdebug.command"},
     {"rankdebug.debugplan", "rankdebug.smoke"},
     {"rankdebug.supervise", "rankdebug.jobs", "rankdebug.lsp"},

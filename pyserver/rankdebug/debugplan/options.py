@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from rankdebug.errors import BadInput
+from rankdebug.ssh import check_hosts
 
 DEFAULT_TIMEOUT_S = 86400.0
 LOOPBACK = "127.0.0.1"
@@ -42,9 +43,7 @@ class LaunchOptions:
     def __post_init__(self) -> None:
         if self.collective_timeout is not None and self.collective_timeout < 0:
             raise BadInput("--collective-timeout must be 0 (off) or more seconds")
-        for host in self.hosts:
-            if not host or host.startswith("-") or any(c.isspace() or c == "," for c in host):
-                raise BadInput(f"--hosts: {host!r} is not a host name")
+        check_hosts(self.hosts)
         for value in self.breaks:
             parse_break(value)
 

@@ -14,6 +14,7 @@ debugpy are copied once into the user's private folder there (``tools-VERSION``)
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import shlex
@@ -22,7 +23,7 @@ import sys
 import tarfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ import rankdebug
 from rankdebug.jobs.discover import Discovery, Job, Rank
 from rankdebug.jobs.stacks import RankStack
 from rankdebug.pyspy import Frame, Thread
+from rankdebug.ssh import PRIVATE_ROOT_SH, SshOptions, parse_hosts
 
 NOT_THERE = 75  # the remote script's "rankdebug is not on this host yet"
 _RANK_FIELDS = {f.name for f in fields(Rank)}
@@ -38,19 +40,13 @@ _JOB_FIELDS = {f.name for f in fields(Job)} - {"ranks"}
 
 @dataclass(frozen=True)
 class Remote:
-    """How to reach the other hosts: ``ssh [-F config] [-o opt]… HOST``."""
+    """The other hosts, and how ``ssh`` reaches them."""
 
     hosts: tuple[str, ...]
-    config: str | None = None
-    options: tuple[str, ...] = ()
+    options: SshOptions = field(default_factory=SshOptions)
 
     def ssh(self, host: str) -> list[str]:
-        argv = ["ssh"]
-        if self.config:
-            argv += ["-F", self.config]
-        for opt in self.options:
-            argv += ["-o", opt]
-        return [*argv, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", *_shared(), host]
+        return [*self.options.base(), *_shared(), host]
 
 
 def _shared() -> list[str]:
@@ -71,14 +67,6 @@ class RemoteVerbError(RuntimeError):
     """A host could not run the verb: the message names the host and the command."""
 
 
-def parse_hosts(text: str | None) -> tuple[str, ...]:
-    hosts = tuple(h.strip() for h in (text or "").split(",") if h.strip())
-    for host in hosts:
-        if host.startswith("-") or any(c.isspace() for c in host):
-            raise ValueError(f"--hosts: {host!r} is not a host name")
-    return hosts
-
-
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--hosts", default=None, metavar="HOST[,HOST...]",
                         help="also the job's ranks on these hosts, over SSH")
@@ -92,12 +80,13 @@ def remote_of(args: Any) -> Remote | None:
     hosts = parse_hosts(getattr(args, "hosts", None))
     if not hosts:
         return None
-    return Remote(hosts, args.ssh_config, tuple(args.ssh_options))
+    return Remote(hosts, SshOptions(args.ssh_config, tuple(args.ssh_options)))
 
 
 # --- running a verb there ---------------------------------------------------------------
 
 
+@functools.cache  # one walk of the package per process, not one per verb and host
 def _here() -> tuple[str, str]:
     """(folder holding the rankdebug package, a key naming this version of it)."""
     pkg = Path(rankdebug.__file__).resolve().parent
@@ -110,9 +99,8 @@ def _script(verb: list[str]) -> str:
     args = shlex.join(verb)
     py = shlex.quote(sys.executable)
     return (
-        'r="${XDG_RUNTIME_DIR:-}"; if [ -n "$r" ] && [ -d "$r" ] && [ -w "$r" ]; '
-        'then r="$r/rankdebug"; else r="/tmp/rankdebug-$(id -u)"; fi; '
-        f"if [ -x {py} ] && [ -d {shlex.quote(parent + '/rankdebug')} ]; then "
+        PRIVATE_ROOT_SH
+        + f"if [ -x {py} ] && [ -d {shlex.quote(parent + '/rankdebug')} ]; then "
         f"PYTHONPATH={shlex.quote(parent)}${{PYTHONPATH:+:$PYTHONPATH}} exec {py} -m rankdebug "
         f"{args}; fi; "
         f't="$r/tools-{key}"; if [ -d "$t/rankdebug" ]; then PYTHONPATH="$t" exec python3 -m '
@@ -123,8 +111,7 @@ def _script(verb: list[str]) -> str:
 def _ship_script() -> str:
     _, key = _here()
     return (
-        'r="${XDG_RUNTIME_DIR:-}"; if [ -n "$r" ] && [ -d "$r" ] && [ -w "$r" ]; '
-        'then r="$r/rankdebug"; else r="/tmp/rankdebug-$(id -u)"; fi; umask 077; '
+        PRIVATE_ROOT_SH + "umask 077; "
         f't="$r/tools-{key}"; mkdir -p "$t.$$" && tar -xzf - -C "$t.$$" && '
         '{ mv "$t.$$" "$t" 2>/dev/null || rm -rf "$t.$$"; }'
     )

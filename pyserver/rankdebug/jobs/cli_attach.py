@@ -22,6 +22,7 @@ import argparse
 import json
 import sys
 
+from rankdebug.errors import BadInput
 from rankdebug.jobs import across, tunnel
 from rankdebug.jobs import attach as att
 from rankdebug.jobs.cli_jobs import discover_all
@@ -60,7 +61,7 @@ def _target(args: argparse.Namespace) -> tuple[Job | None, Rank | None]:
     """The job and rank that ``--pid`` or ``JOB RANK`` names (sets ``args.pid``)."""
     try:
         found = discover_all(args, gpus=False)
-    except ValueError as exc:
+    except BadInput as exc:
         raise _Refused(str(exc), 2) from None
     args.found = found
     if args.pid is not None:

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from rankdebug.errors import BAD_INPUT, envelope
+from rankdebug.errors import BAD_INPUT, BadInput, envelope
 from rankdebug.jobs import across
 from rankdebug.jobs.discover import (
     Discovery,
@@ -81,7 +81,7 @@ def render(found: Discovery) -> str:
 
 def discover_all(args: argparse.Namespace, **kw: Any) -> Discovery:
     """This machine's jobs, and with ``--hosts`` the other hosts' merged in (see
-    ``jobs.across``); raises ValueError for a bad --hosts."""
+    ``jobs.across``); raises BadInput for a bad --hosts."""
     remote = across.remote_of(args)
     found = discover(**kw)
     if remote is None:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     first = None
     try:
         across.remote_of(args)
-    except ValueError as exc:
+    except BadInput as exc:
         print(json.dumps(envelope(str(exc))) if args.json else f"rankdebug jobs: {exc}")
         return BAD_INPUT
     if args.sample > 0:

@@ -17,6 +17,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from rankdebug.errors import BadInput
 from rankdebug.jobs import across
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, "--samples must be 1 or more and --interval 0 or more")
     try:
         job_id, targets, sockets, parts = _targets(args)
-    except ValueError as exc:
+    except (ValueError, BadInput) as exc:
         return _fail(args, str(exc))
     except LookupError as exc:
         return _fail(args, str(exc), 1)

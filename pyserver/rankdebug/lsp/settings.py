@@ -20,6 +20,7 @@ import attrs
 from pygls import uris
 
 from rankdebug.debugplan.options import STOP_MODES, LaunchOptions, StopMode
+from rankdebug.ssh import is_host
 
 SECTION = "rankdebug"
 
@@ -172,9 +173,7 @@ def _argv(v: Any) -> tuple[str, ...]:
 
 
 def _hosts(v: Any) -> tuple[str, ...]:
-    if isinstance(v, list) and all(isinstance(x, str) and x.strip() and not
-                                   x.strip().startswith("-") and " " not in x.strip()
-                                   for x in v):
+    if isinstance(v, list) and all(isinstance(x, str) and is_host(x.strip()) for x in v):
         return tuple(x.strip() for x in v)
     raise TypeError("expected a list of host names")
 

@@ -51,9 +51,10 @@ from rankdebug.debugplan.job_env import (
 from rankdebug.debugplan.options import STOP_MODES
 from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.runtime import registry
+from rankdebug.ssh import SshOptions, parse_hosts
 from rankdebug.supervise import ports as portmod
 from rankdebug.supervise.job import Supervisor
-from rankdebug.supervise.remote import RemoteNode, SshOptions
+from rankdebug.supervise.remote import RemoteNode
 
 PROG = "rankdebug launch"
 
@@ -157,7 +158,7 @@ def debug_plan(args: argparse.Namespace) -> DebugPlan:
         arm=args.arm,
         breaks=tuple(args.breaks),
         stop=args.stop,
-        hosts=tuple(_hosts(args)),
+        hosts=parse_hosts(args.hosts),
         ssh_config=args.ssh_config,
     )
     caller = debugplan.Caller(cwd=str(Path.cwd()), cli=(sys.executable, "-m", "rankdebug"))
@@ -215,14 +216,6 @@ def _start(dplan: DebugPlan) -> tuple[str, str, JobRun]:
     except RankdebugError:
         registry.remove_job(job)
         raise
-
-
-def _hosts(args: argparse.Namespace) -> list[str]:
-    hosts = [h.strip() for h in (args.hosts or "").split(",") if h.strip()]
-    for host in hosts:
-        if host.startswith("-") or any(c.isspace() for c in host):
-            raise BadInput(f"--hosts: {host!r} is not a host name")
-    return hosts
 
 
 def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,

@@ -32,28 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankdebug.errors import BadInput
+from rankdebug.ssh import PRIVATE_ROOT_SH, SshOptions
 
 CONNECT_TIMEOUT_S = 20.0
 
 
 class RemoteError(BadInput):
     """A node cannot be reached or prepared."""
-
-
-@dataclass(frozen=True)
-class SshOptions:
-    config: str | None = None  # ssh -F
-    options: tuple[str, ...] = ()  # ssh -o, each "Key=Value"
-
-    def base(self) -> list[str]:
-        argv = ["ssh"]
-        if self.config:
-            argv += ["-F", self.config]
-        for opt in self.options:
-            argv += ["-o", opt]
-        # No password prompt can be answered here; keep-alives notice a dead node.
-        return [*argv, "-o", "BatchMode=yes", "-o", "ServerAliveInterval=5",
-                "-o", "ServerAliveCountMax=3"]
 
 
 @dataclass
@@ -126,9 +111,8 @@ class RemoteNode:
         """Make the job's folder on the node, with its boot folder (see the module doc)."""
         here_python = sys.executable
         probe = (
-            'r="${XDG_RUNTIME_DIR:-}"; if [ -n "$r" ] && [ -d "$r" ] && [ -w "$r" ]; '
-            'then r="$r/rankdebug"; else r="/tmp/rankdebug-$(id -u)"; fi; '
-            f'umask 077; d="$r/{job}/node{self.index}"; mkdir -p "$d/boot/dbg" && echo "$d"; '
+            PRIVATE_ROOT_SH
+            + f'umask 077; d="$r/{job}/node{self.index}"; mkdir -p "$d/boot/dbg" && echo "$d"; '
             + "".join(f"[ -d {shlex.quote(p)} ] && echo yes || echo no; "
                       for p in packages.values())
             + f"[ -x {shlex.quote(here_python)} ] && echo {shlex.quote(here_python)} || "
