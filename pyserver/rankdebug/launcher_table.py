@@ -42,6 +42,9 @@ class Launcher:
     # Variables a debugged job gets unless the user set them: this launcher's own limits
     # that a rank waiting for its client would run into.
     debug_env: tuple[tuple[str, str], ...] = ()
+    # Whether, run once, it starts the ranks of every node itself (over ssh or its daemons),
+    # with this machine's environment; else it runs once per node (torchrun).
+    spreads: bool = False
 
 
 TABLE: tuple[Launcher, ...] = (
@@ -50,7 +53,7 @@ TABLE: tuple[Launcher, ...] = (
     Launcher("torch.distributed.launch", (), ("torch.distributed.launch",), rank_vars=_TORCH,
              python_form=True, default_master_port=29500),
     Launcher("deepspeed", ("deepspeed",), ("deepspeed.launcher.runner",),
-             ("deepspeed.launcher.launch",), rank_vars=_TORCH, python_form=True),
+             ("deepspeed.launcher.launch",), rank_vars=_TORCH, python_form=True, spreads=True),
     Launcher("accelerate", ("accelerate", "accelerate-launch"),
              ("accelerate.commands.launch", "accelerate.commands.accelerate_cli"),
              rank_vars=_TORCH, python_form=True),
@@ -61,9 +64,9 @@ TABLE: tuple[Launcher, ...] = (
     Launcher("mpirun", ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra",
                         "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich"), (),
              ("orted", "prted", "hydra_pmi_proxy"), rank_vars=f"{_TORCH},{_MPI}",
-             starts_ranks=False),
+             starts_ranks=False, spreads=True),
     Launcher("srun", ("srun",), (), ("slurmstepd",), rank_vars=f"{_TORCH},{bootstrap.SLURM_VARS}",
-             starts_ranks=False),
+             starts_ranks=False, spreads=True),
     Launcher("colossalai", ("colossalai",), (), rank_vars=_TORCH),
     Launcher("python", (), (), rank_vars=f"{_TORCH},=0", starts_ranks=False),
     # A chosen actor waits for its client before its worker registers with the raylet,
@@ -72,7 +75,7 @@ TABLE: tuple[Launcher, ...] = (
              debug_env=(("RAY_worker_register_timeout_seconds", "86400"),)),
     # Horovod's own variables under its Gloo controller, Open MPI's under MPI.
     Launcher("horovodrun", ("horovodrun",), ("horovod.runner.launch",),
-             rank_vars=f"HOROVOD_RANK/HOROVOD_LOCAL_RANK/HOROVOD_SIZE,{_MPI}"),
+             rank_vars=f"HOROVOD_RANK/HOROVOD_LOCAL_RANK/HOROVOD_SIZE,{_MPI}", spreads=True),
     # Hugging Face's TPU launcher (`python xla_spawn.py`); torch_xla's PJRT numbers each
     # host's processes.
     Launcher("xla_spawn", (), (),

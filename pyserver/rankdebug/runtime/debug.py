@@ -15,6 +15,8 @@ Imported by the bootstrap in chosen ranks only. Reads its settings from the envi
     RANKDEBUG_ATTACH     "start" (listen before the script runs) or "hit" (at the first
                          breakpoint hit, through hit-hooks; see ``hithook``)
     RANKDEBUG_NODE       "nodeN" on another node than the supervisor's (``--hosts``)
+    RANKDEBUG_NODES      "HOSTNAME:nodeN,...": the other nodes, for ranks that srun or
+                         mpirun starts there with the first node's environment
 
 Pure Python, 3.9 and later; imports debugpy only when it is about to listen.
 """
@@ -72,12 +74,31 @@ def trace(what: str) -> None:
         sys.stderr.write(f"rankdebug-trace {time.time():.3f} rank {state.rank} {what}\n")
 
 
+_node: list[str] = []
+
+
+def node() -> str:
+    """``nodeN`` on another node of the job than the supervisor's (``launch --hosts``);
+    empty on the supervisor's."""
+    if not _node:
+        name = _env("RANKDEBUG_NODE")
+        if not name and _env("RANKDEBUG_NODES"):
+            here = socket.gethostname()
+            for item in _env("RANKDEBUG_NODES").split(","):
+                host, _, label = item.partition(":")
+                if host == here:
+                    name = label
+                    break
+        _node.append(name)
+    return _node[0]
+
+
 def send(event: str, **fields: Any) -> None:
     """Report to the supervisor (a JSON line on its control socket) and the registry."""
     fields.update(event=event, rank=state.rank, pid=os.getpid())
-    node = _env("RANKDEBUG_NODE")  # another node of the job (``rankdebug launch --hosts``)
-    if node:
-        fields["node"] = node
+    node_name = node()  # another node of the job (``rankdebug launch --hosts``)
+    if node_name:
+        fields["node"] = node_name
     if state.ctl is not None:
         data = wire.encode(fields)
         with state.lock:
@@ -116,6 +137,8 @@ def _connect_ctl() -> None:
 
 
 def _port_for(rank: int) -> int:
+    if node():  # the ports reserved were the supervisor's machine's; any free one here
+        return 0
     for item in _env("RANKDEBUG_PORTS").split(","):
         r, _, p = item.partition(":")
         if r.strip() == str(rank) and p.strip().isdigit():

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 import rankdebug
-from rankdebug import debugplan
+from rankdebug import debugplan, launcher_table
 from rankdebug.command import plan_argv, plan_file
 from rankdebug.command.entry import script_missing, script_target, where
 from rankdebug.command.plan import LaunchPlan
@@ -55,6 +55,8 @@ from rankdebug.ssh import SshOptions, parse_hosts
 from rankdebug.supervise import ports as portmod
 from rankdebug.supervise.job import Supervisor
 from rankdebug.supervise.remote import RemoteNode
+from rankdebug.supervise.spread import node_map
+from rankdebug.supervise.spread import spread as spread_job
 
 PROG = "rankdebug launch"
 
@@ -219,18 +221,23 @@ def _start(dplan: DebugPlan) -> tuple[str, str, JobRun]:
 
 
 def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,
-                   boot: Path) -> list[RemoteNode]:
+                   spread: bool) -> list[RemoteNode]:
     """Connect to the other nodes and make the job's folder there (before anything
-    starts: a node that cannot be reached is an error naming it)."""
+    starts: a node that cannot be reached is an error naming it). ``spread``: the launcher
+    here starts the ranks there (the folder at the same path; see supervise/remote.py)."""
     packages = {"rankdebug": str(Path(rankdebug.__file__).resolve().parent),
                 "dbg/debugpy": package_dir("debugpy")}
     nodes: list[RemoteNode] = []
     try:
-        for index, host in enumerate(hosts, start=1):
-            node = RemoteNode(host, index, ssh, job_dir)
+        for host in hosts:
+            node = RemoteNode(host, len(nodes) + 1, ssh, job_dir)
             nodes.append(node)
             node.connect()
-            node.prepare(job, packages, str(boot / "sitecustomize.py"))
+            if not node.prepare(job, packages, os.path.join(job_dir, "boot", "sitecustomize.py"),
+                                spread):
+                nodes.pop().close()
+                sys.stderr.write(f"rankdebug: {host} sees this machine's job folder "
+                                 f"({job_dir}): it is taken as this machine\n")
     except (RankdebugError, OSError) as exc:
         for node in nodes:
             node.close()
@@ -248,21 +255,32 @@ def run(args: argparse.Namespace) -> int:
     except RankdebugError as exc:
         return report(exc, as_json=args.json, prog=PROG)
     nodes: list[RemoteNode] = []
+    spread = launcher_table.get(job_proc.launcher).spreads
     if hosts:
         try:
             nodes = _connect_nodes(hosts, SshOptions(args.ssh_config, tuple(args.ssh_options)),
-                                   job, job_dir, Path(job_dir) / "boot")
+                                   job, job_dir, spread)
+            if nodes and spread:
+                spread_job(job_proc, os.environ,
+                           node_map({n.name: n.hostname for n in nodes}, socket.gethostname()),
+                           job_dir)
         except RankdebugError as exc:
+            for node in nodes:
+                node.close()
             registry.remove_job(job)
             return report(exc, as_json=args.json, prog=PROG)
     nnodes = dplan.plan.nnodes
     if not nodes and isinstance(nnodes, int) and nnodes > 1:
         sys.stderr.write(
+            f"rankdebug: this command runs on {nnodes} nodes; {job_proc.launcher} starts the "
+            "ranks of the others, which cannot be debugged unless you name those hosts with "
+            "--hosts HOST,... (rankdebug prepares them over SSH)\n" if spread else
             f"rankdebug: this command runs on {nnodes} nodes and this machine starts node "
             f"0's part only; give the others with --hosts HOST,... (the same command is "
             f"started there over SSH, and their chosen ranks are debugged from here)\n")
     _register(job, dplan, job_proc)
-    sup = Supervisor(job_proc, job, job_dir, args.json, control=args.control, remotes=nodes)
+    sup = Supervisor(job_proc, job, job_dir, args.json, control=args.control, remotes=nodes,
+                     spread=spread)
     event: dict[str, object] = {
         "event": "job", "job": job, "dir": job_dir, "pid": os.getpid(),
         "ranks": job_proc.chosen, "rank_spec": job_proc.rank_spec,

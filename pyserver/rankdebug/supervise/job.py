@@ -73,6 +73,7 @@ class Supervisor:
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
     remotes: list[RemoteNode] = field(default_factory=list)  # the job's other nodes
+    spread: bool = False  # the launcher here starts the other nodes' ranks (srun, mpirun)
 
     def __post_init__(self) -> None:
         self.events: queue.Queue[tuple[str, int, dict[str, Any] | None]] = queue.Queue()
@@ -219,6 +220,12 @@ class Supervisor:
         procs.become_subreaper()
         self._start_janitor()
         stdout = sys.stderr.fileno() if self.json_mode else None
+        if self.spread:  # the nodes' watchers, and the control socket there, come first
+            for node in self.remotes:
+                node.start(None, {"RANKDEBUG_JOB": self.job}, self.plan.cwd, self.ctl_path,
+                           stdout)
+            for node in self.remotes:
+                node.wait_socket(f"{node.dir}/ctl.sock")
         self.proc = subprocess.Popen(
             [_executable(self.plan.argv[0], self.plan.env), *self.plan.argv[1:]],
             env=self.plan.env,
@@ -230,7 +237,7 @@ class Supervisor:
             # is safe here.
             preexec_fn=procs.parent_death_signal(signal.SIGTERM),  # noqa: PLW1509
         )
-        for node in self.remotes:
+        for node in self.remotes if not self.spread else ():
             node.start(node_argv(self.plan.argv, node.index),
                        node_env(self.plan.env, dict(os.environ), self.job_dir, node.dir,
                                 node.name),
@@ -263,6 +270,9 @@ class Supervisor:
             except OSError as exc:
                 self.say(f"cannot start {self.plan.argv[0]!r}: {exc.strerror or exc}")
                 code = 127 if isinstance(exc, FileNotFoundError) else 126
+            except RemoteError as exc:  # a node's watcher (spread jobs) did not come up
+                self.say(str(exc))
+                code = 1
             else:
                 code = self._loop()
         finally:
@@ -326,7 +336,9 @@ class Supervisor:
         are given a while when it ended well); the job's status is the first failure."""
         if not self.remotes:
             return code
-        deadline = time.monotonic() + (REMOTE_END_WAIT_S if code == 0 else 0.0)
+        # Spread by the launcher: its ranks there have ended with it; the watchers end now.
+        wait = REMOTE_END_WAIT_S if code == 0 and not self.spread else 0.0
+        deadline = time.monotonic() + wait
         codes = []
         for node in self.remotes:
             got = node.wait(max(0.0, deadline - time.monotonic()))

@@ -10,6 +10,11 @@ supervisor or its connection ended, ends every process of the job on this node (
 SIGKILL after a grace period), as do SIGTERM, SIGHUP and SIGINT; then the job's folder
 here (``dir``: the boot folder, the forwarded control socket) is removed. The exit status
 is the command's. Nothing of rankdebug is left on the node.
+
+``"argv": null``: the launcher on the first node starts this node's ranks itself (srun,
+mpirun): nothing is started here; the runner waits for its channel's end and then ends the
+job's processes on this node (those whose environment carries the job's id), the job's
+folder with them.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ GRACE_S = 2.5
 
 class _Node:
     def __init__(self, spec: dict[str, object]) -> None:
-        self.argv = [str(a) for a in spec["argv"]]  # type: ignore[attr-defined]
+        argv = spec.get("argv")
+        self.argv = [str(a) for a in argv] if isinstance(argv, list) else None
+        self.parent = bool(spec.get("parent", True))
         extra = spec.get("env") or {}
         self.env = dict(os.environ, **{str(k): str(v) for k, v in extra.items()})  # type: ignore[attr-defined]
         self.cwd = str(spec.get("cwd") or os.getcwd())
@@ -39,10 +46,13 @@ class _Node:
         self.node = self.env.get("RANKDEBUG_NODE", "")
         self.proc: subprocess.Popen[bytes] | None = None
         self.stopping = threading.Event()
+        self.done = threading.Event()
 
     def find(self) -> list[int]:
         found = set(procs.descendants(os.getpid()))
-        if self.job and self.node:  # escaped ones; this node's only (a node may be this one)
+        if self.job and self.argv is None:  # the launcher's ranks (this node is not node 0)
+            found.update(procs.with_env("RANKDEBUG_JOB", self.job))
+        elif self.job and self.node:  # escaped ones; this node's only (a node may be this one)
             found.update(set(procs.with_env("RANKDEBUG_JOB", self.job))
                          & set(procs.with_env("RANKDEBUG_NODE", self.node)))
         found.discard(os.getpid())
@@ -54,9 +64,15 @@ class _Node:
         self.stopping.set()
         keep = self.proc.pid if self.proc is not None else None
         procs.end_all(self.find, keep, GRACE_S)
+        self.done.set()
 
     def run(self) -> int:
         procs.become_subreaper()
+        if self.argv is None:  # until the channel ends or a signal comes, then stop()
+            threading.Thread(target=self._watch_channel, daemon=True).start()
+            self.done.wait()
+            procs.reap(None)
+            return 0
         try:
             self.proc = subprocess.Popen(self.argv, env=self.env, cwd=self.cwd,
                                          stdin=subprocess.DEVNULL, start_new_session=True)
@@ -106,8 +122,9 @@ def main() -> int:
     finally:
         if node.dir:
             shutil.rmtree(node.dir, ignore_errors=True)
-            with contextlib.suppress(OSError):  # the job's folder, once no node uses it
-                os.rmdir(os.path.dirname(node.dir))
+            if node.parent:  # the job's folder, once no node uses it
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.dirname(node.dir))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,17 @@ with the user's own SSH configuration) carries everything:
 
 The boot folder (``sitecustomize.py``, rankdebug, debugpy) is made on the node: links where
 this machine's packages are there too (a shared home), else copied over the connection.
+
+Two ways a job reaches its other nodes:
+
+- *started here*: the launcher runs once per node (torchrun, accelerate): ``node_runner``
+  starts the same command there, with its ``--node_rank``, in a folder of the node's own
+  (``$r/JOB/nodeN``);
+- *spread by the launcher* (srun, mpirun, deepspeed): the launcher here starts the ranks
+  there itself, with this machine's environment, whose paths name the job's folder here.
+  So the folder is made at the same path on the node, the control socket forwarded to the
+  same path, and ``node_runner`` only watches: its channel's end ends what the job left
+  there.
 """
 
 from __future__ import annotations
@@ -52,6 +63,7 @@ class RemoteNode:
     mux: str = ""
     dir: str = ""  # the job's folder on the node
     python: str = ""
+    hostname: str = ""  # as the node names itself (a rank there: socket.gethostname())
     master: subprocess.Popen[bytes] | None = None
     runner: subprocess.Popen[bytes] | None = None
     forwards: dict[int, str] = field(default_factory=dict)  # node port -> socket here
@@ -107,23 +119,49 @@ class RemoteNode:
 
     # --- the job's folder there ---------------------------------------------------------
 
-    def prepare(self, job: str, packages: dict[str, str], bootstrap: str) -> None:
-        """Make the job's folder on the node, with its boot folder (see the module doc)."""
+    def prepare(self, job: str, packages: dict[str, str], bootstrap: str,
+                same_path: bool = False) -> bool:
+        """Make the job's folder on the node, with its boot folder (see the module doc):
+        ``$r/JOB/nodeN``, or with ``same_path`` the job's folder path here (its parent
+        must be the user's alone). False: with ``same_path``, the node sees this machine's
+        folder itself (it is this machine, or shares the folder): nothing was made."""
         here_python = sys.executable
+        if same_path:
+            # A marker only this machine's folder holds tells a node that shares it.
+            marker = os.path.join(self.local_dir, f".node0-{os.getpid()}")
+            Path(marker).touch(mode=0o600)
+            where = (f"d={shlex.quote(self.local_dir)}; [ -e {shlex.quote(marker)} ] && "
+                     "{ echo shared; exit 0; }; p=$(dirname \"$d\"); umask 077; "
+                     'mkdir -p "$p" && [ -O "$p" ] && [ "$(stat -c %a "$p")" = 700 ] || '
+                     '{ echo "$p is missing or not private to this user" >&2; exit 3; }; '
+                     '{ mkdir "$d" && mkdir -p "$d/boot/dbg"; } || '
+                     '{ echo "cannot make $d" >&2; exit 3; }; echo "$d"; ')
+        else:
+            where = (PRIVATE_ROOT_SH
+                     + f'umask 077; d="$r/{job}/node{self.index}"; mkdir -p "$d/boot/dbg" && '
+                     'echo "$d"; ')
         probe = (
-            PRIVATE_ROOT_SH
-            + f'umask 077; d="$r/{job}/node{self.index}"; mkdir -p "$d/boot/dbg" && echo "$d"; '
+            where
+            + "hostname; "
             + "".join(f"[ -d {shlex.quote(p)} ] && echo yes || echo no; "
                       for p in packages.values())
             + f"[ -x {shlex.quote(here_python)} ] && echo {shlex.quote(here_python)} || "
             "command -v python3 || echo python3"
         )
-        lines = self.run(f"sh -c {shlex.quote(probe)}").splitlines()
-        if len(lines) < 2 + len(packages):
+        try:
+            lines = self.run(f"sh -c {shlex.quote(probe)}").splitlines()
+        finally:
+            if same_path:
+                with contextlib.suppress(OSError):
+                    os.remove(marker)
+        if lines[:1] == ["shared"]:
+            return False
+        if len(lines) < 3 + len(packages):
             raise self._fail("prepare the job's folder on", self._ssh(), "unexpected answer")
         self.dir = lines[0].strip()
-        present = [x.strip() == "yes" for x in lines[1:1 + len(packages)]]
-        self.python = lines[1 + len(packages)].strip()
+        self.hostname = lines[1].strip()
+        present = [x.strip() == "yes" for x in lines[2:2 + len(packages)]]
+        self.python = lines[2 + len(packages)].strip()
         data = io.BytesIO()
         with tarfile.open(fileobj=data, mode="w:gz") as tar:
             _add_bytes(tar, "boot/sitecustomize.py", Path(bootstrap).read_bytes())
@@ -135,22 +173,39 @@ class RemoteNode:
             for (where, path), there in zip(packages.items(), present, strict=True) if there)
         unpack = f"umask 077; cd {shlex.quote(self.dir)} && tar -xzf - && {links}true"
         self.run(f"sh -c {shlex.quote(unpack)}", data.getvalue())
+        return True
 
     # --- the job there ------------------------------------------------------------------
 
-    def start(self, argv: list[str], env: dict[str, str], cwd: str, ctl: str,
+    def start(self, argv: list[str] | None, env: dict[str, str], cwd: str, ctl: str,
               stdout: int | None) -> None:
-        """Start ``node_runner`` with the job's command; the control socket forwarded."""
+        """Start ``node_runner`` with the job's command (None: the launcher here starts the
+        ranks there; it only watches); the control socket forwarded."""
         remote_ctl = f"{self.dir}/ctl.sock"
         runner = (f"cd {shlex.quote(self.dir)} && PYTHONPATH={shlex.quote(self.dir + '/boot')} "
                   f"exec {shlex.quote(self.python)} -m rankdebug.supervise.node_runner")
         ssh = self._ssh("-R", f"{remote_ctl}:{ctl}")
         self.runner = subprocess.Popen([*ssh, runner], stdin=subprocess.PIPE, stdout=stdout,
                                        start_new_session=True)
-        spec = {"argv": argv, "env": env, "cwd": cwd, "dir": self.dir}
+        spec = {"argv": argv, "env": env, "cwd": cwd, "dir": self.dir,
+                "parent": argv is not None}  # $r/JOB/nodeN: JOB goes once empty
         assert self.runner.stdin is not None
         self.runner.stdin.write((_json(spec) + "\n").encode("utf-8"))
         self.runner.stdin.flush()
+
+    def wait_socket(self, path: str, timeout: float = 15.0) -> None:
+        """Wait until ``path`` (a forwarded socket) is there on the node; raises naming it."""
+        argv = self._ssh()
+        check = (f"i=0; while [ ! -S {shlex.quote(path)} ]; do i=$((i+1)); "
+                 f"[ $i -gt {int(timeout * 20)} ] && exit 3; sleep 0.05; done")
+        try:
+            got = subprocess.run([*argv, check], check=False, capture_output=True,
+                                 timeout=timeout + 10)
+        except subprocess.TimeoutExpired:
+            got = None
+        if got is None or got.returncode != 0:
+            raise self._fail("forward the job's control socket to", [*argv, check],
+                             got.stderr.decode(errors="replace") if got else "timed out")
 
     def forward(self, port: int) -> str:
         """A socket in the job's folder here that reaches ``127.0.0.1:port`` on the node."""

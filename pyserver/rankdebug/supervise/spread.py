@@ -1,0 +1,86 @@
+"""What a launcher that starts every node's ranks itself (srun, mpirun, deepspeed) must
+carry to the other nodes for ``rankdebug launch --hosts``.
+
+The ranks there start with this machine's environment, as each launcher passes it on:
+
+- srun passes the whole environment (``--export=ALL``, its default);
+- Open MPI passes only what ``-x`` names, or ``mca_base_env_list`` lists, and refuses a
+  command that uses both: where the command names ``-x`` our names are added as ``-x``
+  words after ``mpirun``, else they go in ``OMPI_MCA_mca_base_env_list`` and the command
+  stays as written (MPICH's Hydra passes everything and ignores that variable);
+- DeepSpeed's runner passes a few prefixes and the lines of ``.deepspeed_env``: a file of
+  the job's (``DS_ENV_FILE``) holds those lines and ours.
+
+Each rank finds which node it is on from ``RANKDEBUG_NODES`` (host name → node).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from rankdebug import launcher_table
+from rankdebug.debugplan.job_env import JobRun
+from rankdebug.errors import BadInput
+
+OMPI_LIST = "OMPI_MCA_mca_base_env_list"
+
+
+def carried(env: Mapping[str, str], here: Mapping[str, str]) -> list[str]:
+    """The variables the job adds to this machine's environment, and ours."""
+    return sorted(k for k, v in env.items()
+                  if k.startswith("RANKDEBUG_") or here.get(k) != v)
+
+
+def node_map(hostnames: Mapping[str, str], here: str) -> str:
+    """``RANKDEBUG_NODES`` from node name → the host name it gave; refuses two nodes (or a
+    node and this machine) with one name, whose ranks could not be told apart."""
+    seen: dict[str, str] = {here: "node0 (this machine)"}
+    for node, name in hostnames.items():
+        if not name or "," in name or ":" in name:
+            raise BadInput(f"{node} gave no usable host name ({name!r})")
+        if name in seen:
+            raise BadInput(f"{node} calls itself {name!r}, as {seen[name]} does: the ranks "
+                           "there could not be told apart")
+        seen[name] = node
+    # Not '=': Open MPI's mca_base_env_list drops a value that holds one.
+    return ",".join(f"{name}:{node}" for node, name in hostnames.items())
+
+
+def spread(run: JobRun, here: Mapping[str, str], nodes: str, job_dir: str) -> None:
+    """Add to the job's environment (and, for mpirun with ``-x``, its command) what carries
+    the job's settings to the ranks on other nodes."""
+    env = run.env
+    env["RANKDEBUG_NODES"] = nodes
+    names = carried(env, here)
+    mpirun = launcher_table.get("mpirun").programs
+    if run.argv and os.path.basename(run.argv[0]) in mpirun and (
+            "-x" in run.argv or "--x" in run.argv):
+        run.argv[1:1] = [w for k in names for w in ("-x", k)]
+    else:  # ';'-separated names, their values taken from mpirun's environment
+        own = env.get(OMPI_LIST, "")
+        env[OMPI_LIST] = ";".join([*(x for x in own.split(";") if x),
+                                   *(k for k in names if ";" not in k)])
+    _deepspeed_env(env, names, job_dir, run.cwd)
+
+
+def _deepspeed_env(env: dict[str, str], names: list[str], job_dir: str, cwd: str
+                   ) -> None:
+    """DeepSpeed reads ``os.path.join(folder, DS_ENV_FILE)`` for its home and working
+    folders; an absolute path is read (twice) instead of the user's own files, whose lines
+    are kept first."""
+    lines: list[str] = []
+    user_file = env.get("DS_ENV_FILE", ".deepspeed_env")
+    for folder in (os.path.expanduser("~"), cwd):
+        path = os.path.join(folder, user_file)
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines += [x.rstrip("\n") for x in f if "=" in x]
+        except OSError:
+            continue
+    lines += [f"{k}={env[k]}" for k in names if k != "DS_ENV_FILE" and "\n" not in env[k]]
+    path = os.path.join(job_dir, "deepspeed_env")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in lines))
+    env["DS_ENV_FILE"] = path

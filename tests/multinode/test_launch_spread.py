@@ -1,0 +1,117 @@
+"""``rankdebug launch --hosts`` with launchers that start every node's ranks themselves:
+Open MPI's mpirun (orted over ssh) and Slurm's srun (slurmd on each node).
+
+rankdebug launch runs on node 0 and runs the command there only; node 1's ranks are started
+by the launcher with node 0's environment. The test checks that those ranks are debugged
+from node 0 (paused at a breakpoint, ``RANK`` and the host right), and that a stop, or the
+job's end, leaves nothing on either node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from cluster import Cluster
+from slurm import Slurm, running_slurm, unavailable_reason
+from test_launch_nodes import DRIVER, LINE, REPO, SCRIPT, wait_clean
+from test_mpirun import mpirun_argv
+
+NO_MPIRUN = "mpirun not installed"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "GLOO_SOCKET_IFNAME": "eth0", "OMP_NUM_THREADS": "1",
+            "PYTHONPATH": str(REPO / "pyserver"), "MASTER_ADDR": "node0",
+            "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", **extra}
+
+
+def drive(cluster: Cluster, mode: str, ranks: str, command: list[str],
+          env: dict[str, str]) -> dict[str, Any]:
+    args = ["--ranks", ranks, "--hosts", "node1", "--ssh-config", str(cluster.ssh_config),
+            "--", *command]
+    got = cluster[0].run([sys.executable, str(DRIVER), mode, str(len(ranks.split(","))),
+                          str(SCRIPT), str(LINE), "--", *args],
+                         timeout=240, cwd=REPO, env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+    result: dict[str, Any] = json.loads(got.stdout.strip().splitlines()[-1])
+    result["stderr"] = got.stderr
+    return result
+
+
+def check_paused(result: dict[str, Any], remote_ranks: set[int]) -> None:
+    listening = {e["rank"]: e for e in result["events"] if e["event"] == "listening"}
+    assert all(e["host"] == "127.0.0.1" for e in listening.values()), listening
+    # The launcher started them there; each says its node, found from its host name.
+    assert {r for r, e in listening.items() if e.get("node") == "node1"} == remote_ranks, \
+        (listening, result["stderr"][-3000:])
+    for rank, seen in result["stopped"].items():
+        assert seen["line"] == LINE and seen["RANK"] == f"'{rank}'", result["stopped"]
+        host = "'node1'" if int(rank) in remote_ranks else "'node0'"
+        assert seen["host"] == host, result["stopped"]
+
+
+@pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v mpirun"], check=False,
+                                   capture_output=True).returncode != 0, reason=NO_MPIRUN)
+class TestMpirun:
+    def command(self, cluster: Cluster, port: int) -> list[str]:
+        # Nothing of rankdebug's in the command: the ranks there get its variables through
+        # Open MPI's mca_base_env_list, which rankdebug sets.
+        return [*mpirun_argv(cluster), "-x", f"MASTER_PORT={port}", "-x", "MASTER_ADDR",
+                "-x", "GLOO_SOCKET_IFNAME", sys.executable, str(SCRIPT)]
+
+    def test_ranks_on_both_nodes_pause_continue_and_leave_nothing(self, nodes: Cluster
+                                                                  ) -> None:
+        result = drive(nodes, "continue", "1,3", self.command(nodes, 29710), _env())
+        check_paused(result, {3})
+        assert result["code"] == 0, result["stderr"][-3000:]
+        assert wait_clean(nodes) == []
+        # The job's folder on node 1 (the path it has on node 0) is gone.
+        job = next(e for e in result["events"] if e["event"] == "job")
+        got = nodes[1].run(["ls", "-A", job["dir"]])
+        assert got.returncode != 0 and "No such file" in got.stderr, got.stdout
+
+    def test_without_x_the_settings_travel_in_mca_base_env_list(self, nodes: Cluster
+                                                                  ) -> None:
+        # Open MPI refuses -x with mca_base_env_list: a command without -x keeps its words.
+        command = [*mpirun_argv(nodes), "env", "MASTER_ADDR=node0", "MASTER_PORT=29715",
+                   "GLOO_SOCKET_IFNAME=eth0", sys.executable, str(SCRIPT)]
+        result = drive(nodes, "continue", "3", command, _env())
+        check_paused(result, {3})
+        assert result["code"] == 0, result["stderr"][-3000:]
+        assert wait_clean(nodes) == []
+
+    def test_stop_while_paused_leaves_nothing(self, nodes: Cluster) -> None:
+        result = drive(nodes, "stop", "2,3", self.command(nodes, 29720), _env())
+        check_paused(result, {2, 3})
+        assert result["code"] == 128 + signal.SIGTERM, result
+        assert wait_clean(nodes, 15.0) == [], result["stderr"][-2000:]
+
+
+@pytest.fixture(scope="module")
+def slurm(cluster: Cluster) -> Iterator[Slurm]:
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with running_slurm(cluster) as started:
+        yield started
+
+
+def test_srun_ranks_on_both_nodes_pause_and_stop_cleanly(slurm: Slurm) -> None:
+    cluster = slurm.cluster
+    command = ["srun", "-N", "2", "-n", "4", sys.executable, str(SCRIPT)]
+    env = {**_env(MASTER_PORT="29730"), **slurm.env}
+    result = drive(cluster, "continue", "0,2", command, env)
+    check_paused(result, {2})
+    assert result["code"] == 0, result["stderr"][-3000:]
+    assert wait_clean(cluster) == []
+    result = drive(cluster, "stop", "1,3", command, {**env, "MASTER_PORT": "29731"})
+    check_paused(result, {3})
+    assert result["code"] == 128 + signal.SIGTERM, result
+    assert wait_clean(cluster, 15.0) == [], result["stderr"][-2000:]
