@@ -992,3 +992,20 @@ def test_plan_all_lists_every_launcher_program() -> None:
                    for p in programs if p != "accelerate-launch")
     plans, _ = plan_all(text)
     assert len(plans) == len(programs) - 1
+
+
+# -- the hosts a command spreads over (``LaunchPlan.hosts``: launch --hosts by default) ---
+
+
+def test_hosts_of_mpirun_srun_and_deepspeed(tmp_path: Path) -> None:
+    assert plan("mpirun -np 4 -H a:2,b:2 python x.py").hosts == ["a", "b"]
+    assert plan("mpirun -np 2 python x.py").hosts is None
+    (tmp_path / "hostfile").write_text("w1 slots=4\nw2 slots=4\n")
+    assert plan("mpirun --hostfile hostfile python x.py", cwd=tmp_path).hosts == ["w1", "w2"]
+    assert plan("deepspeed --hostfile hostfile t.py", cwd=tmp_path).hosts == ["w1", "w2"]
+    assert plan("srun -N 2 -w gpu[07-08] python x.py").hosts == ["gpu07", "gpu08"]
+    # Inside an allocation its node list says where srun runs.
+    p = plan("srun -N 2 -n 4 python x.py", env_of(SLURM_JOB_NODELIST="n[1-2],m3"))
+    assert p.hosts == ["n1", "n2", "m3"]
+    assert p.to_json()["hosts"] == ["n1", "n2", "m3"]
+    assert plan("srun -N 2 -w ./nodes.txt python x.py").hosts is None

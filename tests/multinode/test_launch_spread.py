@@ -33,9 +33,9 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def drive(cluster: Cluster, mode: str, ranks: str, command: list[str],
-          env: dict[str, str]) -> dict[str, Any]:
-    args = ["--ranks", ranks, "--hosts", "node1", "--ssh-config", str(cluster.ssh_config),
-            "--", *command]
+          env: dict[str, str], hosts: tuple[str, ...] = ("--hosts", "node1")
+          ) -> dict[str, Any]:
+    args = ["--ranks", ranks, *hosts, "--ssh-config", str(cluster.ssh_config), "--", *command]
     got = cluster[0].run([sys.executable, str(DRIVER), mode, str(len(ranks.split(","))),
                           str(SCRIPT), str(LINE), "--", *args],
                          timeout=240, cwd=REPO, env=env)
@@ -87,6 +87,16 @@ class TestMpirun:
         assert result["code"] == 0, result["stderr"][-3000:]
         assert wait_clean(nodes) == []
 
+    def test_the_hosts_mpirun_names_are_prepared_without_hosts(self, nodes: Cluster
+                                                               ) -> None:
+        # -H node0:2,node1:2: node0 is this machine, node1 is prepared over SSH.
+        result = drive(nodes, "continue", "2", self.command(nodes, 29725), _env(), hosts=())
+        check_paused(result, {2})
+        job = next(e for e in result["events"] if e["event"] == "job")
+        assert [(n["node"], n["host"]) for n in job["nodes"]] == [(0, "node0"), (1, "node1")]
+        assert result["code"] == 0, result["stderr"][-3000:]
+        assert wait_clean(nodes) == []
+
     def test_stop_while_paused_leaves_nothing(self, nodes: Cluster) -> None:
         result = drive(nodes, "stop", "2,3", self.command(nodes, 29720), _env())
         check_paused(result, {2, 3})
@@ -107,7 +117,9 @@ def test_srun_ranks_on_both_nodes_pause_and_stop_cleanly(slurm: Slurm) -> None:
     cluster = slurm.cluster
     command = ["srun", "-N", "2", "-n", "4", sys.executable, str(SCRIPT)]
     env = {**_env(MASTER_PORT="29730"), **slurm.env}
-    result = drive(cluster, "continue", "0,2", command, env)
+    # Inside an allocation (salloc, sbatch) its nodes are known: no --hosts needed.
+    result = drive(cluster, "continue", "0,2", command,
+                   {**env, "SLURM_JOB_NODELIST": "node[0-1]"}, hosts=())
     check_paused(result, {2})
     assert result["code"] == 0, result["stderr"][-3000:]
     assert wait_clean(cluster) == []

@@ -11,7 +11,7 @@ import pytest
 
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.errors import BadInput
-from rankdebug.supervise.spread import OMPI_LIST, node_map, spread
+from rankdebug.supervise.spread import OMPI_LIST, node_map, other_hosts, spread
 
 
 def job(argv: list[str], env: dict[str, str], cwd: str) -> JobRun:
@@ -79,3 +79,11 @@ def test_deepspeed_env_file_keeps_the_users_lines_then_ours(tmp_path: Path,
         "RANKDEBUG_JOB=j", "RANKDEBUG_NODES=b:node1"]
     # DeepSpeed joins its home and working folders with the name: an absolute path wins.
     assert os.path.join(str(tmp_path / "home"), path) == path
+
+
+def test_other_hosts_leaves_out_this_machine_and_repeats() -> None:
+    import socket
+
+    me = socket.gethostname()
+    assert other_hosts([me, "localhost", "b", "b", "-oProxyCommand=x", f"{me}.example",
+                        "c"]) == ["b", "c"]

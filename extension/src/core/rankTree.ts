@@ -1,6 +1,6 @@
 /**
  * A job's rank rows as a tree that stays readable at hundreds of ranks: up to `max` rows are
- * shown as they are; more are grouped per node (host, when the job spans several), then into ranges of
+ * shown as they are (under a row per node when the job spans several hosts); more are grouped per node, then into ranges of
  * consecutive ranks in the same state (`ranks 0-127 · running`), then by state, and last into
  * even chunks, so that no level has more than `max` rows. A job whose ranks all share one state
  * is one collapsed row (`ranks 0-255 · running (256)`) over those chunks.
@@ -109,12 +109,12 @@ class TreeBuilder {
 
     /**
      * Per node (host) when the ranks run on more than one, up to twice `max` of them (32 nodes
-     * of 8 GPUs read better as 32 rows than as state ranges); below each, as `build` says.
+     * of 8 GPUs read better as 32 rows than as state ranges), however few the ranks (a
+     * multi-node job reads by node); below each, as `build` says.
      */
     top(rows: RankRow[]): RankTreeNode[] {
-        if (rows.length <= this.max) return rows.map(leaf);
         const nodes = byKey(rows, (r) => r.node ?? '?');
-        if (nodes.size < 2 || nodes.size > 2 * this.max) return this.build(rows, '');
+        if (nodes.size < 2 || nodes.size > 2 * this.max) return rows.length <= this.max ? rows.map(leaf) : this.build(rows, '');
         return [...nodes].map(([node, list]) =>
             this.group(`node:${node}`, node, `${rangeLabel(list.map((r) => r.rank))} · ${stateCounts(list)}`, list, this.build(list, `node:${node}/`)),
         );

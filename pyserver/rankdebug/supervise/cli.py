@@ -54,8 +54,8 @@ from rankdebug.runtime import registry
 from rankdebug.ssh import SshOptions, parse_hosts
 from rankdebug.supervise import ports as portmod
 from rankdebug.supervise.job import Supervisor
-from rankdebug.supervise.remote import RemoteNode
-from rankdebug.supervise.spread import node_map
+from rankdebug.supervise.remote import RemoteError, RemoteNode
+from rankdebug.supervise.spread import node_map, other_hosts
 from rankdebug.supervise.spread import spread as spread_job
 
 PROG = "rankdebug launch"
@@ -98,7 +98,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hosts", default=None, metavar="HOST[,HOST...]",
                         help="the job's other nodes, reached over SSH (this machine is node "
                         "0): the same command runs on each with its --node_rank, and chosen "
-                        "ranks there are debugged from here")
+                        "ranks there are debugged from here; for srun, mpirun and deepspeed, "
+                        "which start those ranks themselves, the nodes are made ready for "
+                        "them (default: the hosts the command or the Slurm allocation names; "
+                        "--hosts '' for none)")
     parser.add_argument("--ssh-config", default=None, metavar="FILE",
                         help="an SSH configuration file for --hosts (ssh -F)")
     parser.add_argument("--ssh-option", dest="ssh_options", action="append", default=[],
@@ -220,11 +223,13 @@ def _start(dplan: DebugPlan) -> tuple[str, str, JobRun]:
         raise
 
 
-def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,
-                   spread: bool) -> list[RemoteNode]:
+def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,  # noqa: PLR0913
+                   spread: bool, named: bool) -> list[RemoteNode]:
     """Connect to the other nodes and make the job's folder there (before anything
-    starts: a node that cannot be reached is an error naming it). ``spread``: the launcher
-    here starts the ranks there (the folder at the same path; see supervise/remote.py)."""
+    starts: a node that cannot be reached is an error naming it; one the command named,
+    not ``--hosts``, is said and left out, its ranks not debugged). ``spread``: the
+    launcher here starts the ranks there (the folder at the same path; see
+    supervise/remote.py)."""
     packages = {"rankdebug": str(Path(rankdebug.__file__).resolve().parent),
                 "dbg/debugpy": package_dir("debugpy")}
     nodes: list[RemoteNode] = []
@@ -232,7 +237,15 @@ def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,
         for host in hosts:
             node = RemoteNode(host, len(nodes) + 1, ssh, job_dir)
             nodes.append(node)
-            node.connect()
+            try:
+                node.connect()
+            except RemoteError as exc:
+                if not named:
+                    raise
+                nodes.pop().close()
+                sys.stderr.write(f"rankdebug: {exc}; its ranks run without the debugger "
+                                 "(give the hosts to reach with --hosts)\n")
+                continue
             if not node.prepare(job, packages, os.path.join(job_dir, "boot", "sitecustomize.py"),
                                 spread):
                 nodes.pop().close()
@@ -256,10 +269,14 @@ def run(args: argparse.Namespace) -> int:
         return report(exc, as_json=args.json, prog=PROG)
     nodes: list[RemoteNode] = []
     spread = launcher_table.get(job_proc.launcher).spreads
+    named = False  # the hosts come from the command (mpirun -H, srun -w, a hostfile)
+    if not hosts and spread and args.hosts is None:
+        hosts = other_hosts(dplan.plan.hosts or ())
+        named = bool(hosts)
     if hosts:
         try:
             nodes = _connect_nodes(hosts, SshOptions(args.ssh_config, tuple(args.ssh_options)),
-                                   job, job_dir, spread)
+                                   job, job_dir, spread, named)
             if nodes and spread:
                 spread_job(job_proc, os.environ,
                            node_map({n.name: n.hostname for n in nodes}, socket.gethostname()),

@@ -17,11 +17,13 @@ Each rank finds which node it is on from ``RANKDEBUG_NODES`` (host name → node
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import socket
+from collections.abc import Iterable, Mapping
 
 from rankdebug import launcher_table
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.errors import BadInput
+from rankdebug.ssh import is_host
 
 OMPI_LIST = "OMPI_MCA_mca_base_env_list"
 
@@ -84,3 +86,18 @@ def _deepspeed_env(env: dict[str, str], names: list[str], job_dir: str, cwd: str
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write("".join(line + "\n" for line in lines))
     env["DS_ENV_FILE"] = path
+
+
+def other_hosts(named: Iterable[str]) -> list[str]:
+    """The hosts a command names (``LaunchPlan.hosts``) that are not this machine, once
+    each: the ones ``launch`` prepares when ``--hosts`` is not given."""
+    here = {socket.gethostname(), socket.getfqdn(), "localhost", "127.0.0.1", "::1"}
+    short = {h.split(".")[0] for h in here if not h.replace(".", "").isdigit()}
+    out: list[str] = []
+    for host in named:
+        if not is_host(host) or host in here or host in out:
+            continue
+        if not host.replace(".", "").isdigit() and host.split(".")[0] in short:
+            continue
+        out.append(host)
+    return out

@@ -154,6 +154,18 @@ describe('core/rankTree', () => {
         assert.deepEqual(leaves(tree).length, 256);
     });
 
+    it('shows a small multi-node job by node too (4 ranks on 2 hosts: 2 node rows)', () => {
+        const j = job(4, 2);
+        const tree = rankTree(rows(j, new LiveRanks()));
+        assert.deepEqual(tree.map((n) => (n.kind === 'group' ? [n.label, n.description] : n.row.rank)), [
+            ['node0', 'ranks 0,1 · 2 running'],
+            ['node1', 'ranks 2,3 · 2 running'],
+        ]);
+        assert.deepEqual(leaves(tree), [0, 1, 2, 3]);
+        // One host: the ranks as they are.
+        assert.deepEqual(rankTree(rows(job(4, 4), new LiveRanks())).map((n) => n.kind), ['rank', 'rank', 'rank', 'rank']);
+    });
+
     it('falls back to states, then to chunks, when ranges alone would be too many', () => {
         const j = job(256);
         const live = new LiveRanks();

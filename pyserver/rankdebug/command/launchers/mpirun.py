@@ -164,6 +164,8 @@ def _numbers(ctx: Context, parsed: Parsed) -> None:
     per_node, per_given = _per_node(plan, parsed)
     counts = _Counts(total, per_node, None, np_use is not None, per_given)
     hosts, hosts_readable = _host_info(ctx, parsed)
+    if hosts:
+        plan.hosts = [h for h, _n in hosts]
 
     if parsed.opaque and np_use is None and not per_given and hosts is None:
         plan.warn(f"-np is not given, and {opaque_note(parsed)} may set it",

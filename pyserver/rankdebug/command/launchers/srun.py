@@ -227,6 +227,9 @@ def _numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
     nodes_v = _lookup(ctx, parsed, sbatch, "nodes", ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"))
     tasks_v = _lookup(ctx, parsed, sbatch, "ntasks", ("SLURM_NTASKS", "SLURM_NPROCS"))
     per_v = _lookup(ctx, parsed, sbatch, "ntasks_per_node", ("SLURM_NTASKS_PER_NODE",))
+    nodelist = _lookup(ctx, parsed, sbatch, "nodelist", ("SLURM_JOB_NODELIST", "SLURM_NODELIST"))
+    if nodelist is not None and nodelist.word is not None and nodelist.word.value:
+        plan.hosts = expand_hostlist(nodelist.word.value)
     gpus = _gpus_per_node(ctx, parsed, sbatch)
     if per_v is None:
         per_v = _per_gpu(ctx, parsed, sbatch, gpus)
@@ -334,3 +337,57 @@ def _node_rank(plan: LaunchPlan, here: Span) -> None:
     elif plan.nnodes is not None:
         plan.warn(f"srun starts tasks on all {plan.nnodes} nodes from here", here,
                   severity="info", code="multi-node")
+
+
+def expand_hostlist(text: str) -> list[str] | None:
+    """Slurm's host list: ``a,b``, ``node[01-03,7]``, ``rack[1-2]-n[1-2]`` → the names, in
+    order; None for what is not one (a file name given to -w, a bracket left open)."""
+    if "/" in text:  # -w FILE: a file of names
+        return None
+    out: list[str] = []
+    for item in _split_top(text):
+        names = [""]
+        rest = item
+        while rest:
+            head, bracket, tail = rest.partition("[")
+            if not bracket:
+                names = [n + rest for n in names]
+                break
+            inner, closed, rest = tail.partition("]")
+            if not closed:
+                return None
+            parts = _bracket(inner)
+            if parts is None:
+                return None
+            names = [n + head + p for n in names for p in parts]
+        out += [n for n in names if n]
+    return out or None
+
+
+def _split_top(text: str) -> list[str]:
+    """Split at the commas outside brackets."""
+    items, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*items, cur]
+
+
+def _bracket(inner: str) -> list[str] | None:
+    """``01-03,7`` → ["01", "02", "03", "7"] (zero padding kept)."""
+    out: list[str] = []
+    for part in inner.split(","):
+        low, dash, high = part.partition("-")
+        if not low.isdigit() or (dash and not high.isdigit()):
+            return None
+        if not dash:
+            out.append(low)
+            continue
+        if int(high) - int(low) > 100_000:
+            return None
+        out += [str(i).zfill(len(low)) for i in range(int(low), int(high) + 1)]
+    return out
