@@ -4,6 +4,8 @@ actor, a DAP client per chosen rank."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -59,6 +61,15 @@ def test_chosen_actor_ranks_pause_together_at_a_breakpoint(tmp_path: Path) -> No
             # The raylet would kill a worker still waiting for its client after 60 s.
             timeout = "__import__('os').environ.get('RAY_worker_register_timeout_seconds')"
             assert client.evaluate(timeout, frame["id"]) == "'86400'"
+        # Each paused actor rank is labelled with its role, from its class
+        # (ActorRolloutRefWorker, as verl names its worker): the sessions' labels.
+        roles = {e["rank"]: e["role"] for e in (launch.event("role"), launch.event("role"))}
+        assert roles == {1: "actor/rollout/ref", 2: "actor/rollout/ref"}, launch.events
+        listed = json.loads(subprocess.run(
+            [sys.executable, "-m", "rankdebug", "jobs", "--json"], capture_output=True,
+            text=True, check=True).stdout)
+        job = next(j for j in listed["jobs"] if j["id"] == launch.job)
+        assert {r["rank"]: r["role"] for r in job["ranks"] if r["role"]} == roles
         assert launch.job is not None
         running = _ray_processes(launch.job)
         assert any("raylet" in c for c in running), running  # the cluster the job started

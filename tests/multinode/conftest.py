@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster.py
 
 from cluster import Cluster, ClusterUnavailable, start_cluster
+from slurm import Slurm, running_slurm, unavailable_reason
 
 
 @pytest.fixture(scope="session")
@@ -37,3 +38,15 @@ def nodes(cluster: Cluster) -> Iterator[Cluster]:
     finally:
         for node in cluster.nodes:
             node.kill_processes()
+
+
+@pytest.fixture(scope="module")
+def slurm(cluster: Cluster) -> Iterator[Slurm]:
+    """Slurm on the cluster (slurmctld on node 0, a slurmd per node), started for a test
+    module's tests that use it and stopped after them; skips, saying why, where Slurm
+    cannot run."""
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with running_slurm(cluster) as started:
+        yield started

@@ -23,9 +23,11 @@ import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cluster import Cluster, Node
@@ -70,8 +72,7 @@ class Slurm:
         self._daemons.clear()
 
 
-def _slurm_conf(cluster: Cluster) -> str:
-    work = cluster.workdir / "slurm"
+def _slurm_conf(cluster: Cluster, work: Path) -> str:
     head = cluster[0]
     lines = [
         "ClusterName=rdn",
@@ -107,15 +108,17 @@ def _slurm_conf(cluster: Cluster) -> str:
 def start_slurm(cluster: Cluster, timeout: float = 20) -> Slurm:
     """Starts munged on every node, slurmctld on node 0, slurmd on every node, and waits
     until every node is idle. Raises RuntimeError (daemons stopped) when they do not."""
-    work = cluster.workdir / "slurm"
-    (work / "state").mkdir(parents=True)
+    # A folder per start: each test module that needs Slurm starts its own (the `nodes`
+    # fixture ends every process of the nodes after a test, Slurm's daemons too).
+    work = Path(tempfile.mkdtemp(prefix="slurm-", dir=cluster.workdir))
+    (work / "state").mkdir()
     for node in cluster.nodes:
         (work / f"spool_{node.name}").mkdir()
     key = work / "munge.key"
     key.write_bytes(os.urandom(128))
     key.chmod(0o600)
     conf = work / "slurm.conf"
-    conf.write_text(_slurm_conf(cluster))
+    conf.write_text(_slurm_conf(cluster, work))
     (work / "cgroup.conf").write_text("CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n")
     slurm = Slurm(cluster, {**os.environ, "SLURM_CONF": str(conf)})
     log = (work / "daemons.log").open("ab")

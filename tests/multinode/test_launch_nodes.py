@@ -352,3 +352,56 @@ def test_a_node_without_rankdebug_gets_a_copy(nodes: Cluster) -> None:
     assert lines[0].startswith("700 directory"), lines
     assert "directory rankdebug" in lines[1] and "directory dbg/debugpy" in lines[2], lines
     assert lines[-1].strip() == "0", lines
+
+
+def test_eval_and_compare_reach_the_ranks_of_every_node(nodes: Cluster) -> None:
+    """An armed job across two nodes: each rank's handler on node 1 is forwarded into the
+    job's folder on node 0, so ``rankdebug eval`` there reaches all 4 ranks (no --hosts) and
+    compares their values; ``attach`` of a node-1 rank by its pid here is refused."""
+    env = {**_env(), "ALLREDUCE_STEPS": "100000"}
+    proc = nodes[0].popen([sys.executable, "-m", "rankdebug", "launch", "--json", "--arm",
+                           "--hosts", "node1", "--ssh-config", str(nodes.ssh_config), "--",
+                           *torchrun(29670, "t29670")],
+                          cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+    try:
+        assert proc.stdout is not None
+        job = json.loads(proc.stdout.readline())["job"]
+        deadline = time.monotonic() + 90
+        while True:
+            got = nodes[0].run([sys.executable, "-m", "rankdebug", "jobs", "--json", "--no-gpu"],
+                               cwd=REPO, env=_env())
+            ranks = next((j["ranks"] for j in json.loads(got.stdout)["jobs"] if j["id"] == job),
+                         [])
+            if len([r for r in ranks if r["socket"]]) == 4:
+                break
+            assert time.monotonic() < deadline and proc.poll() is None, got.stdout
+            time.sleep(0.5)
+        far = sorted(r["rank"] for r in ranks if r["host"] == "node1")
+        assert len(far) == 2, ranks
+        got = nodes[0].run([sys.executable, "-m", "rankdebug", "eval", job, "all",
+                            "import os, socket; (os.environ['RANK'], socket.gethostname(), "
+                            "os.environ['WORLD_SIZE'])", "--json"],
+                           cwd=REPO, env=_env(), timeout=60)
+        lines = [json.loads(x) for x in got.stdout.splitlines()]
+        results = {e["rank"]: e["text"] for e in lines if e["event"] == "result"}
+        assert sorted(results) == [0, 1, 2, 3], got.stdout + got.stderr
+        for rank, text in results.items():
+            host = "node1" if rank in far else "node0"
+            assert text == f"('{rank}', '{host}', '4')", results
+        compare = next(e for e in lines if e["event"] == "compare")
+        assert len(compare["groups"]) == 4  # every rank's answer differs
+        got = nodes[0].run([sys.executable, "-m", "rankdebug", "eval", job, "all",
+                            "os.environ['WORLD_SIZE']", "--json"], cwd=REPO, env=_env(),
+                           timeout=60)
+        compare = json.loads(got.stdout.splitlines()[-1])
+        assert compare["groups"] == [{"ranks": [0, 1, 2, 3], "text": "'4'"}], got.stdout
+
+        got = nodes[0].run([sys.executable, "-m", "rankdebug", "attach", job, str(far[0]),
+                            "--json"], cwd=REPO, env=_env(), timeout=60)
+        assert got.returncode == 2, got.stdout + got.stderr
+        message = json.loads(got.stdout)["error"]["message"]
+        assert message == f"rank {far[0]} runs on node1: add --hosts node1", message
+    finally:
+        nodes[0].stop(proc)
+    assert wait_clean(nodes, 15.0) == []

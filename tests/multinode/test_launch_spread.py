@@ -14,12 +14,11 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from cluster import Cluster
-from slurm import Slurm, running_slurm, unavailable_reason
+from slurm import Slurm
 from test_launch_nodes import DRIVER, LINE, REPO, SCRIPT, wait_clean
 from test_mpirun import mpirun_argv
 
@@ -103,14 +102,6 @@ class TestMpirun:
         assert result["code"] == 128 + signal.SIGTERM, result
         assert wait_clean(nodes, 15.0) == [], result["stderr"][-2000:]
 
-
-@pytest.fixture(scope="module")
-def slurm(cluster: Cluster) -> Iterator[Slurm]:
-    reason = unavailable_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    with running_slurm(cluster) as started:
-        yield started
 
 
 def test_srun_ranks_on_both_nodes_pause_and_stop_cleanly(slurm: Slurm) -> None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster import Cluster
-from slurm import Slurm, running_slurm, unavailable_reason
+from slurm import Slurm, unavailable_reason
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -18,11 +16,6 @@ LINE = re.compile(r"^rank (\d+) world (\d+) sum (\d+) step (\d+) host (\S+) mast
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 
-
-@pytest.fixture(scope="module")
-def slurm(cluster: Cluster) -> Iterator[Slurm]:
-    with running_slurm(cluster) as started:
-        yield started
 
 
 def test_srun_starts_tasks_on_both_nodes(slurm: Slurm) -> None:

@@ -86,8 +86,15 @@ export interface RaisedEvent {
     function: string | null;
     job?: string;
 }
+/** A Ray actor rank's role (`actor/rollout/ref`, `critic`), known once it runs the actor's code: its session's label. */
+export interface RoleEvent {
+    event: 'role';
+    rank: number;
+    role: string;
+    job?: string;
+}
 export type RankEvent = StoppedEvent | ContinuedEvent | ArrivedEvent | BlockedEvent | RaisedEvent;
-export type LaunchEvent = JobEvent | ListeningEvent | AttachedEvent | ExitedEvent | ErrorEvent | RankEvent;
+export type LaunchEvent = JobEvent | ListeningEvent | AttachedEvent | ExitedEvent | ErrorEvent | RoleEvent | RankEvent;
 
 type Fields = Record<string, unknown>;
 
@@ -120,6 +127,7 @@ const READERS: Record<string, (v: Fields) => LaunchEvent | undefined> = {
                   ...(text(v.waiting) ? { waiting: v.waiting as string, ...numbered(v) } : {}),
                   ...job(v),
               },
+    role: (v) => (int(v.rank) === null || !text(v.role) ? undefined : { event: 'role', rank: v.rank as number, role: (v.role as string).slice(0, 40), ...job(v) }),
     continued: (v) => (int(v.rank) === null ? undefined : { event: 'continued', rank: v.rank as number, ...job(v) }),
     arrived: (v) => {
         const ranks = Array.isArray(v.ranks) ? v.ranks.filter((r): r is number => int(r) !== null) : [];
@@ -181,4 +189,9 @@ export class LineSplitter {
         this.rest = '';
         return rest ? [rest] : [];
     }
+}
+
+/** A rank's session label: `rank 3`, or `rank 3 · critic` for a Ray actor with a role. */
+export function rankLabel(rank: number, role?: string): string {
+    return role ? `rank ${rank} · ${role}` : `rank ${rank}`;
 }

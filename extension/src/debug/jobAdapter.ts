@@ -10,7 +10,7 @@
 import type * as vscode from 'vscode';
 import { rankConfiguration } from '../core/debugPlan';
 import type { StopMode } from '../core/control';
-import { parseEvent, type JobEvent, type LaunchEvent, type ListeningEvent } from '../core/events';
+import { parseEvent, rankLabel, type JobEvent, type LaunchEvent, type ListeningEvent } from '../core/events';
 import type { JobState, TrackedJob } from '../jobState';
 import type { RankdebugConfiguration } from './configuration';
 import { EventsFile } from './eventsFile';
@@ -60,6 +60,8 @@ export class JobAdapter implements vscode.DebugAdapter {
     private readonly disposables: vscode.Disposable[] = [];
     /** Ranks with a child session, or one starting. */
     private readonly started = new Set<number>();
+    /** Ray actor ranks' roles (`role` events), for their sessions' labels. */
+    private readonly roles = new Map<number, string>();
     private stopJobOnEnd = true;
 
     constructor(
@@ -219,6 +221,10 @@ export class JobAdapter implements vscode.DebugAdapter {
             case 'listening':
                 void this.startRank(ev);
                 break;
+            case 'role':
+                this.roles.set(ev.rank, ev.role);
+                this.nameRank(ev.rank);
+                break;
             case 'error':
                 this.host.showError(this.host.l10n.t('Rank Debugger: {0}', ev.message));
                 this.output(ev.message, 'stderr');
@@ -282,6 +288,7 @@ export class JobAdapter implements vscode.DebugAdapter {
             return false;
         }
         const child = this.deps.sessions.find(this.session, ev.rank);
+        this.nameRank(ev.rank);
         if (this.tracked) {
             this.state.update(this.tracked, (j) => {
                 j.job ??= ev.job;
@@ -289,6 +296,13 @@ export class JobAdapter implements vscode.DebugAdapter {
             });
         }
         return true;
+    }
+
+    /** A Ray actor rank's session gets its role in its label (`rank 2 · actor/rollout/ref`); the session's name can change while it runs. */
+    private nameRank(rank: number): void {
+        const role = this.roles.get(rank);
+        const child = role ? this.deps.sessions.find(this.session, rank) : undefined;
+        if (child && role) child.name = rankLabel(rank, role);
     }
 
     /** Stops the job this session owns, or (a job the shim started) tells its supervisor to stop. */

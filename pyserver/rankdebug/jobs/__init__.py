@@ -45,7 +45,9 @@ command and the Training Jobs view read)::
             # not finished, or shown paused while a peer is stopped); seq and group from
             # PyTorch's records, null where the rank could not say
             "collective": null | {"name": "all_reduce", "seq": 6 | null,
-                                  "group": "0" | null}}]}]}
+                                  "group": "0" | null},
+            # a Ray actor rank of a rankdebug launch job: its role ("actor/rollout/ref")
+            "role": null | "critic"}]}]}
 
 The table (``rankdebug jobs``) ends such a rank's line with ``raised ValueError at
 model.py:88``, or ``waiting in all_reduce #6 (group 0)``.

@@ -127,6 +127,18 @@ def _elsewhere(args: argparse.Namespace, job: Job, rank: Rank) -> tuple[str, int
                        f"through ssh {ssh_host}: {exc}") from None
 
 
+def _here_or_refuse(args: argparse.Namespace, rank: Rank | None) -> None:
+    """A rank of another host is reached through its gate here (a chosen rank of a
+    ``launch --hosts`` job) or with ``--hosts``; never by its pid or handler here (the pid
+    is that host's, and its debugger would listen on that host's loopback)."""
+    found = getattr(args, "found", None)
+    if rank is None or found is None or rank.host in (None, found.host):
+        return
+    if rank.port is not None and rank.state in ("listening", "attached"):
+        return
+    raise _Refused(f"rank {rank.rank} runs on {rank.host}: add --hosts {rank.host}", 2)
+
+
 def run(args: argparse.Namespace) -> int:
     node = None
     try:
@@ -137,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             node = rank.host if rank is not None else None
             host, port = far
         else:
+            _here_or_refuse(args, rank)
             host, port = _listen(args, pid, rank)
     except _Refused as exc:
         return _fail(args, str(exc), exc.code)

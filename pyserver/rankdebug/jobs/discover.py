@@ -172,6 +172,8 @@ class Rank:
     # step that did not arrive, or one shown paused while a peer is stopped): name, and where
     # PyTorch's records give them, seq and group.
     collective: dict[str, Any] | None = None
+    # A Ray actor rank's role (``actor/rollout/ref``), once ``rankdebug launch`` heard it.
+    role: str | None = None
 
 
 @dataclass
@@ -617,6 +619,7 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
                 socket=r.get("socket") if isinstance(r.get("socket"), str) else None,
                 raised=_raised(r.get("raised")),
                 collective=_collective(r),
+                role=str(r["role"])[:40] if isinstance(r.get("role"), str) else None,
             ))
         jobs.append(Job(
             id=str(entry.get("job")),

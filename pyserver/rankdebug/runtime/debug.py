@@ -93,9 +93,43 @@ def node() -> str:
     return _node[0]
 
 
+_role: list[str] = []
+
+
+def role() -> str:
+    """A Ray actor's role, from the title Ray gives its worker process
+    (``ray::critic_0:CriticWorker.update``): the class's words, a last ``Worker`` left out
+    (``critic``; verl's ``ActorRolloutRefWorker``: ``actor/rollout/ref``). Empty elsewhere,
+    and before the actor is made (``ray::IDLE``)."""
+    if _role:
+        return _role[0]
+    if "ray" not in sys.modules:
+        return ""
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            title = f.read(512).split(b"\0", 1)[0].decode("utf-8", "replace")
+    except OSError:
+        return ""
+    if not title.startswith("ray::"):
+        return ""
+    name = title[5:].split(".", 1)[0].rsplit(":", 1)[-1]
+    import re
+
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", name)
+    if len(words) > 1 and words[-1] == "Worker":
+        words.pop()
+    found = "/".join(w.lower() for w in words)[:40]
+    if found and name not in ("IDLE", "idle"):
+        _role.append(found)
+        return found
+    return ""
+
+
 def send(event: str, **fields: Any) -> None:
     """Report to the supervisor (a JSON line on its control socket) and the registry."""
     fields.update(event=event, rank=state.rank, pid=os.getpid())
+    if event in ("adapter", "attached", "raised", "listening") and role():
+        fields["role"] = role()  # known once the rank runs an actor's method
     node_name = node()  # another node of the job (``rankdebug launch --hosts``)
     if node_name:
         fields["node"] = node_name

@@ -7,7 +7,8 @@ registry folder would stay until the next launch pruned it. So the supervisor st
 first: a process of its own session holding the read end of a pipe whose write end only the
 supervisor has. End of file on it means the supervisor is gone, however it ended. After a
 clean end the job's folder is gone already and the janitor just exits; otherwise it ends
-every process that carries the job's id (as the supervisor's own stop does), removes the
+every process that carries the job's id (as the supervisor's own stop does) and the job's
+SSH connections to its other nodes (whose runners then end the job there), removes the
 folder, and says so on the supervisor's stderr.
 
     python -m rankdebug.supervise.janitor FD JOB JOB_DIR SUPERVISOR_PID
@@ -22,6 +23,7 @@ import signal
 import sys
 
 from rankdebug.supervise import procs
+from rankdebug.supervise.remote import SSH_MARK
 
 GRACE_S = 2.0
 
@@ -29,8 +31,8 @@ GRACE_S = 2.0
 def clean_up(job: str, folder: str, supervisor: int) -> str | None:
     """End the job's processes and remove its folder; what was done, or None if nothing
     was left (the supervisor ended cleanly)."""
-    def find() -> list[int]:
-        return procs.with_env("RANKDEBUG_JOB", job)
+    def find() -> list[int]:  # the job's processes, and its SSH connections to other nodes
+        return procs.with_env("RANKDEBUG_JOB", job) + procs.with_env(SSH_MARK, job)
 
     left = procs.alive(find())
     if not left and not os.path.isdir(folder):

@@ -57,6 +57,7 @@ class _Conn:
     waiting: bool = False  # an untraced rank waits for its client's breakpoints
     local_rank: int | None = None
     node: str | None = None  # "nodeN": a rank on another node (``--hosts``)
+    role: str | None = None  # a Ray actor's role (``actor/rollout/ref``, ``critic``)
 
 
 # Another node's job ended before this one's: how long the rest may take to end too.
@@ -448,9 +449,18 @@ class Supervisor:
         node = msg.get("node")
         if isinstance(node, str) and self._node(node) is not None:
             conn.node = node
+        role = msg.get("role")  # a Ray actor's (debug.role): said once, for the rank's label
+        if isinstance(role, str) and role and role != conn.role:
+            conn.role = role[:40]
+            self.record(rank, {"role": conn.role})
+            self.emit({"event": "role", "rank": rank, "role": conn.role, "job": self.job})
         if event in ("armed", "adapter", "raised"):  # answered, not recorded here
             {"armed": self._on_armed, "adapter": self._on_adapter_asked,
              "raised": self._on_raised}[event](rank, cid, conn, msg)
+            return
+        if conn.node is not None and event in ("listening", "handler"):  # another node's
+            {"listening": self._remote_listening,
+             "handler": self._remote_handler}[event](rank, conn, msg)
             return
         fields: dict[str, Any] = {"pid": msg.get("pid")}
         if event == "started":
@@ -462,14 +472,10 @@ class Supervisor:
                           world_size=msg.get("world_size"))
         elif event == "handler":
             path = msg.get("socket")
-            # A rank on another node: its socket is a path there, not here.
-            conn.socket = path if isinstance(path, str) and conn.node is None else None
+            conn.socket = path if isinstance(path, str) else None
             # A chosen rank's socket serves eval and stacks; it is not how it is debugged.
             fields.update(socket=conn.socket,
                           armed=conn.socket is not None and msg.get("armed") is not False)
-        elif event == "listening" and conn.node is not None:
-            self._remote_listening(rank, conn, msg)
-            return
         elif event == "listening":
             fields.update(state="listening", host=msg.get("host"), port=msg.get("port"))
             self.emit(
@@ -624,6 +630,33 @@ class Supervisor:
             gate.go_live(path, 0)
 
         threading.Thread(target=go, name=f"rankdebug-forward-{rank}", daemon=True).start()
+
+    def _remote_handler(self, rank: int, conn: _Conn, msg: dict[str, Any]) -> None:
+        """A rank on another node serves its handler on a socket there: forwarded to one in
+        the job's folder here, recorded as the rank's, so eval, compare, stacks and attach
+        reach it as a local rank's."""
+        node = self._node(conn.node)
+        path = msg.get("socket")
+        if node is None or not isinstance(path, str):
+            return
+        armed = msg.get("armed") is not False
+        pid = msg.get("pid")
+
+        def forward() -> None:
+            try:
+                here = node.forward_socket(path)
+            except (OSError, RemoteError, subprocess.SubprocessError) as exc:
+                said = f"rank {rank}: its handler on {node.host} cannot be reached: {exc}"
+                self.post(lambda: self.say(said))
+                return
+
+            def done() -> None:
+                conn.socket = here
+                self.record(rank, {"pid": pid, "socket": here, "armed": armed})
+
+            self.post(done)
+
+        threading.Thread(target=forward, name=f"rankdebug-handler-{rank}", daemon=True).start()
 
     def _open_gate(self, rank: int, pid: int | None, node: str | None = None) -> Gate | None:
         """The rank's debug endpoint, opened (and reported ``listening``) once."""
@@ -833,6 +866,7 @@ _LINES: dict[str, Callable[[dict[str, Any]], str]] = {
     "listening": lambda e: (f"rank {e.get('rank')} (pid {e.get('pid')}): attach a debugger "
                             f"to {e.get('host')}:{e.get('port')}"),
     "attached": lambda e: f"rank {e.get('rank')}: debugger attached",
+    "role": lambda e: f"rank {e.get('rank')}: a Ray actor, role {e.get('role')}",
     "exited": lambda e: f"job ended with exit status {e.get('code')}",
     "stopped": _paused,
     "continued": lambda e: f"rank {e.get('rank')}: running",

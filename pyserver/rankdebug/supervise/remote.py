@@ -46,6 +46,7 @@ from rankdebug.errors import BadInput
 from rankdebug.ssh import PRIVATE_ROOT_SH, SshOptions
 
 CONNECT_TIMEOUT_S = 20.0
+SSH_MARK = "RANKDEBUG_SSH_OF"  # = the job's id, in the environment of the job's ssh processes
 
 
 class RemoteError(BadInput):
@@ -66,11 +67,16 @@ class RemoteNode:
     hostname: str = ""  # as the node names itself (a rank there: socket.gethostname())
     master: subprocess.Popen[bytes] | None = None
     runner: subprocess.Popen[bytes] | None = None
-    forwards: dict[int, str] = field(default_factory=dict)  # node port -> socket here
+    forwards: dict[str, str] = field(default_factory=dict)  # port or socket there -> socket here
 
     @property
     def name(self) -> str:
         return f"node{self.index}"
+
+    def _marked(self) -> dict[str, str]:
+        """This environment, marked as the job's SSH (the janitor ends such processes when
+        the supervisor is killed outright: the nodes' runners then see their channel end)."""
+        return {**os.environ, SSH_MARK: os.path.basename(self.local_dir)}
 
     def _ssh(self, *extra: str) -> list[str]:
         return [*self.ssh.base(), "-o", f"ControlPath={self.mux}", *extra, self.host]
@@ -89,7 +95,7 @@ class RemoteNode:
                            "-o", "ExitOnForwardFailure=yes", "-N")]
         self.master = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                       start_new_session=True)
+                                       start_new_session=True, env=self._marked())
         deadline = time.monotonic() + CONNECT_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.master.poll() is not None:
@@ -186,7 +192,7 @@ class RemoteNode:
                   f"exec {shlex.quote(self.python)} -m rankdebug.supervise.node_runner")
         ssh = self._ssh("-R", f"{remote_ctl}:{ctl}")
         self.runner = subprocess.Popen([*ssh, runner], stdin=subprocess.PIPE, stdout=stdout,
-                                       start_new_session=True)
+                                       start_new_session=True, env=self._marked())
         spec = {"argv": argv, "env": env, "cwd": cwd, "dir": self.dir,
                 "parent": argv is not None}  # $r/JOB/nodeN: JOB goes once empty
         assert self.runner.stdin is not None
@@ -209,16 +215,25 @@ class RemoteNode:
 
     def forward(self, port: int) -> str:
         """A socket in the job's folder here that reaches ``127.0.0.1:port`` on the node."""
-        known = self.forwards.get(port)
+        return self._forward(str(port), f"127.0.0.1:{port}", f"n{self.index}-{port}.sock",
+                             "reach the rank's debugger on")
+
+    def forward_socket(self, there: str) -> str:
+        """A socket in the job's folder here that reaches the socket ``there`` on the node
+        (a rank's handler)."""
+        return self._forward(there, there, f"n{self.index}-h{len(self.forwards)}.sock",
+                             "reach a rank's handler on")
+
+    def _forward(self, key: str, target: str, name: str, what: str) -> str:
+        known = self.forwards.get(key)
         if known is not None:
             return known
-        path = os.path.join(self.local_dir, f"n{self.index}-{port}.sock")
-        argv = self._ssh("-O", "forward", "-L", f"{path}:127.0.0.1:{port}")
+        path = os.path.join(self.local_dir, name)
+        argv = self._ssh("-O", "forward", "-L", f"{path}:{target}")
         got = subprocess.run(argv, check=False, capture_output=True, timeout=30)
         if got.returncode != 0:
-            raise self._fail("reach the rank's debugger on", argv,
-                             got.stderr.decode(errors="replace"))
-        self.forwards[port] = path
+            raise self._fail(what, argv, got.stderr.decode(errors="replace"))
+        self.forwards[key] = path
         return path
 
     def kill(self, pid: int, sig: int) -> None:

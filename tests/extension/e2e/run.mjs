@@ -786,7 +786,7 @@ function jobProcessesNamed(re) {
 /**
  * A Ray driver (ray.sh): its rank count is not known, so the editor asks for ranks as text;
  * `1,2` → both actor ranks paused at a breakpoint in the actor's code, each a `rank N`
- * session → stop → nothing of the job left, the Ray cluster it started included.
+ * session labelled with its role (`rank 1 · actor/rollout/ref`) → stop → nothing of the job left, the Ray cluster it started included.
  */
 async function scenarioRay(page, ws) {
     say('ray: a breakpoint in the actor\'s code, then right-click ray.sh');
@@ -813,6 +813,11 @@ async function scenarioRay(page, ws) {
     const cluster = jobProcessesNamed(/raylet|gcs_server/);
     if (!cluster.length) throw new Error('the job\'s Ray cluster (raylet, GCS) is not running under the job');
     say(`ranks 1 and 2 paused ${pausedMs} ms after the answer: ${JSON.stringify(stacks)}`);
+    // Each actor rank's session is labelled with its role (the actor's class, as verl names it).
+    await waitFor('ranks 1 and 2 labelled with their actor role', async () => {
+        const rows = await page.locator('.debug-call-stack .monaco-list-row').allInnerTexts();
+        return [1, 2].every((r) => rows.some((t) => t.replace(/\s+/g, ' ').includes(`rank ${r} · actor/rollout/ref`)));
+    }, 20000);
     await shot(page, '30-ray-paused');
     say('stopping');
     await stopDebugging(page);

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { LineSplitter, parseEvent } from '../../../extension/src/core/events';
+import { LineSplitter, parseEvent, rankLabel } from '../../../extension/src/core/events';
 
 describe('core/events', () => {
     it('reads the launch contract lines', () => {
@@ -9,6 +9,16 @@ describe('core/events', () => {
         assert.deepEqual(parseEvent('{"event":"exited","code":3}'), { event: 'exited', code: 3 });
         assert.equal(parseEvent('{"event": "job", "job": "20261122-1-2", "pid": 9}')?.event, 'job');
         assert.equal(parseEvent('{"event": "attached", "rank": 0}')?.event, 'attached');
+    });
+
+    it('reads a Ray actor rank\'s role, the label of its session', () => {
+        assert.deepEqual(parseEvent('{"event": "role", "rank": 2, "role": "actor/rollout/ref", "job": "J"}'), {
+            event: 'role', rank: 2, role: 'actor/rollout/ref', job: 'J',
+        });
+        assert.equal(parseEvent('{"event": "role", "rank": 2, "role": ""}'), undefined);
+        assert.equal(parseEvent('{"event": "role", "rank": 2}'), undefined);
+        assert.equal(rankLabel(2, 'critic'), 'rank 2 · critic');
+        assert.equal(rankLabel(2), 'rank 2');
     });
 
     it('turns error objects into error events', () => {

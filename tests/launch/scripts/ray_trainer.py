@@ -6,7 +6,7 @@ import socket
 import sys
 
 import ray
-from ray_worker import Worker  # the workers' code lives in a module, as verl's does
+from ray_worker import ActorRolloutRefWorker  # the workers' code lives in a module, as verl's does
 
 
 def free_port() -> int:
@@ -23,8 +23,8 @@ def main(world_size: int, steps: int) -> None:
         env = {"RANK": str(rank), "WORLD_SIZE": str(world_size), "LOCAL_RANK": str(rank),
                "LOCAL_WORLD_SIZE": str(world_size), "MASTER_ADDR": "127.0.0.1",
                "MASTER_PORT": str(port)}
-        workers.append(Worker.options(runtime_env={"env_vars": env}, name=f"actor_rank{rank}")
-                       .remote())
+        workers.append(ActorRolloutRefWorker.options(runtime_env={"env_vars": env},
+                                                     name=f"actor_rank{rank}").remote())
     results = ray.get([w.train.remote(steps) for w in workers])
     print("results", results, flush=True)
     ray.shutdown()

@@ -5,7 +5,7 @@ import ray
 
 
 @ray.remote(num_cpus=1)
-class Worker:
+class ActorRolloutRefWorker:
     def train(self, steps: int) -> float:
         import torch
         import torch.distributed as dist
