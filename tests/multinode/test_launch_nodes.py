@@ -375,7 +375,8 @@ def test_eval_and_compare_reach_the_ranks_of_every_node(nodes: Cluster) -> None:
                          [])
             if len([r for r in ranks if r["socket"]]) == 4:
                 break
-            assert time.monotonic() < deadline and proc.poll() is None, got.stdout
+            assert time.monotonic() < deadline and proc.poll() is None, (
+                [(r["rank"], r["host"], r["state"], r["socket"]) for r in ranks], got.stdout)
             time.sleep(0.5)
         far = sorted(r["rank"] for r in ranks if r["host"] == "node1")
         assert len(far) == 2, ranks

@@ -38,6 +38,7 @@ import shlex
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,7 @@ class RemoteNode:
     master: subprocess.Popen[bytes] | None = None
     runner: subprocess.Popen[bytes] | None = None
     forwards: dict[str, str] = field(default_factory=dict)  # port or socket there -> socket here
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def name(self) -> str:
@@ -221,20 +223,23 @@ class RemoteNode:
     def forward_socket(self, there: str) -> str:
         """A socket in the job's folder here that reaches the socket ``there`` on the node
         (a rank's handler)."""
-        return self._forward(there, there, f"n{self.index}-h{len(self.forwards)}.sock",
-                             "reach a rank's handler on")
+        name = f"n{self.index}-h{abs(hash(there)) % 10**8}.sock"
+        return self._forward(there, there, name, "reach a rank's handler on")
 
     def _forward(self, key: str, target: str, name: str, what: str) -> str:
-        known = self.forwards.get(key)
-        if known is not None:
-            return known
-        path = os.path.join(self.local_dir, name)
-        argv = self._ssh("-O", "forward", "-L", f"{path}:{target}")
-        got = subprocess.run(argv, check=False, capture_output=True, timeout=30)
-        if got.returncode != 0:
-            raise self._fail(what, argv, got.stderr.decode(errors="replace"))
-        self.forwards[key] = path
-        return path
+        # One at a time: ranks' forwards are asked from threads of their own, and a name
+        # (``len(self.forwards)``) must be taken once.
+        with self._lock:
+            known = self.forwards.get(key)
+            if known is not None:
+                return known
+            path = os.path.join(self.local_dir, name)
+            argv = self._ssh("-O", "forward", "-L", f"{path}:{target}")
+            got = subprocess.run(argv, check=False, capture_output=True, timeout=30)
+            if got.returncode != 0:
+                raise self._fail(what, argv, got.stderr.decode(errors="replace"))
+            self.forwards[key] = path
+            return path
 
     def kill(self, pid: int, sig: int) -> None:
         """Signal a process on the node (a rank's attach signal, terminate)."""
