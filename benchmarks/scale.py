@@ -380,7 +380,7 @@ def hold(args: argparse.Namespace, tmp: Path) -> None:
          str(launcher(tmp)), "--nproc", str(args.ranks), "--per-node", str(args.per_node)],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
         start_new_session=True, preexec_fn=parent_death_signal(signal.SIGTERM))  # noqa: PLW1509
-    foreign = subprocess.Popen(
+    foreign = None if args.no_foreign else subprocess.Popen(
         [sys.executable, str(JOB_SCRIPT), "launch", "--nproc", str(args.ranks),
          "--per-node", str(args.per_node), "--master-port", "29778"],
         stdin=subprocess.DEVNULL, start_new_session=True)
@@ -388,17 +388,22 @@ def hold(args: argparse.Namespace, tmp: Path) -> None:
         assert armed.stdout is not None
         job_id = str(json.loads(armed.stdout.readline())["job"])
         wait_job(lambda j: j.id == job_id, args.ranks, armed=True)
-        found = wait_job(lambda j: j.id.startswith(f"{foreign.pid}@"), args.ranks, armed=False)
-        print(f"holding: armed job {job_id}, foreign job {found.id}; Ctrl-C ends them",
+        other = "none"
+        if foreign is not None:
+            pid = foreign.pid
+            other = wait_job(lambda j: j.id.startswith(f"{pid}@"), args.ranks, armed=False).id
+        print(f"holding: armed job {job_id}, foreign job {other}; Ctrl-C ends them",
               flush=True)
-        while armed.poll() is None and foreign.poll() is None:
+        while armed.poll() is None and (foreign is None or foreign.poll() is None):
             time.sleep(1)
     finally:
         armed.send_signal(signal.SIGTERM)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(foreign.pid, signal.SIGTERM)
+        if foreign is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(foreign.pid, signal.SIGTERM)
         armed.wait(60)
-        foreign.wait(30)
+        if foreign is not None:
+            foreign.wait(30)
 
 
 def main() -> int:

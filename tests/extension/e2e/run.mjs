@@ -148,7 +148,7 @@ function makeWorkspace(base) {
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long.sh'), path.join(ws, 'long.sh'));
-    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh', 'ray.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
+    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh', 'ray.sh', 'big.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
     for (const f of ['ray_trainer.py', 'ray_worker.py']) fs.copyFileSync(path.join(ROOT, 'tests/launch/scripts', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/smoke_configurator.py'), path.join(ws, 'configurator.py'));
     const py = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
@@ -827,6 +827,69 @@ async function scenarioRay(page, ws) {
     }, 30000).catch(() => [...jobProcesses(ws), ...jobProcessesNamed(/raylet|gcs_server|default_worker|ray_trainer/)]);
     if (left !== 'none') throw new Error(`processes left after stop: ${left.join('; ')}`);
     return { pausedMs };
+}
+
+/**
+ * Hundreds of ranks: the quick-pick of a 128-node × 8 command (1,024 ranks) opens with node
+ * separators and filters as you type; Training Jobs shows a 256-rank armed job (lightweight
+ * ranks, benchmarks/scale.py --hold) in a few grouped rows. Screenshots: 40-scale-quickpick,
+ * 41-scale-quickpick-filtered, 42-scale-jobs.
+ */
+async function scenarioScale(page, ws) {
+    say('scale: the quick-pick of a 1,024-rank command');
+    const line = await commandLine(page, 'big.sh', 'torchrun --nnodes 128');
+    const tMenu = Date.now();
+    await rowMenu(page, line, 'Debug Training Command');
+    const rows = page.locator('.quick-input-list .monaco-list-row');
+    await rows.filter({ hasText: 'rank 0 · node 0 · local 0' }).first().waitFor({ timeout: 30000 });
+    const pickMs = Date.now() - tMenu;
+    const listText = (await page.locator('.quick-input-list').innerText()).replace(/\s+/g, ' ');
+    if (!/node 1 · 8-15/.test(listText)) throw new Error(`no node separator (node 1 · 8-15) in the quick-pick: ${listText.slice(0, 400)}`);
+    await shot(page, '40-scale-quickpick');
+    const tType = Date.now();
+    await page.locator('.quick-input-widget input').fill('rank 1000');
+    await rows.filter({ hasText: 'rank 1000 · node 125 · local 0' }).first().waitFor({ timeout: 10000 });
+    const filterMs = Date.now() - tType;
+    const shown = await rows.allInnerTexts();
+    if (shown.some((t) => /rank 0 · node 0/.test(t))) throw new Error(`the filter left rank 0 shown: ${JSON.stringify(shown.slice(0, 5))}`);
+    await shot(page, '41-scale-quickpick-filtered');
+    await page.keyboard.press('Escape');
+
+    say('scale: a 256-rank armed job in Training Jobs');
+    const env = { ...process.env, XDG_RUNTIME_DIR: runtimeDir(path.dirname(ws)), PATH: `${path.dirname(PYTHON)}:${process.env.PATH}` };
+    const hold = spawn(PYTHON, [path.join(ROOT, 'benchmarks/scale.py'), '--hold', '--ranks', '256', '--per-node', '8', '--no-foreign', '--others', '0'], {
+        cwd: ws, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    let out = '';
+    const log = fs.createWriteStream(path.join(ART, 'scale-hold.log'));
+    hold.stdout.on('data', (d) => { out += d; log.write(d); });
+    hold.stderr.on('data', (d) => log.write(d));
+    let viewMs = 0;
+    try {
+        await waitFor('256 armed ranks running', () => out.includes('holding:'), 240000);
+        const jobId = /armed job (\S+),/.exec(out)?.[1];
+        if (!jobId) throw new Error(`no job id in: ${out}`);
+        await palette(page, 'View: Show Run and Debug');
+        await openJobsView(page);
+        const tRefresh = Date.now();
+        await palette(page, 'Rank Debugger: Refresh Training Jobs');
+        const jobRow = jobsPane(page).locator('.monaco-list-row', { hasText: jobId }).first();
+        await jobRow.waitFor({ timeout: 30000 });
+        if ((await jobRow.getAttribute('aria-expanded')) === 'false') await jobRow.click();
+        // The ranks collapse into groups (per host on a real cluster; here one host, by state
+        // and ranges): a group row stands for many ranks, and no level shows hundreds of rows.
+        const group = jobsPane(page).locator('.monaco-list-row', { hasText: /ranks 0-\d+/ }).first();
+        await group.waitFor({ timeout: 30000 });
+        viewMs = Date.now() - tRefresh;
+        await shot(page, '42-scale-jobs');
+        const count = await jobsPane(page).locator('.monaco-list-row').count();
+        if (count > 60) throw new Error(`Training Jobs drew ${count} rows for one 256-rank job`);
+        say(`Training Jobs: ${count} rows drawn for the 256-rank job: ${(await group.innerText()).replace(/\s+/g, ' ')}`);
+    } finally {
+        try { process.kill(-hold.pid, 'SIGTERM'); } catch { /* gone */ }
+        await waitFor('the 256-rank job to end', () => hold.exitCode !== null || hold.signalCode !== null, 60000).catch(() => undefined);
+    }
+    return { pickMs, filterMs, viewMs };
 }
 
 async function rankSubtrees(page) {
@@ -1729,6 +1792,10 @@ async function main() {
         if (want('ray')) {
             const r10 = await scenarioRay(page, ws);
             results.push(`Ray: right-click a verl-shaped driver → ranks 1,2 typed → both actor ranks paused in ${r10.pausedMs} ms; stop left no process (raylet, GCS, workers)`);
+        }
+        if (want('scale')) {
+            const r = await scenarioScale(page, ws);
+            results.push(`scale: the quick-pick of 1,024 ranks shown ${r.pickMs} ms after the menu click (node separators), filtered to "rank 1000" in ${r.filterMs} ms; Training Jobs showed a 256-rank job, grouped, ${r.viewMs} ms after Refresh`);
         }
         if (want('shim')) {
             await scenarioTerminalShim(page, ws, bpLine);
