@@ -42,7 +42,9 @@
 //  10. Ray: a breakpoint in ray_worker.py (a Ray actor's method) → right-click ray.sh (a driver
 //      whose rank count is not known: the input box) → `1,2` → both actor ranks paused in the
 //      Call Stack, no other rank with a session → stop → no process of the job left (raylet and
-//      GCS included);
+//      GCS included); each actor rank's session is labelled with its role (`rank 1 · actor/rollout/ref`);
+//  11. scale: the quick-pick of a 128 × 8 torchrun line (1,024 ranks, node separators, filtering as
+//      you type) and a 256-rank armed job in Training Jobs (grouped rows), with screenshots;
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
 // Screenshots and logs go to .artifacts/e2e/. Env: RANKDEBUG_E2E_PYTHON (default .venv/bin/python);
 // RANKDEBUG_E2E_DOCS=1 refreshes the README's pictures under docs/ (or a list of their names:
