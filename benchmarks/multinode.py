@@ -7,6 +7,8 @@ that sets a breakpoint on a line of the loop and waits for the chosen rank to st
 
 - time from launch to the chosen rank paused, the rank on node 1 (through SSH) ÷ a rank on
   node 0 (interleaved runs; which ranks c10d puts on which node is read from the events);
+- the same through Open MPI's ``mpirun -H node0:2,node1:2`` (the launcher starts node 1's
+  ranks itself; rankdebug only made node 1 ready): rank 3 (node 1) ÷ rank 1 (node 0);
 - ``rankdebug jobs --json --hosts node1`` of a running 2-node job ÷ ``rankdebug jobs --json``
   (this node only), and their wall times.
 
@@ -58,6 +60,27 @@ def paused(cluster: Cluster, rank: int, port: int) -> tuple[float, str]:
     return float(result["paused_s"]), str(event.get("node") or "node0")
 
 
+def _mpirun(cluster: Cluster, port: int) -> list[str]:
+    return ["mpirun", "-np", "4", "-H", "node0:2,node1:2", "--mca", "plm_rsh_agent",
+            f"ssh -F {cluster.ssh_config}", "--mca", "btl_tcp_if_include", "eth0",
+            "--mca", "oob_tcp_if_include", "eth0", "-x", f"MASTER_PORT={port}",
+            "-x", "MASTER_ADDR=node0", "-x", "GLOO_SOCKET_IFNAME=eth0", sys.executable,
+            str(SCRIPT)]
+
+
+def paused_mpirun(cluster: Cluster, rank: int, port: int) -> float:
+    """Seconds from ``rankdebug launch`` of an mpirun job to ``rank`` paused."""
+    args = ["--ranks", str(rank), "--ssh-config", str(cluster.ssh_config), "--",
+            *_mpirun(cluster, port)]
+    env = {**_env(), "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    got = cluster[0].run([sys.executable, str(DRIVER), "continue", "1", str(SCRIPT), str(LINE),
+                          "--", *args], cwd=ROOT, env=env, timeout=300)
+    result = json.loads(got.stdout.strip().splitlines()[-1])
+    if result.get("code") != 0:
+        raise SystemExit(f"mpirun run failed: {got.stdout[-2000:]}{got.stderr[-2000:]}")
+    return float(result["paused_s"])
+
+
 def listing(cluster: Cluster, runs: int) -> tuple[float, float]:
     """Median wall seconds of ``jobs --json`` with and without ``--hosts node1``, while a
     2-node job runs."""
@@ -98,6 +121,11 @@ def main() -> int:
             for rank in (1, 3):
                 seconds, node = paused(cluster, rank, 29700 + 10 * i + rank)
                 (far if node == "node1" else local).append(seconds)
+        mpi_local: list[float] = []
+        mpi_far: list[float] = []
+        for i in range(args.runs):  # -H node0:2,node1:2: ranks 0,1 here, 2,3 on node 1
+            for rank, into in ((1, mpi_local), (3, mpi_far)):
+                into.append(paused_mpirun(cluster, rank, 29750 + 10 * i + rank))
         one, both = listing(cluster, args.runs)
     ratio = statistics.median(far) / statistics.median(local)
     print(f"launch -> rank paused, rank on node 1 (SSH): median {statistics.median(far):.2f} s "
@@ -105,6 +133,11 @@ def main() -> int:
     print(f"launch -> rank paused, rank on node 0:       median {statistics.median(local):.2f} s "
           f"({', '.join(f'{x:.2f}' for x in local)})")
     print(f"ratio remote / local: {ratio:.2f}x (target <= 1.10)")
+    mpi = statistics.median(mpi_far) / statistics.median(mpi_local)
+    print(f"mpirun (it starts node 1's ranks): rank 3 on node 1 median "
+          f"{statistics.median(mpi_far):.2f} s ({', '.join(f'{x:.2f}' for x in mpi_far)}), "
+          f"rank 1 on node 0 {statistics.median(mpi_local):.2f} s "
+          f"({', '.join(f'{x:.2f}' for x in mpi_local)}): {mpi:.2f}x (target <= 1.10)")
     print(f"rankdebug jobs --json: this node {one * 1000:.0f} ms, with --hosts node1 "
           f"{both * 1000:.0f} ms ({both / one:.2f}x)")
     return 0
