@@ -43,6 +43,9 @@
 //      whose rank count is not known: the input box) → `1,2` → both actor ranks paused in the
 //      Call Stack, no other rank with a session → stop → no process of the job left (raylet and
 //      GCS included); each actor rank's session is labelled with its role (`rank 1 · actor/rollout/ref`);
+//  12. multinode (multinode.mjs): VS Code on node 0 of a two-node namespace cluster, right-click a
+//      2 × 2 torchrun (rankdebug.hosts: node1) → `1,3` → rank 1 (node 0) and rank 3 (node 1, through
+//      SSH) paused in the Call Stack → stop → nothing left on either node;
 //  11. scale: the quick-pick of a 128 × 8 torchrun line (1,024 ranks, node separators, filtering as
 //      you type) and a 256-rank armed job in Training Jobs (grouped rows), with screenshots;
 //   then the terminal `rankdebug` command, the failed-command offer, launch.json, code lens.
@@ -56,6 +59,7 @@ import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { chromium } from 'playwright-core';
 import { scenarioCompareRoutes } from './compareRoutes.mjs';
+import { scenarioMultinode } from './multinode.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const ART = path.join(ROOT, '.artifacts', 'e2e');
@@ -1798,6 +1802,11 @@ async function main() {
         if (want('scale')) {
             const r = await scenarioScale(page, ws);
             results.push(`scale: the quick-pick of 1,024 ranks shown ${r.pickMs} ms after the menu click (node separators), filtered to "rank 1000" in ${r.filterMs} ms; Training Jobs showed a 256-rank job, grouped, ${r.viewMs} ms after Refresh`);
+        }
+        if (want('multinode')) {
+            const h = { say, sleep, waitFor, openFile, setBreakpoint, commandLine, rowMenu, shot, stopDebugging, rankSubtrees, stopGroup, PYTHON, ROOT, VSIX, ART };
+            const r = await scenarioMultinode(h, codeServer, node24);
+            results.push(r.skipped ? `multinode: not run (${r.skipped})` : `multinode: right-click a 2-node torchrun (rankdebug.hosts: node1) → ranks 1 (node 0) and 3 (node 1) paused in ${r.pausedMs} ms; stop left nothing on either node`);
         }
         if (want('shim')) {
             await scenarioTerminalShim(page, ws, bpLine);
