@@ -67,8 +67,9 @@ def _target(args: argparse.Namespace) -> tuple[Job | None, Rank | None]:
     if args.pid is not None:
         if args.job is not None:
             raise _Refused("give --pid or JOB RANK, not both", 2)
-        hit = rank_of_pid(found.jobs, args.pid)
-        return hit if hit is not None else (None, None)
+        hit = rank_of_pid(found.jobs, args.pid, found.host)
+        # --pid is a process here: another host's rank with that number is not it.
+        return hit if hit is not None and hit[1].host == found.host else (None, None)
     if args.job is None or args.rank is None:
         raise _Refused("give --pid PID, or JOB RANK", 2)
     job = find_job(found.jobs, args.job)

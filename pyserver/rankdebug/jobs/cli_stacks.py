@@ -89,7 +89,9 @@ def _targets(args: argparse.Namespace
     job_id: str | None = None
     targets, sockets = [], {}
     for pid in args.pid:
-        hit = rank_of_pid(found.jobs, pid)
+        hit = rank_of_pid(found.jobs, pid, found.host)
+        if hit and hit[1].host != found.host:  # --pid is a process here
+            hit = None
         targets.append((pid, hit[1].rank if hit else None, found.host))
         if hit and hit[1].socket is not None:
             sockets[pid] = hit[1].socket

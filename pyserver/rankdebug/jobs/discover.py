@@ -755,9 +755,11 @@ def find_job(jobs: list[Job], text: str) -> Job | None:
 LAUNCHER_DEPTH = 4  # how far above a job's ranks a pid may name the job
 
 
-def rank_of_pid(jobs: list[Job], pid: int) -> tuple[Job, Rank] | None:
-    for job in jobs:
-        for rank in job.ranks:
-            if rank.pid == pid:
-                return job, rank
-    return None
+def rank_of_pid(jobs: list[Job], pid: int, host: str | None = None
+                ) -> tuple[Job, Rank] | None:
+    """The rank whose pid is ``pid``: one of ``host`` first (pid numbers of other hosts of a
+    multi-node job can be the same as this machine's)."""
+    found = [(job, rank) for job in jobs for rank in job.ranks if rank.pid == pid]
+    here = [hit for hit in found if host is not None and hit[1].host == host]
+    best = here or found
+    return best[0] if best else None

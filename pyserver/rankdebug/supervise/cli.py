@@ -32,6 +32,7 @@ import os
 import socket
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import rankdebug
@@ -54,7 +55,7 @@ from rankdebug.runtime import registry
 from rankdebug.ssh import SshOptions, parse_hosts
 from rankdebug.supervise import ports as portmod
 from rankdebug.supervise.job import Supervisor
-from rankdebug.supervise.remote import RemoteError, RemoteNode
+from rankdebug.supervise.remote import RemoteNode
 from rankdebug.supervise.spread import node_map, other_hosts
 from rankdebug.supervise.spread import spread as spread_job
 
@@ -225,39 +226,49 @@ def _start(dplan: DebugPlan) -> tuple[str, str, JobRun]:
 
 def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,  # noqa: PLR0913
                    spread: bool, named: bool) -> list[RemoteNode]:
-    """Connect to the other nodes and make the job's folder there (before anything
-    starts: a node that cannot be reached is an error naming it; one the command named,
-    not ``--hosts``, is said and left out, its ranks not debugged). ``spread``: the
-    launcher here starts the ranks there (the folder at the same path; see
-    supervise/remote.py)."""
+    """Connect to the other nodes and make the job's folder there, all at once, before
+    anything starts: a node that cannot be reached is an error naming it (what was made on
+    the others is removed); one the command named, not ``--hosts``, is said and left out,
+    its ranks not debugged. ``spread``: the launcher here starts the ranks there (the folder
+    at the same path; see supervise/remote.py)."""
     packages = {"rankdebug": str(Path(rankdebug.__file__).resolve().parent),
                 "dbg/debugpy": package_dir("debugpy")}
-    nodes: list[RemoteNode] = []
-    try:
-        for host in hosts:
-            node = RemoteNode(host, len(nodes) + 1, ssh, job_dir)
-            nodes.append(node)
-            try:
-                node.connect()
-            except RemoteError as exc:
-                if not named:
-                    raise
-                nodes.pop().close()
-                sys.stderr.write(f"rankdebug: {exc}; its ranks run without the debugger "
-                                 "(give the hosts to reach with --hosts)\n")
-                continue
-            if not node.prepare(job, packages, os.path.join(job_dir, "boot", "sitecustomize.py"),
-                                spread):
-                nodes.pop().close()
-                sys.stderr.write(f"rankdebug: {host} sees this machine's job folder "
-                                 f"({job_dir}): it is taken as this machine\n")
-    except (RankdebugError, OSError) as exc:
-        for node in nodes:
-            node.close()
-        if isinstance(exc, RankdebugError):
-            raise
-        raise BadInput(str(exc)) from exc
-    return nodes
+    boot = os.path.join(job_dir, "boot", "sitecustomize.py")
+    nodes = [RemoteNode(host, i, ssh, job_dir) for i, host in enumerate(hosts, start=1)]
+
+    def ready(node: RemoteNode) -> BaseException | bool:
+        try:
+            node.connect()
+            return node.prepare(job, packages, boot, spread)
+        except (RankdebugError, OSError) as exc:
+            return exc
+
+    with ThreadPoolExecutor(max_workers=min(16, len(nodes) or 1)) as pool:
+        answers = list(pool.map(ready, nodes))
+    kept: list[RemoteNode] = []
+    failed: BaseException | None = None
+    for node, answer in zip(nodes, answers, strict=True):
+        if answer is True:
+            kept.append(node)
+            continue
+        node.discard()
+        if answer is False:
+            sys.stderr.write(f"rankdebug: {node.host} sees this machine's job folder "
+                             f"({job_dir}): it is taken as this machine\n")
+        elif named:
+            sys.stderr.write(f"rankdebug: {answer}; its ranks run without the debugger "
+                             "(give the hosts to reach with --hosts)\n")
+        elif failed is None:
+            failed = answer
+    if failed is not None:
+        for node in kept:
+            node.discard()
+        if isinstance(failed, RankdebugError):
+            raise failed
+        raise BadInput(f"cannot reach the other nodes: {failed}") from failed
+    for i, node in enumerate(kept, start=1):  # spread jobs: names only (no --node_rank)
+        node.index = i
+    return kept
 
 
 def run(args: argparse.Namespace) -> int:
@@ -270,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     nodes: list[RemoteNode] = []
     spread = launcher_table.get(job_proc.launcher).spreads
     named = False  # the hosts come from the command (mpirun -H, srun -w, a hostfile)
-    if not hosts and spread and args.hosts is None:
+    if not hosts and spread and args.hosts is None and dplan.plan.nnodes != 1:
         hosts = other_hosts(dplan.plan.hosts or ())
         named = bool(hosts)
     if hosts:
@@ -280,11 +291,13 @@ def run(args: argparse.Namespace) -> int:
             if nodes and spread:
                 spread_job(job_proc, os.environ,
                            node_map({n.name: n.hostname for n in nodes}, socket.gethostname()),
-                           job_dir)
-        except RankdebugError as exc:
+                           job_dir, launcher=job_proc.launcher)
+        except (RankdebugError, OSError) as exc:
             for node in nodes:
-                node.close()
+                node.discard()
             registry.remove_job(job)
+            if isinstance(exc, OSError):
+                exc = BadInput(f"cannot prepare the other nodes: {exc}")
             return report(exc, as_json=args.json, prog=PROG)
     nnodes = dplan.plan.nnodes
     if not nodes and isinstance(nnodes, int) and nnodes > 1:

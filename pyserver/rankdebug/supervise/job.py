@@ -515,10 +515,14 @@ class Supervisor:
 
     def _on_raised(self, rank: int, _cid: int, conn: _Conn, msg: dict[str, Any]) -> None:
         """Held for inspection (runtime/hold.py): alive, its registry entry written by the
-        rank itself (after this supervisor's earlier updates)."""
-        self.emit({"event": "raised", "rank": rank, "pid": msg.get("pid", conn.pid),
-                   **{k: msg.get(k) for k in ("exception", "message", "file", "line",
-                                              "function")}, "job": self.job})
+        rank itself (after this supervisor's earlier updates); a rank on another node cannot
+        reach this registry, so it is recorded here."""
+        said = {k: msg.get(k) for k in ("exception", "message", "file", "line", "function")}
+        if conn.node is not None:
+            self.record(rank, {"pid": msg.get("pid", conn.pid), "state": "raised",
+                               "raised": said})
+        self.emit({"event": "raised", "rank": rank, "pid": msg.get("pid", conn.pid), **said,
+                   "job": self.job})
 
     def _on_command(self, cmd: dict[str, Any], reply: bool = False) -> dict[str, Any]:
         """One command from --control's stdin or a client of ctl.sock; what to answer the
@@ -651,6 +655,8 @@ class Supervisor:
                 return
 
             def done() -> None:
+                if conn.finished:  # the rank ended meanwhile
+                    return
                 conn.socket = here
                 self.record(rank, {"pid": pid, "socket": here, "armed": armed})
 

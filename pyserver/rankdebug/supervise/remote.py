@@ -150,7 +150,7 @@ class RemoteNode:
                      'echo "$d"; ')
         probe = (
             where
-            + "hostname; "
+            + "uname -n; "
             + "".join(f"[ -d {shlex.quote(p)} ] && echo yes || echo no; "
                       for p in packages.values())
             + f"[ -x {shlex.quote(here_python)} ] && echo {shlex.quote(here_python)} || "
@@ -206,6 +206,7 @@ class RemoteNode:
         argv = self._ssh()
         check = (f"i=0; while [ ! -S {shlex.quote(path)} ]; do i=$((i+1)); "
                  f"[ $i -gt {int(timeout * 20)} ] && exit 3; sleep 0.05; done")
+        check = f"sh -c {shlex.quote(check)}"  # whatever the user's login shell is
         try:
             got = subprocess.run([*argv, check], check=False, capture_output=True,
                                  timeout=timeout + 10)
@@ -227,8 +228,8 @@ class RemoteNode:
         return self._forward(there, there, name, "reach a rank's handler on")
 
     def _forward(self, key: str, target: str, name: str, what: str) -> str:
-        # One at a time: ranks' forwards are asked from threads of their own, and a name
-        # (``len(self.forwards)``) must be taken once.
+        # One at a time: ranks' forwards are asked from threads of their own, and each
+        # socket here must be made once.
         with self._lock:
             known = self.forwards.get(key)
             if known is not None:
@@ -240,6 +241,13 @@ class RemoteNode:
                 raise self._fail(what, argv, got.stderr.decode(errors="replace"))
             self.forwards[key] = path
             return path
+
+    def discard(self) -> None:
+        """Remove what ``prepare`` made there (the job did not start), then close."""
+        if self.dir and self.master is not None and self.master.poll() is None:
+            with contextlib.suppress(RemoteError, OSError, subprocess.SubprocessError):
+                self.run(f"rm -rf {shlex.quote(self.dir)}", timeout=20)
+        self.close()
 
     def kill(self, pid: int, sig: int) -> None:
         """Signal a process on the node (a rank's attach signal, terminate)."""

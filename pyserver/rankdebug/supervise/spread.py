@@ -17,6 +17,7 @@ Each rank finds which node it is on from ``RANKDEBUG_NODES`` (host name → node
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 from collections.abc import Iterable, Mapping
 
@@ -49,38 +50,44 @@ def node_map(hostnames: Mapping[str, str], here: str) -> str:
     return ",".join(f"{name}:{node}" for node, name in hostnames.items())
 
 
-def spread(run: JobRun, here: Mapping[str, str], nodes: str, job_dir: str) -> None:
+def spread(run: JobRun, here: Mapping[str, str], nodes: str, job_dir: str,
+           launcher: str) -> None:
     """Add to the job's environment (and, for mpirun with ``-x``, its command) what carries
-    the job's settings to the ranks on other nodes."""
+    the job's settings to the ranks on other nodes, as ``launcher`` passes it on."""
     env = run.env
     env["RANKDEBUG_NODES"] = nodes
     names = carried(env, here)
-    mpirun = launcher_table.get("mpirun").programs
-    if run.argv and os.path.basename(run.argv[0]) in mpirun and (
-            "-x" in run.argv or "--x" in run.argv):
-        run.argv[1:1] = [w for k in names for w in ("-x", k)]
-    else:  # ';'-separated names, their values taken from mpirun's environment
-        own = env.get(OMPI_LIST, "")
-        env[OMPI_LIST] = ";".join([*(x for x in own.split(";") if x),
-                                   *(k for k in names if ";" not in k)])
-    _deepspeed_env(env, names, job_dir, run.cwd)
+    if launcher == "mpirun":
+        mpirun = launcher_table.get("mpirun").programs
+        if run.argv and os.path.basename(run.argv[0]) in mpirun and (
+                "-x" in run.argv or "--x" in run.argv):
+            run.argv[1:1] = [w for k in names for w in ("-x", k)]
+        else:  # ';'-separated names, their values taken from mpirun's environment
+            own = env.get(OMPI_LIST, "")
+            env[OMPI_LIST] = ";".join([*(x for x in own.split(";") if x),
+                                       *(k for k in names if ";" not in k)])
+    elif launcher == "deepspeed":
+        _deepspeed_env(env, names, job_dir, run.cwd)
+    # srun passes the whole environment; horovodrun passes its own (-x for each variable).
 
 
 def _deepspeed_env(env: dict[str, str], names: list[str], job_dir: str, cwd: str
                    ) -> None:
     """DeepSpeed reads ``os.path.join(folder, DS_ENV_FILE)`` for its home and working
     folders; an absolute path is read (twice) instead of the user's own files, whose lines
-    are kept first."""
+    are kept first. Its pdsh runner (the default) makes each line ``export K=V;`` for a
+    shell on each node: our values are shell-quoted."""
     lines: list[str] = []
     user_file = env.get("DS_ENV_FILE", ".deepspeed_env")
     for folder in (os.path.expanduser("~"), cwd):
         path = os.path.join(folder, user_file)
         try:
-            with open(path, encoding="utf-8") as f:
+            with open(path, encoding="utf-8", errors="replace") as f:
                 lines += [x.rstrip("\n") for x in f if "=" in x]
         except OSError:
             continue
-    lines += [f"{k}={env[k]}" for k in names if k != "DS_ENV_FILE" and "\n" not in env[k]]
+    lines += [f"{k}={shlex.quote(env[k])}" for k in names
+              if k != "DS_ENV_FILE" and "\n" not in env[k]]
     path = os.path.join(job_dir, "deepspeed_env")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:

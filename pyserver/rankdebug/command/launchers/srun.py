@@ -359,6 +359,8 @@ def expand_hostlist(text: str) -> list[str] | None:
             parts = _bracket(inner)
             if parts is None:
                 return None
+            if len(names) * len(parts) > 100_000:  # not a host list anyone has
+                return None
             names = [n + head + p for n in names for p in parts]
         out += [n for n in names if n]
     return out or None
