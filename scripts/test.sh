@@ -23,6 +23,12 @@ if ! command -v slurmd >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge; } \
         >/tmp/rankdebug-apt-slurm.log 2>&1 || echo "(Slurm could not be installed; see /tmp/rankdebug-apt-slurm.log)"
 fi
+# pdsh: DeepSpeed's multi-node runner, for the multi-node tests' deepspeed --hostfile run.
+if ! command -v pdsh >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing pdsh for the multi-node tests"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pdsh; } \
+        >/tmp/rankdebug-apt-pdsh.log 2>&1 || echo "(pdsh could not be installed; see /tmp/rankdebug-apt-pdsh.log)"
+fi
 echo "== ruff"; ruff check pyserver tests benchmarks scripts
 echo "== mypy"; mypy
 echo "== mypy (rank side, on the oldest Python mypy checks: 3.10)"; mypy --python-version 3.10 pyserver/rankdebug/runtime

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -118,3 +121,27 @@ def test_srun_ranks_on_both_nodes_pause_and_stop_cleanly(slurm: Slurm) -> None:
     check_paused(result, {3})
     assert result["code"] == 128 + signal.SIGTERM, result
     assert wait_clean(cluster, 15.0) == [], result["stderr"][-2000:]
+
+
+def test_deepspeed_hostfile_ranks_on_both_nodes_pause_and_leave_nothing(nodes: Cluster) -> None:
+    """DeepSpeed's runner (pdsh over ssh, its default) starts every node's part, node 0's
+    too; our settings reach them in the job's DS_ENV_FILE, after the user's
+    ~/.deepspeed_env lines (here GLOO_SOCKET_IFNAME)."""
+    if shutil.which("pdsh") is None:
+        pytest.skip("pdsh is not installed (scripts/test.sh installs it)")
+    # Not under /tmp: each node has a /tmp of its own.
+    tmp_path = Path(tempfile.mkdtemp(prefix="ds-", dir=nodes.workdir))
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("node0 slots=2\nnode1 slots=2\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".deepspeed_env").write_text("GLOO_SOCKET_IFNAME=eth0\nOMP_NUM_THREADS=1\n")
+    command = [sys.executable, "-m", "deepspeed.launcher.runner", "--hostfile", str(hostfile),
+               "--no_ssh_check", "--master_addr", "node0", "--master_port", "29745",
+               str(SCRIPT)]
+    env = _env(HOME=str(home), PDSH_SSH_ARGS_APPEND=f"-F {nodes.ssh_config}",
+               DS_ACCELERATOR="cpu")
+    result = drive(nodes, "continue", "1,2", command, env, hosts=())
+    check_paused(result, {2})
+    assert result["code"] == 0, result["stderr"][-3000:]
+    assert wait_clean(nodes, 15.0) == []
