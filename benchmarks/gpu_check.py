@@ -7,6 +7,8 @@ A. Two ranks share one GPU (gloo backend on CUDA tensors, init_process_group(tim
 B. One rank on NCCL (one GPU: NCCL refuses two ranks on one device): the debugger attaches
    to a CUDA process, reads tensors on the GPU and the NCCL watchdog settings, holds it
    paused, and the job exits 0.
+C. With two GPUs or more: two NCCL ranks, rank 1 held ``--nccl-hold`` seconds while rank 0
+   waits in an NCCL all_reduce (``--nccl-hold 660``: past NCCL's 10-minute default).
 For both: seconds from start until the chosen rank is paused at the line, against a plain
 run reaching the same line (the floor), for the default (--attach hit: no tracer until the
 breakpoint) and --attach start; and, while the rank is paused, what `rankdebug jobs --json`
@@ -157,6 +159,9 @@ def main() -> int:
     parser.add_argument("--cpu", action="store_true", help="run on the CPU (gloo only)")
     parser.add_argument("--json-out", help="write every figure to this file")
     parser.add_argument("--hold", type=float, default=30.0, help="seconds held paused (A)")
+    parser.add_argument("--nccl-hold", type=float, default=30.0,
+                        help="seconds rank 1 of two NCCL ranks is held (C, with 2 GPUs or more; "
+                             "660 holds it past NCCL's 10-minute default)")
     args = parser.parse_args()
     where = "cpu" if args.cpu else "cuda"
     ok = True
@@ -164,6 +169,12 @@ def main() -> int:
     cases = [("A gloo, 2 ranks, 1 GPU", 2, "gloo", 1, args.hold)]
     if not args.cpu:
         cases.append(("B nccl, 1 rank", 1, "nccl", 0, min(15.0, args.hold / 2)))
+    gpus = _gpus()
+    if not args.cpu and gpus.count("GPU ") >= 2:
+        # NCCL's own case: rank 1 paused while rank 0 waits in an NCCL all_reduce, held for
+        # --nccl-hold seconds (660: longer than NCCL's 10-minute default too, not only the
+        # job's own 10 s; it needs a command limit over 11 minutes).
+        cases.append(("C nccl, 2 ranks, 2 GPUs", 2, "nccl", 1, args.nccl_hold))
     checks = ["str(x.device)", "float(loss)",
               "os.environ.get('TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC')",
               "os.environ.get('TORCH_NCCL_ENABLE_MONITORING')"]
