@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from rankdebug.errors import BadInput
 
+# In the environment of a job's ssh processes, = the job's id: the janitor (a light
+# process started with every launch) finds them without importing supervise/remote.py.
+SSH_MARK = "RANKDEBUG_SSH_OF"
+
 # The registry root on a host, as ``runtime.registry.root`` finds it here, into ``$r``.
 PRIVATE_ROOT_SH = ('r="${XDG_RUNTIME_DIR:-}"; if [ -n "$r" ] && [ -d "$r" ] && [ -w "$r" ]; '
                    'then r="$r/rankdebug"; else r="/tmp/rankdebug-$(id -u)"; fi; ')

@@ -76,7 +76,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,16 +160,22 @@ def _netns_names() -> list[str]:
     return [line.split()[0] for line in _check(["ip", "netns", "list"]).splitlines() if line]
 
 
-def _kill_netns_processes(netns: str, deadline: float) -> None:
-    """SIGKILLs every process in a network namespace, until none is left or the deadline."""
+def _kill_until_gone(find: Callable[[], list[int]], deadline: float) -> None:
+    """SIGKILLs what ``find()`` returns, again, until it returns none or the deadline."""
     while time.monotonic() < deadline:
-        pids = [int(p) for p in _cmd(["ip", "netns", "pids", netns]).stdout.split()]
+        pids = find()
         if not pids:
             return
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
+
+
+def _kill_netns_processes(netns: str, deadline: float) -> None:
+    """SIGKILLs every process in a network namespace, until none is left or the deadline."""
+    _kill_until_gone(
+        lambda: [int(p) for p in _cmd(["ip", "netns", "pids", netns]).stdout.split()], deadline)
 
 
 def _listening_on_22(pid: int) -> bool:
@@ -275,14 +281,7 @@ class Node:
         outlive it; this is how a test ends them early.
         """
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            live = [pid for pid in self.processes() if pid != self.pid]
-            if not live:
-                break
-            for pid in live:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.05)
+        _kill_until_gone(lambda: [pid for pid in self.processes() if pid != self.pid], deadline)
         for proc in self._started:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(max(0.1, deadline - time.monotonic()))

@@ -31,6 +31,17 @@ def mpirun_argv(cluster: Cluster, *, ranks_per_node: int = 2) -> list[str]:
     ]  # fmt: skip
 
 
+def check_two_node_run(done: subprocess.CompletedProcess[str]) -> None:
+    """allreduce.py's output of a 2 x 2 run (3 steps): ranks 0-1 on node0, 2-3 on node1, a
+    world of 4 summing to 10."""
+    assert done.returncode == 0, done.stdout
+    lines = LINE.findall(done.stdout)
+    assert len(lines) == 4 * 3, done.stdout
+    hosts = {int(rank): host for rank, world, total, *_, host, _master in lines}
+    assert hosts == {0: "node0", 1: "node0", 2: "node1", 3: "node1"}, done.stdout
+    assert {(world, total) for _, world, total, *_ in lines} == {("4", "10")}, done.stdout
+
+
 def _env() -> dict[str, str]:
     # Open MPI refuses root unless told twice (--allow-run-as-root works too, 4.x and 5.x).
     return {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -64,9 +75,4 @@ def test_mpirun_gloo_job_across_nodes(nodes: Cluster) -> None:
         argv += ["-x", export]
     argv += [sys.executable, str(HERE / "scripts" / "allreduce.py")]
     done = nodes[0].run(argv, cwd=REPO, env=_env(), timeout=90, stderr=subprocess.STDOUT)
-    assert done.returncode == 0, done.stdout
-    lines = LINE.findall(done.stdout)
-    assert len(lines) == 4 * 3, done.stdout
-    hosts = {int(rank): host for rank, world, total, *_, host, _master in lines}
-    assert hosts == {0: "node0", 1: "node0", 2: "node1", 3: "node1"}, done.stdout
-    assert {(world, total) for _, world, total, *_ in lines} == {("4", "10")}, done.stdout
+    check_two_node_run(done)

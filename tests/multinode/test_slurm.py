@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from slurm import Slurm, unavailable_reason
+from test_mpirun import check_two_node_run
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-LINE = re.compile(r"^rank (\d+) world (\d+) sum (\d+) step (\d+) host (\S+) master (\S+)$", re.M)
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 
@@ -52,9 +51,4 @@ def test_srun_gloo_job_across_nodes(slurm: Slurm) -> None:
         timeout=90,
         stderr=subprocess.STDOUT,
     )
-    assert done.returncode == 0, done.stdout
-    lines = LINE.findall(done.stdout)
-    assert len(lines) == 4 * 3, done.stdout
-    hosts = {int(rank): host for rank, world, total, *_, host, _master in lines}
-    assert hosts == {0: "node0", 1: "node0", 2: "node1", 3: "node1"}, done.stdout
-    assert {(world, total) for _, world, total, *_ in lines} == {("4", "10")}, done.stdout
+    check_two_node_run(done)

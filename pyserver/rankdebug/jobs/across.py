@@ -63,6 +63,12 @@ def _shared() -> list[str]:
             "-o", "ControlPersist=30"]
 
 
+def unreached(rank: int | None, host: str) -> str:
+    """What a verb says of a rank of another host that no ``--hosts`` reaches (its pid is
+    that host's: nothing of it is read here)."""
+    return f"rank {rank} runs on {host}: add --hosts {host}"
+
+
 class RemoteVerbError(RuntimeError):
     """A host could not run the verb: the message names the host and the command."""
 

@@ -137,7 +137,7 @@ def _here_or_refuse(args: argparse.Namespace, rank: Rank | None) -> None:
         return
     if rank.port is not None and rank.state in ("listening", "attached"):
         return
-    raise _Refused(f"rank {rank.rank} runs on {rank.host}: add --hosts {rank.host}", 2)
+    raise _Refused(across.unreached(rank.rank, rank.host), 2)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     elsewhere: list[stk.RankStack] = [
         stk.RankStack(pid=r.pid or 0, rank=r.rank, host=r.host,
-                      error=f"rank {r.rank} runs on {r.host}: add --hosts {r.host}")
+                      error=across.unreached(r.rank, r.host))
         for r in getattr(args, "away", [])]
     remote = across.remote_of(args)
     reader = None

@@ -128,8 +128,9 @@ def role() -> str:
 def send(event: str, **fields: Any) -> None:
     """Report to the supervisor (a JSON line on its control socket) and the registry."""
     fields.update(event=event, rank=state.rank, pid=os.getpid())
-    if event in ("adapter", "attached", "raised", "listening") and role():
-        fields["role"] = role()  # known once the rank runs an actor's method
+    said_role = role() if event in ("adapter", "attached", "raised", "listening") else ""
+    if said_role:
+        fields["role"] = said_role  # known once the rank runs an actor's method
     node_name = node()  # another node of the job (``rankdebug launch --hosts``)
     if node_name:
         fields["node"] = node_name

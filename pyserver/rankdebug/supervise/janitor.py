@@ -22,8 +22,8 @@ import shutil
 import signal
 import sys
 
+from rankdebug.ssh import SSH_MARK
 from rankdebug.supervise import procs
-from rankdebug.supervise.remote import SSH_MARK
 
 GRACE_S = 2.0
 

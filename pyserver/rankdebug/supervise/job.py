@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -225,8 +226,9 @@ class Supervisor:
             for node in self.remotes:
                 node.start(None, {"RANKDEBUG_JOB": self.job}, self.plan.cwd, self.ctl_path,
                            stdout)
-            for node in self.remotes:
-                node.wait_socket(f"{node.dir}/ctl.sock")
+            with ThreadPoolExecutor(max_workers=min(16, len(self.remotes) or 1)) as pool:
+                list(pool.map(lambda node: node.wait_socket(f"{node.dir}/ctl.sock"),
+                              self.remotes))
         self.proc = subprocess.Popen(
             [_executable(self.plan.argv[0], self.plan.env), *self.plan.argv[1:]],
             env=self.plan.env,
@@ -450,7 +452,7 @@ class Supervisor:
         if isinstance(node, str) and self._node(node) is not None:
             conn.node = node
         role = msg.get("role")  # a Ray actor's (debug.role): said once, for the rank's label
-        if isinstance(role, str) and role and role != conn.role:
+        if isinstance(role, str) and role and role[:40] != conn.role:
             conn.role = role[:40]
             self.record(rank, {"role": conn.role})
             self.emit({"event": "role", "rank": rank, "role": conn.role, "job": self.job})
@@ -624,16 +626,8 @@ class Supervisor:
         if started:
             gate.traced_from_start = True
 
-        def go() -> None:
-            try:
-                path = node.forward(port)
-            except (OSError, RemoteError, subprocess.SubprocessError) as exc:
-                said = f"rank {rank}: {exc}"
-                self.post(lambda: self.say(said))
-                return
-            gate.go_live(path, 0)
-
-        threading.Thread(target=go, name=f"rankdebug-forward-{rank}", daemon=True).start()
+        self._forwarded(f"rankdebug-forward-{rank}", lambda: node.forward(port),
+                        lambda path: gate.go_live(path, 0), f"rank {rank}: ")
 
     def _remote_handler(self, rank: int, conn: _Conn, msg: dict[str, Any]) -> None:
         """A rank on another node serves its handler on a socket there: forwarded to one in
@@ -646,23 +640,30 @@ class Supervisor:
         armed = msg.get("armed") is not False
         pid = msg.get("pid")
 
-        def forward() -> None:
+        def done(here: str) -> None:
+            if conn.finished:  # the rank ended meanwhile
+                return
+            conn.socket = here
+            self.record(rank, {"pid": pid, "socket": here, "armed": armed})
+
+        self._forwarded(f"rankdebug-handler-{rank}", lambda: node.forward_socket(path),
+                        lambda here: self.post(lambda: done(here)),
+                        f"rank {rank}: its handler on {node.host} cannot be reached: ")
+
+    def _forwarded(self, name: str, forward: Callable[[], str], then: Callable[[str], None],
+                   failed: str) -> None:
+        """``forward()`` (an SSH round trip) on a thread of its own, then ``then`` with the
+        socket it made here; a failure is said, prefixed with ``failed``."""
+        def run() -> None:
             try:
-                here = node.forward_socket(path)
+                path = forward()
             except (OSError, RemoteError, subprocess.SubprocessError) as exc:
-                said = f"rank {rank}: its handler on {node.host} cannot be reached: {exc}"
+                said = f"{failed}{exc}"
                 self.post(lambda: self.say(said))
                 return
+            then(path)
 
-            def done() -> None:
-                if conn.finished:  # the rank ended meanwhile
-                    return
-                conn.socket = here
-                self.record(rank, {"pid": pid, "socket": here, "armed": armed})
-
-            self.post(done)
-
-        threading.Thread(target=forward, name=f"rankdebug-handler-{rank}", daemon=True).start()
+        threading.Thread(target=run, name=name, daemon=True).start()
 
     def _open_gate(self, rank: int, pid: int | None, node: str | None = None) -> Gate | None:
         """The rank's debug endpoint, opened (and reported ``listening``) once."""

@@ -40,14 +40,14 @@ import sys
 import tarfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankdebug.errors import BadInput
-from rankdebug.ssh import PRIVATE_ROOT_SH, SshOptions
+from rankdebug.ssh import PRIVATE_ROOT_SH, SSH_MARK, SshOptions
 
 CONNECT_TIMEOUT_S = 20.0
-SSH_MARK = "RANKDEBUG_SSH_OF"  # = the job's id, in the environment of the job's ssh processes
 
 
 class RemoteError(BadInput):
@@ -112,17 +112,18 @@ class RemoteNode:
         self.close()
         raise self._fail("connect to", argv, f"no connection after {CONNECT_TIMEOUT_S:.0f} s")
 
-    def run(self, command: str, data: bytes = b"", timeout: float = 60.0) -> str:
-        """Run a shell command on the node over the connection; its stdout."""
+    def run(self, command: str, data: bytes = b"", timeout: float = 60.0,
+            what: str = "run a command on") -> str:
+        """Run a shell command on the node over the connection; its stdout. A failure
+        raises ``cannot WHAT HOST``."""
         argv = self._ssh()
         try:
             got = subprocess.run([*argv, command], check=False, input=data,
                                  capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            raise self._fail("run a command on", [*argv, command], f"timed out: {exc}") from exc
+            raise self._fail(what, [*argv, command], f"timed out: {exc}") from exc
         if got.returncode != 0:
-            raise self._fail("run a command on", [*argv, command],
-                             got.stderr.decode(errors="replace"))
+            raise self._fail(what, [*argv, command], got.stderr.decode(errors="replace"))
         return got.stdout.decode(errors="replace")
 
     # --- the job's folder there ---------------------------------------------------------
@@ -136,7 +137,8 @@ class RemoteNode:
         here_python = sys.executable
         if same_path:
             # A marker only this machine's folder holds tells a node that shares it.
-            marker = os.path.join(self.local_dir, f".node0-{os.getpid()}")
+            # One per node: nodes are prepared at once, and each removes its own.
+            marker = os.path.join(self.local_dir, f".probe-{self.index}")
             Path(marker).touch(mode=0o600)
             where = (f"d={shlex.quote(self.local_dir)}; [ -e {shlex.quote(marker)} ] && "
                      "{ echo shared; exit 0; }; p=$(dirname \"$d\"); umask 077; "
@@ -203,18 +205,11 @@ class RemoteNode:
 
     def wait_socket(self, path: str, timeout: float = 15.0) -> None:
         """Wait until ``path`` (a forwarded socket) is there on the node; raises naming it."""
-        argv = self._ssh()
         check = (f"i=0; while [ ! -S {shlex.quote(path)} ]; do i=$((i+1)); "
                  f"[ $i -gt {int(timeout * 20)} ] && exit 3; sleep 0.05; done")
-        check = f"sh -c {shlex.quote(check)}"  # whatever the user's login shell is
-        try:
-            got = subprocess.run([*argv, check], check=False, capture_output=True,
-                                 timeout=timeout + 10)
-        except subprocess.TimeoutExpired:
-            got = None
-        if got is None or got.returncode != 0:
-            raise self._fail("forward the job's control socket to", [*argv, check],
-                             got.stderr.decode(errors="replace") if got else "timed out")
+        # sh -c: whatever the user's login shell is.
+        self.run(f"sh -c {shlex.quote(check)}", timeout=timeout + 10,
+                 what="forward the job's control socket to")
 
     def forward(self, port: int) -> str:
         """A socket in the job's folder here that reaches ``127.0.0.1:port`` on the node."""
@@ -325,17 +320,24 @@ _PASSED_PREFIXES = ("RANKDEBUG_", "NCCL_", "GLOO_", "TORCH_", "TORCHELASTIC_", "
                     "MASTER_", "OMP_", "PYTORCH_", "HF_", "TRANSFORMERS_", "TP_SOCKET_")
 
 
+def carried(env: Mapping[str, str], here: Mapping[str, str]) -> list[str]:
+    """The variables a job adds to this machine's environment (``here``), and ours: what
+    the other nodes need besides their own environment."""
+    return sorted(k for k, v in env.items()
+                  if k.startswith("RANKDEBUG_") or here.get(k) != v)
+
+
 def node_env(job_env: dict[str, str], here: dict[str, str], local_dir: str, remote_dir: str,
              name: str) -> dict[str, str]:
     """The variables node ``name`` sets on top of its own environment: what the job adds to
     this one's (the script's exports, the RANKDEBUG_* settings), the Python environment's
     paths and the distributed settings; paths into the job's folder here point to its
     folder there."""
+    names = set(carried(job_env, here))
     out = {k: v for k, v in job_env.items()
-           if here.get(k) != v or k in _PASSED or k.startswith(_PASSED_PREFIXES)}
+           if k in names or k in _PASSED or k.startswith(_PASSED_PREFIXES)}
     out = {k: v.replace(local_dir, remote_dir) for k, v in out.items()}
+    # A rank on another node takes any free port there (``debug._port_for``): the ports
+    # reserved here are this machine's, the gates'.
     out["RANKDEBUG_NODE"] = name
-    # The ports reserved here are this machine's (the gates'): debugpy there takes any.
-    out.pop("RANKDEBUG_PORTS", None)
-    out["RANKDEBUG_BASE_PORT"] = "0"
     return out

@@ -25,14 +25,9 @@ from rankdebug import launcher_table
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.errors import BadInput
 from rankdebug.ssh import is_host
+from rankdebug.supervise.remote import carried
 
 OMPI_LIST = "OMPI_MCA_mca_base_env_list"
-
-
-def carried(env: Mapping[str, str], here: Mapping[str, str]) -> list[str]:
-    """The variables the job adds to this machine's environment, and ours."""
-    return sorted(k for k, v in env.items()
-                  if k.startswith("RANKDEBUG_") or here.get(k) != v)
 
 
 def node_map(hostnames: Mapping[str, str], here: str) -> str:

@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { chromium } from 'playwright-core';
+import { codeServerSetup } from './codeServer.mjs';
 
 /** The cluster, held by hold_cluster.py: its first line, and a way to ask it what is left. */
 async function holdCluster(h) {
@@ -60,46 +61,17 @@ export async function scenarioMultinode(h, codeServer, node24) {
     let server;
     let context;
     try {
-        // code-server on node 0.
-        const dirs = Object.fromEntries(['config', 'data', 'cache', 'user', 'exts', 'run'].map((d) => [d, path.join(base, d)]));
-        Object.values(dirs).forEach((d) => fs.mkdirSync(d, { recursive: true, mode: 0o700 }));
-        const port = 18000 + Math.floor(Math.random() * 2000); // node 0's own loopback: nothing else there
-        const config = path.join(dirs.config, 'config.yaml');
-        fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
-        fs.mkdirSync(path.join(dirs.user, 'User'), { recursive: true });
-        fs.writeFileSync(
-            path.join(dirs.user, 'User', 'settings.json'),
-            JSON.stringify({
-                'workbench.startupEditor': 'none',
-                'update.mode': 'none',
-                'extensions.autoUpdate': 'off',
-                'chat.disableAIFeatures': true,
-                'workbench.tips.enabled': false,
-                'security.workspace.trust.enabled': false,
-                'debug.openDebug': 'openOnDebugBreak',
-                'rankdebug.python': h.PYTHON,
-                'rankdebug.hosts': ['node1'],
-                'rankdebug.sshConfig': cluster.info.ssh_config,
-            }),
-        );
-        const env = {
-            ...process.env,
-            XDG_RUNTIME_DIR: dirs.run,
-            PATH: `${node24}/bin:${path.dirname(h.PYTHON)}:${process.env.PATH}`,
-            XDG_CONFIG_HOME: dirs.config,
-            XDG_DATA_HOME: dirs.data,
-            XDG_CACHE_HOME: dirs.cache,
-        };
-        const entry = path.join(codeServer, 'out', 'node', 'entry.js');
-        const common = ['--config', config, '--user-data-dir', dirs.user, '--extensions-dir', dirs.exts];
-        execFileSync(path.join(node24, 'bin', 'node'), [entry, ...common, '--install-extension', h.VSIX, '--force'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        // code-server on node 0 (its port on node 0's own loopback: nothing else there).
+        const port = 18000 + Math.floor(Math.random() * 2000);
+        const { env, node, install, serve } = codeServerSetup({
+            codeServer, node24, base, port, python: h.PYTHON,
+            settings: { 'rankdebug.hosts': ['node1'], 'rankdebug.sshConfig': cluster.info.ssh_config },
+        });
+        env.PATH = `${path.dirname(h.PYTHON)}:${env.PATH}`; // torchrun, as in the user's venv
+        execFileSync(node, install(h.VSIX), { env, stdio: ['ignore', 'pipe', 'pipe'] });
         const logPath = path.join(h.ART, 'code-server-nodes.log');
         const log = fs.openSync(logPath, 'w');
-        server = spawn(
-            enter(base)[0],
-            [...enter(base).slice(1), path.join(node24, 'bin', 'node'), entry, ...common, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened', ws],
-            { env, detached: true, stdio: ['ignore', log, log] },
-        );
+        server = spawn(enter(base)[0], [...enter(base).slice(1), node, ...serve(ws)], { env, detached: true, stdio: ['ignore', log, log] });
         await h.waitFor('code-server on node 0', () => /HTTP server listening/.test(fs.readFileSync(logPath, 'utf8')), 60000, 300);
         // The browser on node 0 too (it reaches node 0's loopback); Playwright's pipe passes through nsenter.
         const wrapper = path.join(base, 'chromium-on-node0.sh');

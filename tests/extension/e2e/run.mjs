@@ -58,6 +58,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { chromium } from 'playwright-core';
+import { codeServerSetup } from './codeServer.mjs';
 import { scenarioCompareRoutes } from './compareRoutes.mjs';
 import { scenarioMultinode } from './multinode.mjs';
 
@@ -167,47 +168,11 @@ function makeWorkspace(base) {
 
 async function startCodeServer(cs, node24, base, ws) {
     const port = await freePort();
-    const dirs = Object.fromEntries(['config', 'data', 'cache', 'user', 'exts'].map((d) => [d, path.join(base, d)]));
-    Object.values(dirs).forEach((d) => fs.mkdirSync(d, { recursive: true }));
-    const config = path.join(dirs.config, 'config.yaml');
-    fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
-    fs.mkdirSync(path.join(dirs.user, 'User'), { recursive: true });
-    fs.writeFileSync(
-        path.join(dirs.user, 'User', 'settings.json'),
-        JSON.stringify(
-            {
-                'workbench.startupEditor': 'none',
-                'update.mode': 'none',
-                'extensions.autoUpdate': 'off',
-                'chat.disableAIFeatures': true,
-                'workbench.tips.enabled': false,
-                'security.workspace.trust.enabled': false,
-                'debug.openDebug': 'openOnDebugBreak',
-                'rankdebug.python': PYTHON,
-                'files.autoSave': 'off',
-            },
-            null,
-            2,
-        ),
-    );
-    const env = {
-        ...process.env,
-        XDG_RUNTIME_DIR: runtimeDir(base),
-        PATH: `${node24}/bin:${process.env.PATH}`,
-        XDG_CONFIG_HOME: dirs.config,
-        XDG_DATA_HOME: dirs.data,
-        XDG_CACHE_HOME: dirs.cache,
-    };
-    const entry = path.join(cs, 'out', 'node', 'entry.js');
-    const common = ['--config', config, '--user-data-dir', dirs.user, '--extensions-dir', dirs.exts];
+    const { dirs, env, node, install, serve } = codeServerSetup({ codeServer: cs, node24, base, port, python: PYTHON });
     say('installing the .vsix');
-    execFileSync(path.join(node24, 'bin', 'node'), [entry, ...common, '--install-extension', VSIX, '--force'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync(node, install(VSIX), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const logFile = fs.openSync(path.join(ART, 'code-server.log'), 'w');
-    const proc = spawn(
-        path.join(node24, 'bin', 'node'),
-        [entry, ...common, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened', ws],
-        { env, cwd: base, detached: true, stdio: ['ignore', logFile, logFile] },
-    );
+    const proc = spawn(node, serve(ws), { env, cwd: base, detached: true, stdio: ['ignore', logFile, logFile] });
     await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60000, 300);
     say(`code-server on port ${port}`);
     return { port, proc, dirs };

@@ -208,7 +208,6 @@ def _pool(ctx: Context, parsed: Parsed, asked: _Asked) -> _Pool | None:
     if hosts is not None:
         plan.warn(f"deepspeed reads the default hostfile {DEFAULT_HOSTFILE}",
                   plan.span, severity="info", code="default-hostfile")
-        plan.hosts = [h for h, _n in hosts]
         return _Pool(_hosts_pool(plan, hosts, None), False)
     if _exists(DEFAULT_HOSTFILE):
         plan.warn(f"the default hostfile {DEFAULT_HOSTFILE} exists but cannot be read here, "
@@ -234,7 +233,6 @@ def _hostfile_pool(ctx: Context, parsed: Parsed, asked: _Asked, use: Use) -> _Po
         return None
     hosts = read_hostfile(ctx, word)
     if hosts is not None:
-        plan.hosts = [h for h, _n in hosts]
         return _Pool(_hosts_pool(plan, hosts, word), False)
     if word.value is not None and can_check(ctx, word.value):
         # runner.fetch_hostfile: no such file means this machine only.
@@ -330,6 +328,7 @@ def _node_rank(ctx: Context, parsed: Parsed) -> None:
 def _hosts_pool(
     plan: LaunchPlan, hosts: list[tuple[str, int | None]], word: Word | None
 ) -> dict[str, int | None]:
+    plan.hosts = [h for h, _n in hosts]  # the nodes deepspeed spreads the job over
     pool: dict[str, int | None] = {}
     for host, slots in hosts:
         if slots is None:
