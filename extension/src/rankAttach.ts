@@ -190,7 +190,8 @@ export class RankAttach implements vscode.Disposable {
             __attach: { job: job.id, dir: controlDir(job, registryRoot()) ?? undefined, ranks: endpoints, worldSize: job.worldSize, title: jobLabel(job) },
         };
         const t0 = Date.now();
-        const ok = await vscode.debug.startDebugging(folder, config);
+        // The job runs already: no edit saved now would reach it.
+        const ok = await vscode.debug.startDebugging(folder, config, { suppressSaveBeforeStart: true });
         log().info(`attach ${job.id} ranks ${spec}: ${ok ? 'started' : 'failed'} (${Date.now() - t0} ms)`);
     }
 

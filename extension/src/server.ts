@@ -90,7 +90,8 @@ export class Server implements vscode.Disposable {
         const serverOptions: ServerOptions = {
             command: cmd,
             args: [...args, 'server'],
-            options: { env: { ...process.env, PYTHONUTF8: '1', PYTHONDONTWRITEBYTECODE: '1' } },
+            // Bytecode is cached, as for the CLI (cli.ts): the next start imports it compiled.
+            options: { env: { ...process.env, PYTHONUTF8: '1' } },
         };
         const clientOptions: LanguageClientOptions = {
             documentSelector: LANGUAGES.flatMap((language) => [

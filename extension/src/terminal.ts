@@ -103,7 +103,8 @@ export class TerminalSupport implements vscode.Disposable {
                 __attach: { job: ev.job, supervisorPid: ev.pid, dir: ev.dir, ranks: [], events: file, stopJobOnEnd: true, title: ev.job },
             };
             log().info(`terminal job ${ev.job}: attaching (${file})`);
-            await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], config);
+            // The job runs already: no edit saved now would reach it.
+            await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], config, { suppressSaveBeforeStart: true });
             return;
         }
     }

@@ -182,3 +182,28 @@ def test_hit_mode_with_python_dash_m(tmp_path: Path) -> None:
         _stop_once(launch, script, line, 0, "<module>")
     finally:
         launch.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("attach", ["hit", "start"])
+def test_debugger_sends_each_message_at_once(tmp_path: Path, attach: str) -> None:
+    """pydevd writes a message's header and body apart; without TCP_NODELAY on its socket
+    to the adapter every response waited ~40 ms for a delayed ACK."""
+    script = str(SCRIPTS / "ddp_steps.py")
+    line = line_of("ddp_steps.py")
+    launch = Launch(["--ranks", "0", "--attach", attach, "--", tool("torchrun"),
+                     "--nproc_per_node", "1", script], tmp_path)
+    try:
+        ev = launch.event("listening")
+        client = DAPClient(str(ev["host"]), int(ev["port"]))
+        client.attach({script: [line]})
+        stopped = client.stopped()
+        frame = client.top_frame(stopped["threadId"])
+        sock = '__import__("pydevd").get_global_debugger().writer.sock'
+        assert client.evaluate(f"{sock}.getsockopt(6, 1)", frame["id"]) != "0"  # TCP_NODELAY
+        client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
+        client.cont(stopped["threadId"])
+        assert launch.exited() == 0
+        client.close()
+    finally:
+        launch.close()

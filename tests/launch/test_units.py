@@ -111,3 +111,25 @@ def test_ports_skip_ports_in_use_and_promised() -> None:
     assert len(set(got.values())) == 3 and min(got.values()) > base
     free = ports.choose([0, 1], "127.0.0.1", 0, taken=set())
     assert len(set(free.values())) == 2
+
+
+def test_dap_endpoints_send_each_message_at_once() -> None:
+    """The gate's connections (to the client, to the adapter) without Nagle's delay; a Unix
+    socket (another node's adapter, forwarded) is left as it is."""
+    import socket
+
+    from rankdebug.supervise.dapwire import Endpoint
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname()[:2])
+        accepted, _ = server.accept()
+        ends = [Endpoint(client), Endpoint(accepted)]
+        try:
+            assert [e.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for e in ends] \
+                == [1, 1]
+        finally:
+            for e in ends:
+                e.close()
+    a, b = socket.socketpair()
+    Endpoint(a).close()
+    b.close()

@@ -50,6 +50,7 @@ def main(argv: list[str]) -> None:
     from debugpy.common import sockets
 
     from rankdebug.adapter import peer
+    from rankdebug.runtime.tcp import no_delay
 
     original = sockets.serve
 
@@ -57,6 +58,7 @@ def main(argv: list[str]) -> None:
               **kwargs: Any) -> Any:
         def owner_only(sock: socket.socket) -> Any:
             if peer.allowed(sock):
+                no_delay(sock)
                 return handler(sock)
             with contextlib.suppress(OSError):
                 sock.close()

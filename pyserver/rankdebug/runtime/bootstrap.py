@@ -342,6 +342,10 @@ def act(env: MutableMapping[str, str]) -> None:
         install_quiet_stop()
         return
     rank, local_rank, world_size = found
+    if env.get("RANKDEBUG_TRACE_FILE"):
+        from rankdebug.runtime import marks
+
+        marks.mark(f"rank {rank}", "boot")
     env[_ACTED] = str(os.getpid())
     try:
         seconds = float(env.get("RANKDEBUG_TIMEOUT", "86400") or "0")

@@ -31,7 +31,7 @@ import socket
 import sys
 import threading
 
-from rankdebug.runtime import frames, wire
+from rankdebug.runtime import frames, marks, tcp, wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,11 +67,8 @@ def _env(name: str, default: str = "") -> str:
 
 
 def trace(what: str) -> None:
-    """With RANKDEBUG_TRACE=1: a timestamped line on stderr per phase (for benchmarks)."""
-    if _env("RANKDEBUG_TRACE") == "1":
-        import time
-
-        sys.stderr.write(f"rankdebug-trace {time.time():.3f} rank {state.rank} {what}\n")
+    """A phase of this rank's debug start (``marks``: RANKDEBUG_TRACE_FILE)."""
+    marks.mark(f"rank {state.rank}", what)
 
 
 _node: list[str] = []
@@ -224,6 +221,7 @@ def listen() -> tuple[str, int]:
             # The reserved port was taken meanwhile (the wrapper is spent: a new one).
             got = _listen_on(debugpy, adapter_python, host, 0)
     state.listening = (str(got[0]), int(got[1]))
+    _send_at_once()
     send("listening", host=state.listening[0], port=state.listening[1],
          local_rank=state.local_rank, world_size=state.world_size)
     return state.listening
@@ -244,6 +242,13 @@ def _listen_on(debugpy: Any, adapter_python: str, host: str, port: int) -> Any:
         if wrapper is not None:
             with contextlib.suppress(OSError):
                 os.remove(wrapper)
+
+
+def _send_at_once() -> None:
+    """pydevd's connection to the adapter without Nagle's delay (``tcp``)."""
+    import pydevd
+
+    tcp.no_delay(getattr(getattr(pydevd.get_global_debugger(), "writer", None), "sock", None))
 
 
 @contextlib.contextmanager
@@ -498,6 +503,7 @@ def _connect_adapter() -> bool:
         **kwargs,
     )
     api.listen.called = True
+    _send_at_once()
     state.listening = (str(reply["client_host"]), int(reply["client_port"]))
     return True
 

@@ -51,7 +51,7 @@ from rankdebug.debugplan.job_env import (
 )
 from rankdebug.debugplan.options import STOP_MODES
 from rankdebug.errors import BadInput, RankdebugError, report
-from rankdebug.runtime import registry
+from rankdebug.runtime import marks, registry
 from rankdebug.ssh import SshOptions, parse_hosts
 from rankdebug.supervise import ports as portmod
 from rankdebug.supervise.job import Supervisor
@@ -272,6 +272,7 @@ def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,  #
 
 
 def run(args: argparse.Namespace) -> int:
+    marks.mark("launch", "run")
     try:
         dplan = debug_plan(args)
         hosts = list(dplan.options.hosts)

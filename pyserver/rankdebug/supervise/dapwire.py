@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import threading
 from typing import IO, Any
 
+from rankdebug.runtime import marks
+from rankdebug.runtime.tcp import no_delay
+
+TRACED = bool(os.environ.get("RANKDEBUG_TRACE_FILE"))  # every message's time (``marks``)
 MAX_MESSAGE = 64 * 1024 * 1024  # a stack or a variable listing is far smaller
 
 
@@ -60,6 +65,7 @@ class Endpoint:
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        no_delay(sock)
         self.file = sock.makefile("rb")
         self._lock = threading.Lock()
         self._seq = 0
@@ -73,6 +79,8 @@ class Endpoint:
                 return 0
             self._seq += 1
             msg = dict(msg, seq=self._seq)
+            if TRACED:
+                _mark(">", self, msg)
             try:
                 self.sock.sendall(encode(msg))
             except OSError:
@@ -82,9 +90,12 @@ class Endpoint:
 
     def read(self) -> dict[str, Any] | None:
         try:
-            return read(self.file)
+            msg = read(self.file)
         except (OSError, DapWireError):
             return None
+        if TRACED and msg is not None:
+            _mark("<", self, msg)
+        return msg
 
     def close(self) -> None:
         self.closed = True
@@ -94,6 +105,11 @@ class Endpoint:
             self.sock.close()
         with contextlib.suppress(OSError):
             self.file.close()
+
+
+def _mark(way: str, end: Endpoint, msg: dict[str, Any]) -> None:
+    what = msg.get("command") or msg.get("event") or ""
+    marks.mark(f"dap {id(end) % 10000}", f"{way} {msg.get('type')} {what}")
 
 
 def response(request: dict[str, Any], body: dict[str, Any] | None = None,

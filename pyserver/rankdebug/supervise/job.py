@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 from rankdebug import launcher_table
 from rankdebug.debugplan.job_env import JobRun
-from rankdebug.runtime import peercred, registry, wire
+from rankdebug.runtime import marks, peercred, registry, wire
 from rankdebug.supervise import procs
 from rankdebug.supervise.adapters import Adapter, start_adapter, with_rankdebug_on_path
 from rankdebug.supervise.gate import Gate
@@ -229,6 +229,7 @@ class Supervisor:
             with ThreadPoolExecutor(max_workers=min(16, len(self.remotes) or 1)) as pool:
                 list(pool.map(lambda node: node.wait_socket(f"{node.dir}/ctl.sock"),
                               self.remotes))
+        marks.mark("launch", "spawn")
         self.proc = subprocess.Popen(
             [_executable(self.plan.argv[0], self.plan.env), *self.plan.argv[1:]],
             env=self.plan.env,

@@ -64,6 +64,8 @@ import { scenarioMultinode } from './multinode.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const ART = path.join(ROOT, '.artifacts', 'e2e');
+// Every process of a job VS Code starts marks its phases here (rankdebug.runtime.marks).
+const TRACE = path.join(ART, 'trace.log');
 const VSIX = path.join(ROOT, 'dist', 'rankdebug.vsix');
 const PYTHON = process.env.RANKDEBUG_E2E_PYTHON ?? path.join(ROOT, '.venv', 'bin', 'python');
 const T0 = Date.now();
@@ -286,6 +288,13 @@ async function scenarioRightClick(page, ws, bpLine) {
     say('opening train.py and setting a breakpoint');
     await openFile(page, 'train.py');
     await setBreakpoint(page, bpLine);
+    // An edit left unsaved (at the end: no line moves) is saved before the job starts, as
+    // VS Code's debug.saveBeforeStart does (we do it ourselves: suppressSaveBeforeStart).
+    const edited = '# edited, not saved, before the run';
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type(edited);
+    await page.locator('.tab.active.dirty', { hasText: 'train.py' }).waitFor({ timeout: 10000 });
 
     say('opening train.sh');
     const line = await commandLine(page, 'train.sh', 'torchrun --nproc_per_node');
@@ -315,6 +324,7 @@ async function scenarioRightClick(page, ws, bpLine) {
         await page.locator('.quick-input-widget input').fill('1');
     }
     const tEnter = Date.now();
+    fs.appendFileSync(TRACE, `${(tEnter / 1000).toFixed(3)} e2e enter\n`);
     await page.keyboard.press('Enter');
 
     say('waiting for rank 1 to pause at the breakpoint');
@@ -323,8 +333,11 @@ async function scenarioRightClick(page, ws, bpLine) {
     const pausedMs = Date.now() - tRight;
     const afterPickMs = Date.now() - tEnter;
     say(`rank 1 paused at train.py:${bpLine}, ${pausedMs} ms after the right-click, ${afterPickMs} ms after the quick-pick's answer`);
+    say(`where that went: ${phases(tEnter, Date.now())}`);
     const stackText = (await page.locator('.debug-call-stack .monaco-list-row').allInnerTexts()).join(' | ');
     if (/rank 0/.test(stackText)) throw new Error(`rank 0 has a session though only rank 1 was picked: ${stackText}`);
+    if (!fs.readFileSync(path.join(ws, 'train.py'), 'utf8').includes(edited)) throw new Error('the unsaved edit of train.py was not saved before the job started');
+    say('the unsaved edit of train.py was saved before the job started');
 
     const locals = page.locator('.debug-variables .monaco-list-row', { hasText: 'Locals' }).first();
     await locals.waitFor();
@@ -358,6 +371,37 @@ async function scenarioRightClick(page, ws, bpLine) {
     const plainMs = await plainReach(ws, bpLine);
     say(`plain run of the same job: rank 1 reached train.py:${bpLine} in ${plainMs} ms; paused ÷ plain = ${(afterPickMs / plainMs).toFixed(2)}`);
     return { pausedMs, afterPickMs, plainMs };
+}
+
+/**
+ * The phases of a debug start from the marks in TRACE between `t0` and `t1` (ms): the
+ * quick-pick's answer → rankdebug launch running → rank 1's interpreter → its breakpoints
+ * from VS Code ("go") → its first hit → debugpy connected → `stopped` sent → shown.
+ */
+function phases(t0, t1) {
+    const marks = [];
+    for (const line of fs.readFileSync(TRACE, 'utf8').split('\n')) {
+        const m = /^(\d+\.\d+) (.*)$/.exec(line);
+        if (m && Number(m[1]) * 1000 >= t0 - 5 && Number(m[1]) * 1000 <= t1 + 5) marks.push([Number(m[1]) * 1000, m[2]]);
+    }
+    const at = (re) => marks.find(([, what]) => re.test(what))?.[0];
+    const steps = [
+        ['VS Code and the launcher start', at(/^launch run$/)],
+        ['torchrun starts rank 1', at(/^rank 1 boot$/)],
+        ["rank 1 gets VS Code's breakpoints", at(/^rank 1 go$/)],
+        ['the script runs to the breakpoint', at(/^rank 1 hit$/)],
+        ['debugpy loads and connects', at(/^rank 1 connected$/)],
+        ["VS Code's configuration replayed, stopped", at(/> event stopped$/)],
+        ['VS Code shows it', t1],
+    ];
+    let last = t0;
+    const out = [];
+    for (const [name, t] of steps) {
+        if (t === undefined) continue;
+        out.push(`${name} ${((t - last) / 1000).toFixed(2)} s`);
+        last = t;
+    }
+    return out.join('; ');
 }
 
 /**
@@ -1691,6 +1735,7 @@ async function scenarioSmoke(page, ws) {
 async function main() {
     fs.rmSync(ART, { recursive: true, force: true });
     fs.mkdirSync(ART, { recursive: true });
+    process.env.RANKDEBUG_TRACE_FILE = TRACE; // code-server, and so every job, inherits it
     if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: run npm run package first`);
     if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: run bash scripts/setup.sh first`);
     const { codeServer, node24 } = provision();
