@@ -172,6 +172,8 @@ def test_attach_by_pid_stops_rank2_while_the_others_run(tmp_path: Path) -> None:
             frame = client.top_frame(stopped["threadId"])
             assert frame["line"] == line_of("# BREAK")
             assert client.evaluate("rank", frame["id"]) == "2"
+            sock = '__import__("pydevd").get_global_debugger().writer.sock'
+            assert client.evaluate(f"{sock}.getsockopt(6, 1)", frame["id"]) != "0"  # NODELAY
             before = {r: job.steps(r) for r in range(4)}
             time.sleep(1.0)
             after = {r: job.steps(r) for r in range(4)}

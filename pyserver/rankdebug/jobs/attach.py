@@ -138,6 +138,12 @@ def attach_code(host: str, port: int, python: str) -> str:
         "import attach_pid_injected",
         "del sys.path[0]",
         f"attach_pid_injected.attach({setup!r})",
+        # pydevd writes header and body apart: without this each answer waits ~40 ms for a
+        # delayed ACK (rankdebug.runtime.tcp).
+        "import pydevd, socket",
+        "sock = getattr(getattr(pydevd.get_global_debugger(), 'writer', None), 'sock', None)",
+        "if isinstance(sock, socket.socket) and sock.family != socket.AF_UNIX:",
+        "    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)",
     ]
     # A failure is printed on the process's stderr, never raised into the user's code (a
     # pending call that raises would surface in whatever the main thread was running).

@@ -24,6 +24,7 @@ import threading
 import time
 
 from rankdebug.adapter import peer
+from rankdebug.runtime.tcp import no_delay
 
 IDLE_S = 600.0
 READY_S = 20.0
@@ -85,6 +86,7 @@ def serve(ssh: list[str], port: int, out: int) -> int:
                     client.sendall(b"this rank belongs to another user\r\n")
                 client.close()
                 continue
+            no_delay(client)  # a DAP message relayed at once (rankdebug.runtime.tcp)
             with client:
                 _relay(client, path)
             break  # that debugger's session is over
