@@ -161,6 +161,37 @@ def test_pause_all_then_step_all(tmp_path: Path, attach: str) -> None:
         launch.close()
 
 
+@pytest.mark.timeout(120)
+def test_a_rank_continued_before_the_others_pause_lands_runs_on(tmp_path: Path) -> None:
+    """Rank 0 stops at a breakpoint and is continued while rank 1's pause (stop together) is
+    still on its way (rank 1 sleeps): when that pause lands, rank 0 is not paused again."""
+    script = str(SCRIPTS / "pause_late.py")
+    launch = _job(tmp_path, 2, script)
+    try:
+        clients = _clients(launch, 2, {script: [line_of("pause_late.py")]})
+        first = _stop_of(launch, 0, waiting=False)
+        assert first["reason"] == "breakpoint", first
+        stopped = clients[0].stopped(10)
+        mark = len(clients[0].events)
+        clients[0].request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
+        clients[0].cont(stopped["threadId"])
+        late = _stop_of(launch, 1, waiting=False, timeout=30)  # after its sleep
+        assert (late["reason"], late["line"]) == ("pause", line_of("pause_late.py", "# AFTER"))
+        wait_for("rank 0 to count to the end",
+                 lambda: (tmp_path / "count-0").exists()
+                 and (tmp_path / "count-0").read_text() == "39", 30)
+        again = [e for e in clients[0].events[mark:] if e.get("event") == "stopped"]
+        assert not again, again
+        stops = [e for e in launch.events if e.get("event") == "stopped" and e["rank"] == 0]
+        assert len(stops) == 1, stops
+        clients[1].cont(clients[1].stopped(10)["threadId"])
+        assert launch.exited(60) == 0
+        for client in clients.values():
+            client.close()
+    finally:
+        launch.close()
+
+
 def _stop_of(launch: Launch, rank: int, waiting: bool, timeout: float = 30.0
              ) -> dict[str, Any]:
     """The job's next ``stopped`` event of ``rank``, shown waiting in a collective or a real

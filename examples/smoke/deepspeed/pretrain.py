@@ -90,6 +90,12 @@ def main() -> None:
         engine.save_checkpoint(args.save, tag="last")
     if master:
         print("done", flush=True)
+    # Every rank is done with its collectives before any tears its process group down: a
+    # rank closing its gloo pairs while a peer has one in flight can abort the peer at exit
+    # ("terminate called without an active exception"), seen under CI load.
+    torch.distributed.barrier()
+    del engine  # the engine's hooks go before the group they hold
+    torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

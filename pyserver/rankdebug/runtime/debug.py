@@ -193,7 +193,30 @@ def import_debugpy() -> Any:
     from rankdebug.runtime import stepping
 
     stepping.install()  # a step after a pause that stopped at a return (debugpy loses it)
+    _connect_at_once()
     return debugpy
+
+
+def _connect_at_once() -> None:
+    """pydevd's connection to its adapter with TCP_NODELAY (``tcp``) from its first message:
+    the handshake when the rank attaches (authorization, system info, the configuration the
+    gate replays) is a dozen answers in a row, each held ~40 ms by a delayed ACK otherwise."""
+    import debugpy.server  # noqa: F401  (puts pydevd on sys.path)
+    import pydevd
+    from _pydevd_bundle import pydevd_comm
+
+    made = getattr(pydevd, "start_client", None)
+    if made is None or getattr(made, "rankdebug", False):
+        return
+
+    def start_client(host: str, port: int) -> Any:
+        sock = made(host, port)
+        tcp.no_delay(sock)
+        return sock
+
+    start_client.rankdebug = True  # type: ignore[attr-defined]
+    pydevd.start_client = start_client
+    pydevd_comm.start_client = start_client
 
 
 def listen() -> tuple[str, int]:

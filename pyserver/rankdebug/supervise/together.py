@@ -148,6 +148,7 @@ class Together:
             st.stopped = False
         elif st.stopped:
             return  # the same stop said twice
+        asked = st.pausing  # the job paused it (stop together, Pause All)
         st.stopped, st.pausing = True, False
         st.reason = str(info.get("reason") or "pause")
         thread = info.get("threadId")
@@ -155,7 +156,11 @@ class Together:
         then, st.then = st.then, None
         # A stop on the way (the pause before a run-to) is not the group's arrival.
         moving = then is None and self._arrive(rank)
-        if not moving and then is None and self.mode == "together":
+        # The landing of the job's own pause is no new stop: a rank continued since it was
+        # asked runs on (else continuing one rank while another's pause is on its way would
+        # pause the first again, and again).
+        landed = asked and st.reason == "pause"
+        if not moving and not landed and then is None and self.mode == "together":
             self._stop_others(rank)
         self._locate(rank, st.reason)
         if then is not None:
@@ -261,8 +266,7 @@ class Together:
                                **_waiting_fields(what, numbered)})
         self.job.emit_job({"event": "stopped", "rank": rank, "reason": "pause", "waiting": what,
                            **where, **numbered})
-        if self.mode == "together":
-            self._stop_others(rank)
+        # No stop of the others from here: only the job's own pause is shown waiting.
 
     def _locate(self, rank: int, reason: str) -> None:
         """Where the rank stopped (its top frame of user code), then the ``stopped`` event."""
