@@ -130,5 +130,19 @@ def run_debug(nproc: int, steps: int, launch_args: list[str], breakpoints: list[
     return res
 
 
+def launch_one(launch_args: list[str]) -> tuple[subprocess.Popen[bytes], DAPClient]:
+    """``rankdebug launch --json LAUNCH_ARGS`` of a job with one chosen rank, and a client
+    connected to the port its ``listening`` event names (not attached yet)."""
+    proc = subprocess.Popen([sys.executable, "-m", "rankdebug", "launch", "--json",
+                             *launch_args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    for raw in proc.stdout:
+        ev = json.loads(raw)
+        if ev.get("event") == "listening":
+            return proc, DAPClient(str(ev["host"]), int(ev["port"]))
+    proc.wait(60)
+    raise RuntimeError("no listening event")
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")

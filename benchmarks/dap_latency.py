@@ -13,7 +13,6 @@ it (``runtime/debug._send_at_once``).
 from __future__ import annotations
 
 import argparse
-import json
 import socket
 import subprocess
 import sys
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_common import DAPClient, median
+from bench_common import DAPClient, launch_one, median
 
 SCRIPT = """\
 def inner(n):
@@ -107,21 +106,11 @@ def plain_debugpy(script: str, rounds: int) -> Timings:
 
 
 def rankdebug(script: str, rounds: int) -> Timings:
-    proc = subprocess.Popen([sys.executable, "-m", "rankdebug", "launch", "--json", "--ranks",
-                             "0", "--", sys.executable, script],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert proc.stdout is not None
+    proc, client = launch_one(["--ranks", "0", "--", sys.executable, script])
     try:
-        for raw in proc.stdout:
-            ev = json.loads(raw)
-            if ev.get("event") == "listening":
-                client = DAPClient(str(ev["host"]), int(ev["port"]))
-                try:
-                    return _measure(client, script, rounds)
-                finally:
-                    client.close()
-        raise RuntimeError("no listening event")
+        return _measure(client, script, rounds)
     finally:
+        client.close()
         proc.terminate()
         proc.wait(60)
 

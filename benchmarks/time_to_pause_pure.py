@@ -13,7 +13,6 @@ sys.settrace.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_common import DAPClient, median
+from bench_common import launch_one, median
 
 HERE = Path(__file__).resolve().parent
 WORKLOAD = HERE / "pure_workload.py"
@@ -49,24 +48,15 @@ def plain(python: str) -> float:
 
 def debugged(python: str, mode: list[str]) -> float:
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "rankdebug", "launch", "--json", "--ranks", "0",
-                             *mode, "--", python, str(WORKLOAD)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert proc.stdout is not None
+    proc, client = launch_one(["--ranks", "0", *mode, "--", python, str(WORKLOAD)])
     try:
-        for raw in proc.stdout:
-            ev = json.loads(raw)
-            if ev.get("event") == "listening":
-                client = DAPClient(str(ev["host"]), int(ev["port"]))
-                client.attach({str(WORKLOAD): [_line()]}, exceptions=["uncaught"])
-                stopped = client.stopped(timeout=120)
-                took = time.monotonic() - t0
-                client.request("setBreakpoints", {"source": {"path": str(WORKLOAD)},
-                                                  "breakpoints": []})
-                client.cont(stopped["threadId"])
-                client.close()
-                return took
-        raise RuntimeError("no listening event")
+        client.attach({str(WORKLOAD): [_line()]}, exceptions=["uncaught"])
+        stopped = client.stopped(timeout=120)
+        took = time.monotonic() - t0
+        client.request("setBreakpoints", {"source": {"path": str(WORKLOAD)}, "breakpoints": []})
+        client.cont(stopped["threadId"])
+        client.close()
+        return took
     finally:
         proc.wait(60)
 

@@ -76,6 +76,7 @@ def test_line_numbers_of_the_code_are_unchanged() -> None:
 # --- real jobs -------------------------------------------------------------------------
 
 import os  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -84,7 +85,10 @@ from launch_helpers import SCRIPTS, Launch, line_of, read_json, tool  # noqa: E4
 from dap_client import DAPClient  # noqa: E402
 
 
-def _stop_once(launch: Launch, script: str, line: int, rank: int, name: str) -> None:
+def _stop_once(launch: Launch, script: str, line: int, rank: int, name: str,
+               check: Callable[[DAPClient, int], None] | None = None) -> None:
+    """Attach to the rank that listens, stop at ``line`` (in function ``name``), read RANK
+    (and ``check(client, frame id)``), clear the breakpoint, continue: the job exits 0."""
     ev = launch.event("listening")
     assert ev["rank"] == rank
     client = DAPClient(str(ev["host"]), int(ev["port"]))
@@ -95,6 +99,8 @@ def _stop_once(launch: Launch, script: str, line: int, rank: int, name: str) -> 
     assert (frame["line"], frame["name"]) == (line, name)
     expr = 'int(__import__("os").environ.get("RANK", "0"))'
     assert client.evaluate(expr, frame["id"]) == str(rank)
+    if check is not None:
+        check(client, frame["id"])
     client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
     client.cont(stopped["threadId"])
     assert launch.exited() == 0
@@ -193,17 +199,12 @@ def test_debugger_sends_each_message_at_once(tmp_path: Path, attach: str) -> Non
     line = line_of("ddp_steps.py")
     launch = Launch(["--ranks", "0", "--attach", attach, "--", tool("torchrun"),
                      "--nproc_per_node", "1", script], tmp_path)
-    try:
-        ev = launch.event("listening")
-        client = DAPClient(str(ev["host"]), int(ev["port"]))
-        client.attach({script: [line]})
-        stopped = client.stopped()
-        frame = client.top_frame(stopped["threadId"])
+
+    def sends_at_once(client: DAPClient, frame: int) -> None:
         sock = '__import__("pydevd").get_global_debugger().writer.sock'
-        assert client.evaluate(f"{sock}.getsockopt(6, 1)", frame["id"]) != "0"  # TCP_NODELAY
-        client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
-        client.cont(stopped["threadId"])
-        assert launch.exited() == 0
-        client.close()
+        assert client.evaluate(f"{sock}.getsockopt(6, 1)", frame) != "0"  # TCP_NODELAY
+
+    try:
+        _stop_once(launch, script, line, 0, "<module>", sends_at_once)
     finally:
         launch.close()

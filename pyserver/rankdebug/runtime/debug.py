@@ -244,7 +244,6 @@ def listen() -> tuple[str, int]:
             # The reserved port was taken meanwhile (the wrapper is spent: a new one).
             got = _listen_on(debugpy, adapter_python, host, 0)
     state.listening = (str(got[0]), int(got[1]))
-    _send_at_once()
     send("listening", host=state.listening[0], port=state.listening[1],
          local_rank=state.local_rank, world_size=state.world_size)
     return state.listening
@@ -265,13 +264,6 @@ def _listen_on(debugpy: Any, adapter_python: str, host: str, port: int) -> Any:
         if wrapper is not None:
             with contextlib.suppress(OSError):
                 os.remove(wrapper)
-
-
-def _send_at_once() -> None:
-    """pydevd's connection to the adapter without Nagle's delay (``tcp``)."""
-    import pydevd
-
-    tcp.no_delay(getattr(getattr(pydevd.get_global_debugger(), "writer", None), "sock", None))
 
 
 @contextlib.contextmanager
@@ -526,7 +518,6 @@ def _connect_adapter() -> bool:
         **kwargs,
     )
     api.listen.called = True
-    _send_at_once()
     state.listening = (str(reply["client_host"]), int(reply["client_port"]))
     return True
 
