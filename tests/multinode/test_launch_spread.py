@@ -37,7 +37,10 @@ def _env(**extra: str) -> dict[str, str]:
 def drive(cluster: Cluster, mode: str, ranks: str, command: list[str],
           env: dict[str, str], hosts: tuple[str, ...] = ("--hosts", "node1")
           ) -> dict[str, Any]:
-    args = ["--ranks", ranks, *hosts, "--ssh-config", str(cluster.ssh_config), "--", *command]
+    # Each chosen rank to its own breakpoint: stopping together, the first stop could pause
+    # another before its line, which is not what these tests read.
+    args = ["--ranks", ranks, "--stop", "alone", *hosts, "--ssh-config", str(cluster.ssh_config),
+            "--", *command]
     got = cluster[0].run([sys.executable, str(DRIVER), mode, str(len(ranks.split(","))),
                           str(SCRIPT), str(LINE), "--", *args],
                          timeout=240, cwd=REPO, env=env)
