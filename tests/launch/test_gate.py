@@ -50,8 +50,11 @@ def _frames(client: DAPClient, thread: int) -> list[dict[str, Any]]:
 
 
 def _no_rankdebug(frames: list[dict[str, Any]]) -> None:
+    """No frame of rankdebug's: its package, or the bootstrap (the boot folder's
+    sitecustomize.py)."""
     paths = [str((f.get("source") or {}).get("path", "")) for f in frames]
-    assert not [p for p in paths if f"{os.sep}rankdebug{os.sep}" in p], paths
+    assert not [p for p in paths if f"{os.sep}rankdebug{os.sep}" in p
+                or p.endswith(f"{os.sep}sitecustomize.py")], paths
 
 
 def _release(launch: Launch, client: DAPClient, path: str, thread: int,
@@ -197,6 +200,32 @@ def test_removed_breakpoint_no_longer_stops(tmp_path: Path) -> None:
 def test_pause_before_any_hit(tmp_path: Path) -> None:
     _stop_while_untraced(tmp_path, "pause before any hit", lambda c: c.request(
         "pause", {"threadId": c.request("threads")["threads"][0]["id"]}), "pause")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("attach", ["hit", "start"])
+def test_a_pause_before_the_script_runs_stops_in_the_script(tmp_path: Path, attach: str
+                                                             ) -> None:
+    """Pause as soon as the client has configured: the rank is still in the bootstrap (it
+    waited for the client there), with no frame of the user's yet. It stops where plain
+    debugpy stops then: entering the user's script, never in a frame of ours."""
+    script = str(SCRIPTS / "single.py")
+    launch = Launch(["--ranks", "0", "--attach", attach, "--", sys.executable, script],
+                    tmp_path)
+    try:
+        client = _client(launch)
+        client.attach({})
+        client.request("pause", {"threadId": 0})
+        stopped = client.stopped()
+        assert stopped["reason"] == "pause"
+        frames = _frames(client, stopped["threadId"])
+        _no_rankdebug(frames)
+        assert frames[0]["source"]["path"] == script, frames
+        client.cont(stopped["threadId"])
+        assert launch.exited() == 0
+        client.close()
+    finally:
+        launch.close()
 
 
 @pytest.mark.timeout(120)

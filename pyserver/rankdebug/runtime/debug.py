@@ -31,7 +31,7 @@ import socket
 import sys
 import threading
 
-from rankdebug.runtime import frames, marks, tcp, wire
+from rankdebug.runtime import frames, hidden, marks, tcp, wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -212,8 +212,10 @@ def _connect_at_once() -> None:
     def start_client(host: str, port: int) -> Any:
         sock = made(host, port)
         tcp.no_delay(sock)
+        hidden.apply()  # before pydevd reads a message (see ``hidden``)
         return sock
 
+    hidden.keep()
     start_client.rankdebug = True  # type: ignore[attr-defined]
     pydevd.start_client = start_client
     pydevd_comm.start_client = start_client
@@ -495,18 +497,15 @@ def _connect_adapter() -> bool:
     state.pause = state.pause or reply.get("pause") is True
     debugpy = import_debugpy()
     debugpy.configure(subProcess=False)
-    from debugpy.common.util import hide_debugpy_internals
     from debugpy.server import api
 
     api.ensure_logging()  # type: ignore[no-untyped-call]
+    # rankdebug's own frames (the bootstrap, the hook that runs the main script) are never
+    # shown.
+    start, end = hidden.patterns()
     kwargs: dict[str, Any] = {"suspend": False, "patch_multiprocessing": False,
-                              "notify_stdin": False}
-    # rankdebug's own frames (the hook that runs the main script) are never shown.
-    hidden = [os.path.dirname(os.path.abspath(__file__))]
-    if hide_debugpy_internals():  # type: ignore[no-untyped-call]
-        hidden.append(os.path.dirname(debugpy.__file__))
-        kwargs["dont_trace_end_patterns"] = ("debugpy_launcher.py",)
-    kwargs["dont_trace_start_patterns"] = tuple(hidden)
+                              "notify_stdin": False, "dont_trace_start_patterns": start,
+                              "dont_trace_end_patterns": end}
     import pydevd
 
     pydevd.settrace(
