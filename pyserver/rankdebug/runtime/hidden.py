@@ -24,6 +24,19 @@ if TYPE_CHECKING:
 _RUNTIME = os.path.dirname(os.path.abspath(__file__))
 
 
+def _bootstrap() -> str | None:
+    """The bootstrap's file, while it runs as ``sitecustomize`` (this module is imported
+    then; once it is done, the ``sitecustomize`` it shadows may take its name)."""
+    boot = sys.modules.get("sitecustomize")
+    path = getattr(boot, "__file__", None)
+    if isinstance(path, str) and callable(getattr(boot, "chain_sitecustomize", None)):
+        return os.path.abspath(path)
+    return None
+
+
+_BOOT = _bootstrap()
+
+
 def _spellings(path: str) -> list[str]:
     # pydevd reads paths unresolved (unless the client asks it to resolve symlinks), and
     # the boot folder links the package in: both spellings.
@@ -33,10 +46,8 @@ def _spellings(path: str) -> list[str]:
 def ours() -> tuple[str, ...]:
     """rankdebug's files in this process: path prefixes."""
     found = _spellings(_RUNTIME)
-    boot = sys.modules.get("sitecustomize")
-    path = getattr(boot, "__file__", None)
-    if isinstance(path, str) and callable(getattr(boot, "chain_sitecustomize", None)):
-        found += _spellings(os.path.abspath(path))
+    if _BOOT is not None:
+        found += _spellings(_BOOT)
     return tuple(dict.fromkeys(found))
 
 
