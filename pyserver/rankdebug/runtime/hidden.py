@@ -25,13 +25,15 @@ _RUNTIME = os.path.dirname(os.path.abspath(__file__))
 
 
 def _bootstrap() -> str | None:
-    """The bootstrap's file, while it runs as ``sitecustomize`` (this module is imported
-    then; once it is done, the ``sitecustomize`` it shadows may take its name)."""
+    """The bootstrap's file: ``sitecustomize.py`` of the boot folder this package is linked
+    into; else the running ``sitecustomize`` if it is the bootstrap (once it is done, the
+    one it shadows takes the name)."""
+    beside = os.path.join(os.path.dirname(os.path.dirname(_RUNTIME)), "sitecustomize.py")
     boot = sys.modules.get("sitecustomize")
     path = getattr(boot, "__file__", None)
     if isinstance(path, str) and callable(getattr(boot, "chain_sitecustomize", None)):
         return os.path.abspath(path)
-    return None
+    return beside if os.path.isfile(beside) else None
 
 
 _BOOT = _bootstrap()
