@@ -209,6 +209,17 @@ def test_parser_partly_unknown_value() -> None:
         ("exec command python x.py", 2),
         ("/usr/bin/env PYTHONUNBUFFERED=1 python x.py", 2),
         ("python x.py", 0),
+        ("uv run torchrun x.py", 2),
+        ("uv run --with torch -p 3.11 --no-sync torchrun x.py", 7),
+        ("uv run --frozen -- python x.py", 4),
+        ("conda run -n train --no-capture-output torchrun x.py", 5),
+        ("micromamba run -p /opt/env python x.py", 4),
+        ("poetry run accelerate launch x.py", 2),
+        ("pixi run -e cuda torchrun x.py", 4),
+        ("pdm run --venv in-project python x.py", 4),
+        ("pipenv run nohup python x.py", 3),
+        ("uv pip install torch", 0),  # not a command of the user's
+        ("conda activate env", 0),
     ],
 )
 def test_unwrap_index(command: str, index: int) -> None:
@@ -223,6 +234,16 @@ def test_unwrap_reports_assignments() -> None:
     full = unwrap_full(words("env -i -u HOME A=1 sudo B=2 python x.py"))
     assert full.clear_env and "HOME" in full.unset
     assert set(full.env) == {"A", "B"} and full.wrappers == ["env", "sudo"]
+
+
+@pytest.mark.parametrize("runner", ["uv run --no-sync", "conda run -n train", "poetry run",
+                                    "pixi run"])
+def test_an_environment_managers_run_is_planned_as_the_command_it_runs(runner: str) -> None:
+    p = plan(f"{runner} torchrun --nproc_per_node gpu x.py --lr 1",
+             env_of(CUDA_VISIBLE_DEVICES="0,1"))
+    assert p.launcher == "torchrun" and p.world_size == 2
+    assert target(p) == ("script", "x.py")
+    assert [a.value for a in p.entry_args] == ["--lr", "1"]
 
 
 def test_env_wrapper_feeds_the_plan() -> None:

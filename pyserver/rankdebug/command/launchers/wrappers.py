@@ -136,6 +136,19 @@ def _wrap_command(argv: Sequence[Word], i: int, out: Unwrapped) -> int:
     return _skip_opts(argv, i)
 
 
+def _runner(short_values: str = "", long_values: Sequence[str] = ()
+            ) -> Callable[[Sequence[Word], int, Unwrapped], int]:
+    """An environment manager's ``run`` (``uv run``, ``conda run -n ENV``): the command after
+    its options runs with the environment's interpreter and this environment's variables.
+    Its other verbs (``uv pip``, ``conda install``) run no command of the user's."""
+    def skip(argv: Sequence[Word], i: int, out: Unwrapped) -> int:
+        if i >= len(argv) or argv[i].value != "run":
+            return -1
+        return _skip_opts(argv, i + 1, short_values, long_values)
+
+    return skip
+
+
 def _opts(short_values: str = "", long_values: Sequence[str] = (), *, digits: bool = False
           ) -> Callable[[Sequence[Word], int, Unwrapped], int]:
     def skip(argv: Sequence[Word], i: int, out: Unwrapped) -> int:
@@ -161,6 +174,24 @@ _WRAPPERS: dict[str, Callable[[Sequence[Word], int, Unwrapped], int]] = {
     "setsid": _opts(),
     "sudo": _wrap_sudo,
     "command": _wrap_command,
+    # Environment managers: the options of theirs that take a value.
+    "uv": _runner("pw", ("with", "with-editable", "with-requirements", "python", "package",
+                         "extra", "group", "only-group", "no-group", "env-file", "directory",
+                         "project", "index", "default-index", "index-url",
+                         "extra-index-url", "find-links", "cache-dir", "config-file",
+                         "python-preference", "color", "allow-insecure-host",
+                         "index-strategy", "keyring-provider", "resolution", "prerelease",
+                         "exclude-newer", "link-mode", "refresh-package",
+                         "reinstall-package", "upgrade-package", "no-binary-package",
+                         "no-build-package", "no-build-isolation-package", "config-setting",
+                         "no-extra", "no-sources-package")),
+    "conda": _runner("np", ("name", "prefix", "cwd")),
+    "mamba": _runner("np", ("name", "prefix", "cwd")),
+    "micromamba": _runner("npr", ("name", "prefix", "cwd", "root-prefix")),
+    "poetry": _runner("CP", ("directory", "project")),
+    "pdm": _runner("p", ("project", "venv")),
+    "pixi": _runner("e", ("environment", "manifest-path", "executable")),
+    "pipenv": _runner(),
 }
 WRAPPER_NAMES: tuple[str, ...] = tuple(_WRAPPERS)
 
@@ -170,7 +201,9 @@ def unwrap_full(argv: Sequence[Word], start: int = 0) -> Unwrapped:
 
     Wrappers: ``env [-i] [-u X] A=B...``, ``nohup``, ``time``, ``exec``, ``nice [-n N]``,
     ``numactl ...``, ``taskset [opts] MASK``, ``timeout [opts] DURATION``, ``stdbuf ...``,
-    ``setsid``, ``sudo [-E] [A=B...]`` and ``command``. Later assignments win.
+    ``setsid``, ``sudo [-E] [A=B...]``, ``command``, and the ``run`` of an environment
+    manager (``uv``, ``conda``, ``mamba``, ``micromamba``, ``poetry``, ``pdm``, ``pixi``,
+    ``pipenv``). Later assignments win.
     """
     out = Unwrapped(start)
     i = start
