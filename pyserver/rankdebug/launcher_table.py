@@ -59,6 +59,10 @@ TABLE: tuple[Launcher, ...] = (
              rank_vars=_TORCH, python_form=True),
     Launcher("llamafactory-cli", ("llamafactory-cli", "lmf"), ("llamafactory.cli",),
              rank_vars=_TORCH),
+    # torchtune's `tune run`: torchrun in its own process when given a torchrun option, else
+    # the recipe in its own process (the plan says so: ``in_launcher``).
+    Launcher("tune", ("tune",), ("torchtune._cli.tune",), rank_vars=_TORCH,
+             default_master_port=29500),
     Launcher("msrun", ("msrun",), ("mindspore.parallel.cluster.run",),
              rank_vars=bootstrap.MINDSPORE_VARS),
     Launcher("mpirun", ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra",

@@ -967,7 +967,8 @@ def test_modules_and_specs() -> None:
     found = find_launcher(words("nohup torchrun x.py"), 1)
     assert found is not None and found[0].NAME == "torchrun" and found[1] == 2
     specs = {"torchrun", "torch.distributed.launch", "deepspeed", "accelerate", "msrun",
-             "colossalai", "mpirun", "srun", "horovodrun", "xla_spawn"}
+             "colossalai", "mpirun", "srun", "horovodrun", "xla_spawn",
+             "tune"}
     assert {name for name in launcher_table.NAMES if spec_for(name) is not None} == specs
 
 
@@ -977,7 +978,8 @@ def test_launcher_names_are_the_tables() -> None:
 
 
 # Words a program needs after it to be a launch (`accelerate launch`, `ray job submit`).
-_SUBCOMMAND = {"accelerate": "launch ", "colossalai": "run ", "ray": "job submit "}
+_SUBCOMMAND = {"accelerate": "launch ", "colossalai": "run ", "ray": "job submit ",
+               "tune": "run "}
 
 
 @pytest.mark.parametrize("row", launcher_table.TABLE, ids=lambda row: row.name)
@@ -988,7 +990,8 @@ def test_every_program_and_module_of_the_table_is_its_launcher(row: launcher_tab
         found = find_launcher(words(f"/usr/bin/{program} {sub}x.py"), 0)
         assert found is not None and row.name == found[0].NAME, program
     for module in row.modules:
-        sub = "launch " if module.endswith("accelerate_cli") else ""
+        sub = "launch " if module.endswith("accelerate_cli") else (
+            "run " if row.name == "tune" else "")
         found = find_launcher(words(f"python3 -m {module} {sub}x.py"), 0)
         assert found is not None and row.name == found[0].NAME, module
 
@@ -1030,3 +1033,38 @@ def test_hosts_of_mpirun_srun_and_deepspeed(tmp_path: Path) -> None:
     assert p.hosts == ["n1", "n2", "m3"]
     assert p.to_json()["hosts"] == ["n1", "n2", "m3"]
     assert plan("srun -N 2 -w ./nodes.txt python x.py").hosts is None
+
+
+# -- torchtune's tune run ------------------------------------------------------------
+
+
+def test_tune_run_with_torchrun_options_is_torchrun() -> None:
+    p = plan("tune run --nnodes 2 --nproc_per_node 8 full_finetune_distributed "
+             "--config llama3_1/70B_full batch_size=2")
+    assert p.launcher == "tune" and numbers(p) == (2, 0, 8, 16) and not p.in_launcher
+    assert target(p) == ("cli", "full_finetune_distributed")  # torchtune's, by name
+    assert args(p) == ["--config", "llama3_1/70B_full", "batch_size=2"]
+    # torchrun's spellings, abbreviations and PET_* variables.
+    p = plan("python -m torchtune._cli.tune run --nproc-per-node=2 recipes/mine.py --config c")
+    assert (p.launcher, p.world_size, target(p)) == ("tune", 2, ("script", "recipes/mine.py"))
+    p = plan("tune run --standalone lora_finetune_distributed --config c",
+             env_of(PET_NPROC_PER_NODE="4"))
+    assert numbers(p) == (1, 0, 4, 4)
+
+
+def test_tune_run_without_torchrun_options_runs_the_recipe_in_itself() -> None:
+    p = plan("tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device")
+    assert p.launcher == "tune" and numbers(p) == (1, 0, 1, 1) and p.in_launcher
+    assert p.to_json()["in_launcher"] is True
+    assert not p.diagnostics
+
+
+def test_tune_run_errors_and_other_subcommands() -> None:
+    p = plan("tune run full_finetune_distributed")  # torchtune refuses it
+    assert [d.severity for d in diags(p, "missing-config")] == ["error"]
+    p = plan("tune run")
+    assert p.launcher == "tune" and p.entry is None and diags(p, "missing-entry")
+    # A config given through a variable may hold --config: no error then.
+    assert not diags(plan("tune run r $ARGS", shell_vars={}), "missing-config")
+    for other in ("tune download meta-llama/Llama-3.1-8B", "tune ls", "tune cp a b"):
+        assert plan(other).launcher == "other", other

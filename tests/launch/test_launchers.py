@@ -126,6 +126,41 @@ def test_accelerate(tmp_path: Path) -> None:
     assert read_json(tmp_path / "rank-0.json")["debugpy"] is False
 
 
+def _tune(tmp: Path) -> dict[str, str]:
+    """PATH with a ``tune`` program (``scripts/tune_stub.py``: torchtune's ``tune run``)."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    tune = bin_dir / "tune"
+    tune.write_text(f"#!{sys.executable}\n" + (SCRIPTS / "tune_stub.py").read_text())
+    tune.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "TUNE_RECIPES": str(SCRIPTS)}
+
+
+def test_tune_run_with_torchrun_options_debugs_a_rank_torchrun_starts(tmp_path: Path) -> None:
+    script = str(SCRIPTS / "ddp_steps.py")
+    launch = Launch(["--ranks", "1", "--", "tune", "run", "--nproc_per_node", "2", "ddp_steps",
+                     "--config", "x.yaml"], tmp_path, env=_tune(tmp_path))
+    try:
+        job = launch.event("job")
+        assert (job["launcher"], job["ranks"]) == ("tune", [1])
+        _debug_one_stop(launch, script, line_of("ddp_steps.py"), 1)
+    finally:
+        launch.close()
+    assert read_json(tmp_path / "rank-0.json")["debugpy"] is False
+
+
+def test_tune_run_of_one_device_debugs_the_recipe_in_tunes_own_process(tmp_path: Path) -> None:
+    """No torchrun option: the recipe runs in the tune process, which has no rank variable."""
+    script = str(SCRIPTS / "single.py")
+    launch = Launch(["--ranks", "0", "--", "tune", "run", "single", "--config", "x.yaml"],
+                    tmp_path, env=_tune(tmp_path))
+    try:
+        _debug_one_stop(launch, script, line_of("single.py"), 0)
+    finally:
+        launch.close()
+
+
 @pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun (Debian's openmpi-bin)")
 def test_mpirun(tmp_path: Path) -> None:
     script = str(SCRIPTS / "single.py")

@@ -546,7 +546,8 @@ MAX_MOVES = 64
 # What no line move changes, taken from the plan as walked; and what holds positions,
 # moved when first read (with `span`, moved at once, that is every field of a plan).
 _SAME = ("launcher", "nnodes", "node_rank", "nproc_per_node", "world_size", "entry_index",
-         "visible_devices", "nnodes_range", "hosts", "cwd", "followed", "background")
+         "visible_devices", "nnodes_range", "in_launcher", "hosts", "cwd", "followed",
+         "background")
 _LAZY = ("argv", "entry", "entry_args", "env", "script_env", "master_addr", "master_port",
          "options", "diagnostics")
 assert {f.name for f in dataclasses.fields(LaunchPlan)} == {*_SAME, *_LAZY, "span"}

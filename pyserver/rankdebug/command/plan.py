@@ -88,6 +88,9 @@ class LaunchPlan:
     # Devices visible to each node, when CUDA_VISIBLE_DEVICES (or the like) says.
     visible_devices: int | None = None
     nnodes_range: tuple[int, int] | None = None
+    # The launcher's own process runs the one rank, with no rank variable (`tune run`
+    # without a torchrun option runs the recipe in itself).
+    in_launcher: bool = False
     # The hosts the launcher spreads the job over, in node order, where the command (or
     # the allocation) names them: mpirun -H/hostfile, srun -w/SLURM_JOB_NODELIST, a
     # DeepSpeed hostfile.
@@ -164,6 +167,7 @@ class LaunchPlan:
             "script_env": {k: w.display for k, w in self.script_env.items()},
             "visible_devices": self.visible_devices,
             "nnodes_range": list(self.nnodes_range) if self.nnodes_range else None,
+            "in_launcher": self.in_launcher,
             "hosts": self.hosts,
             "master_addr": self.master_addr.display if self.master_addr else None,
             "master_port": self.master_port.display if self.master_port else None,

@@ -111,13 +111,20 @@ def prepare_boot_dir(boot: Path) -> tuple[Path, Path]:
     return boot, dbg
 
 
+def _rank_vars(dplan: DebugPlan) -> str:
+    """Where ranks find their numbers; a launcher that runs the one rank in its own process
+    (``in_launcher``) is rank 0 without any."""
+    found = launcher_table.get(dplan.plan.launcher).rank_vars
+    return f"{found},=0" if dplan.plan.in_launcher else found
+
+
 def rank_settings(dplan: DebugPlan, places: JobPlaces) -> dict[str, str]:
     """The ``RANKDEBUG_*`` variables of a job (see ``rankdebug.runtime.debug``)."""
     opts = dplan.options
     env = {
         "RANKDEBUG_JOB": places.job,
         "RANKDEBUG_RANKS": dplan.selection.spec,
-        "RANKDEBUG_RANKVARS": launcher_table.get(dplan.plan.launcher).rank_vars,
+        "RANKDEBUG_RANKVARS": _rank_vars(dplan),
         "RANKDEBUG_HOST": opts.host,
         "RANKDEBUG_PORTS": ",".join(f"{r}:{p}" for r, p in sorted(places.ports.items())),
         "RANKDEBUG_BASE_PORT": str(opts.base_port),

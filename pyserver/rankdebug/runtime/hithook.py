@@ -257,36 +257,78 @@ def _wrap_pickler(module: Any) -> None:
     module._make_function = _make_function
 
 
-class _PicklerFinder:
-    """Wraps a pickler module's ``_make_function`` as soon as the module has run."""
+def _wrap_runpy(module: Any) -> None:
+    """Scripts that ``runpy.run_path`` runs (torchrun --run-path, torchtune's ``tune run`` on
+    one device) are compiled planted, as the loader's modules are."""
+    original = getattr(module, "_get_code_from_file", None)
+    if original is None or getattr(original, "__rankdebug_hithook__", False):
+        return
 
-    @staticmethod
-    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname not in PICKLERS:
+    def _get_code_from_file(*args: Any) -> Any:
+        got = original(*args)
+        code = got[0] if isinstance(got, tuple) else got  # (code, fname) before 3.12
+        filename = getattr(code, "co_filename", None)
+        lines = None if hooks.fired or not isinstance(filename, str) else _targets(filename)
+        planted = compile_planted(os.path.realpath(filename), lines, filename) \
+            if lines and isinstance(filename, str) else None
+        if planted is None:
+            return got
+        return (planted, *got[1:]) if isinstance(got, tuple) else planted
+
+    _get_code_from_file.__rankdebug_hithook__ = True  # type: ignore[attr-defined]
+    module._get_code_from_file = _get_code_from_file
+
+
+# Modules to wrap once they have run (or now, if they have): the picklers, runpy.
+_AFTER_IMPORT: dict[str, Callable[[Any], None]] = {
+    **{name: _wrap_pickler for name in PICKLERS}, "runpy": _wrap_runpy}
+
+
+class _Wrapped:
+    """A module's loader, which wraps the module once it has run (the original loader is
+    left alone: a frozen module's is the FrozenImporter class, shared by all of them)."""
+
+    def __init__(self, loader: Any, then: Callable[[Any], None]) -> None:
+        self.loader, self.then = loader, then
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+        self.then(module)
+
+    def __getattr__(self, name: str) -> Any:  # get_code, get_source, is_package...
+        return getattr(self.loader, name)
+
+
+class _AfterImportFinder:
+    """Finds an ``_AFTER_IMPORT`` module as the other finders would, with a wrapping loader."""
+
+    @classmethod
+    def find_spec(cls, fullname: str, path: Any = None, target: Any = None) -> Any:
+        then = _AFTER_IMPORT.get(fullname)
+        if then is None:
             return None
-        import importlib.machinery
-
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        loader = getattr(spec, "loader", None)
-        run = getattr(loader, "exec_module", None)
-        if spec is None or loader is None or run is None:
+        for finder in sys.meta_path:
+            if isinstance(finder, cls) or not hasattr(finder, "find_spec"):
+                continue
+            spec: Any = finder.find_spec(fullname, path, target)
+            if spec is None:
+                continue
+            if getattr(spec.loader, "exec_module", None) is not None:
+                spec.loader = _Wrapped(spec.loader, then)
             return spec
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            _wrap_pickler(module)
-
-        loader.exec_module = exec_module
-        return spec
+        return None
 
 
-def _patch_picklers() -> None:
-    for name in PICKLERS:
+def _patch_after_import() -> None:
+    for name, then in _AFTER_IMPORT.items():
         module = sys.modules.get(name)
         if module is not None:
-            _wrap_pickler(module)
-    if not any(isinstance(f, _PicklerFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _PicklerFinder())
+            then(module)
+    if not any(isinstance(f, _AfterImportFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImportFinder())
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
@@ -334,6 +376,6 @@ def install(breaks: Sequence[tuple[str, int]], on_hit: Callable[[FrameType], Non
     hooks.on_hit = on_hit
     setattr(builtins, HOOK, _hit)
     _patch_loader()
-    _patch_picklers()
+    _patch_after_import()
     sys.addaudithook(_audit)
     return True

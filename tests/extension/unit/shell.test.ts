@@ -85,5 +85,8 @@ describe('core/lineHint', () => {
         assert.ok(!looksLikeLaunch(script, 6));
         assert.ok(looksLikeLaunch(['$ deepspeed --num_gpus 8 train.py'], 0));
         assert.ok(looksLikeLaunch(['accelerate launch train.py'], 0));
+        assert.ok(looksLikeLaunch(['tune run --nproc_per_node 2 full_finetune_distributed --config c'], 0));
+        assert.ok(looksLikeLaunch(['uv run litgpt finetune_lora --devices 2'], 0));
+        assert.ok(!looksLikeLaunch(['echo tuned'], 0));
     });
 });

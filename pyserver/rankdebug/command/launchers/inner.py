@@ -19,6 +19,7 @@ from rankdebug.command.launchers import (
     ray,
     torch_launch,
     torchrun,
+    torchtune,
     xla_spawn,
 )
 from rankdebug.command.launchers.base import Context, LauncherModule, first_match
@@ -36,6 +37,7 @@ RANK_MODULES: tuple[LauncherModule, ...] = (
     deepspeed,
     accelerate,
     llamafactory,
+    torchtune,
     msrun,
     colossalai,
     ray,
