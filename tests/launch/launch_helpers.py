@@ -80,10 +80,12 @@ class Launch:
             self._q.put(ev)
         self._q.put(None)
 
-    def event(self, name: str, timeout: float = 60.0) -> dict[str, Any]:
-        """The next event called ``name`` (earlier ones of other names are kept)."""
+    def event(self, name: str | tuple[str, ...], timeout: float = 60.0) -> dict[str, Any]:
+        """The next event called ``name`` (or any of those names; earlier ones of other names
+        are kept)."""
+        names = (name,) if isinstance(name, str) else name
         for ev in self.events:
-            if ev.get("event") == name and not ev.get("_seen"):
+            if ev.get("event") in names and not ev.get("_seen"):
                 ev["_seen"] = True
                 return ev
         deadline = time.monotonic() + timeout
@@ -101,7 +103,7 @@ class Launch:
             self.events.append(ev)
             if ev.get("event") == "job":
                 self.job = ev["job"]
-            if ev.get("event") == name:
+            if ev.get("event") in names:
                 ev["_seen"] = True
                 return ev
 

@@ -142,7 +142,21 @@ def test_pause_all_then_step_all(tmp_path: Path, attach: str) -> None:
         stops = _stops(launch, 2)
         assert all(s["reason"] == "pause" for s in stops.values()), stops
         launch.command({"command": "step", "ranks": [0, 1], "kind": "over"})
-        arrived = launch.event("arrived", 30)
+        # Each rank steps a line, or waits in the all_reduce it stepped into. One that waits
+        # for a peer which stopped short of the all_reduce ends its step only when that peer
+        # goes on (the pause can land the two a line apart).
+        moved: dict[int, str] = {}
+        while True:
+            ev = launch.event(("stopped", "blocked", "arrived"), 30)
+            if ev["event"] == "arrived":
+                arrived = ev
+                break
+            moved[int(ev["rank"])] = "blocked" if ev["event"] == "blocked" else ev["reason"]
+            if sorted(moved.values()) == ["blocked", "step"]:
+                stepped = next(r for r, how in moved.items() if how == "step")
+                launch.command({"command": "continue", "ranks": [stepped]})
+                arrived = launch.event("arrived", 30)
+                break
         assert arrived["command"] == "step"
         said = [e for e in launch.events if e.get("event") == "blocked"]
         blocked = {int(e["rank"]) for e in said}
