@@ -500,12 +500,10 @@ def _connect_adapter() -> bool:
     from debugpy.server import api
 
     api.ensure_logging()  # type: ignore[no-untyped-call]
-    # rankdebug's own frames (the bootstrap, the hook that runs the main script) are never
-    # shown.
-    start, end = hidden.patterns()
+    # rankdebug's own frames are hidden as pydevd connects (``hidden``, through the
+    # ``start_client`` that ``import_debugpy`` installed): no patterns to pass here.
     kwargs: dict[str, Any] = {"suspend": False, "patch_multiprocessing": False,
-                              "notify_stdin": False, "dont_trace_start_patterns": start,
-                              "dont_trace_end_patterns": end}
+                              "notify_stdin": False}
     import pydevd
 
     pydevd.settrace(

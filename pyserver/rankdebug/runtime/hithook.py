@@ -268,9 +268,10 @@ def _wrap_runpy(module: Any) -> None:
         got = original(*args)
         code = got[0] if isinstance(got, tuple) else got  # (code, fname) before 3.12
         filename = getattr(code, "co_filename", None)
-        lines = None if hooks.fired or not isinstance(filename, str) else _targets(filename)
-        planted = compile_planted(os.path.realpath(filename), lines, filename) \
-            if lines and isinstance(filename, str) else None
+        if hooks.fired or not isinstance(filename, str):
+            return got
+        lines = _targets(filename)
+        planted = compile_planted(filename, lines) if lines else None
         if planted is None:
             return got
         return (planted, *got[1:]) if isinstance(got, tuple) else planted

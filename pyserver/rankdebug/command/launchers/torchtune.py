@@ -24,7 +24,7 @@ from rankdebug.command.launchers.common import (
     warn_unknown_program,
 )
 from rankdebug.command.options import Spec, parse_options
-from rankdebug.command.plan import EntryKind
+from rankdebug.command.plan import Entry, EntryKind
 from rankdebug.command.words import Word
 
 ROW = launcher_table.BY_NAME["tune"]
@@ -42,8 +42,7 @@ def matches(argv: Sequence[Word]) -> int | None:
 def parse(ctx: Context, start: int) -> None:
     plan = ctx.plan
     argv = plan.argv
-    parsed = parse_options(plan, argv, start, SPEC)
-    at = parsed.end
+    at = parse_options(plan, argv, start, SPEC, quiet=True).end  # parse_torch records them
     if at >= len(argv):
         plan.warn("tune run is given no recipe to run", argv[-1].span, code="missing-entry")
         return
@@ -52,11 +51,12 @@ def parse(ctx: Context, start: int) -> None:
         plan.warn("tune run needs --config CONFIG after the recipe", argv[at].span,
                   code="missing-config", severity="error")
     if at > start:
-        # A torchrun option: torchrun's numbers.
+        # A torchrun option: torchrun's numbers, and its entry (the recipe) of our kind.
         torchrun.parse_torch(ctx, start, SPEC)
-    else:
-        single_process(plan)
-        plan.in_launcher = True
+        plan.entry = Entry(_kind(argv[at]), argv[at])
+        return
+    single_process(plan)
+    plan.in_launcher = True
     set_entry(plan, _kind(argv[at]), argv[at], at, at + 1)
     warn_unknown_program(plan, "recipe", argv[at])
 
