@@ -89,6 +89,30 @@ TABLE: tuple[Launcher, ...] = (
     # start); under srun the tasks are Slurm's.
     Launcher("litgpt", ("litgpt",), ("litgpt",),
              rank_vars=f"{_TORCH},LOCAL_RANK/LOCAL_RANK/WORLD_SIZE,=0", starts_ranks=False),
+    # Framework CLIs that start torchrun (or accelerate) themselves: their ranks carry
+    # torchrun's variables; the CLI's own process (and the launcher it starts) none.
+    # XTuner's `xtuner MODE`: torchrun when NNODES or NPROC_PER_NODE is above 1. Under srun
+    # (`--launcher slurm`, XTuner's Slurm form) the ranks are srun's tasks.
+    Launcher("xtuner", ("xtuner",), (), rank_vars=_TORCH, starts_ranks=False),
+    # ms-swift's `swift sft|pt|rlhf|infer` and `megatron sft|pt|…`: `python -m
+    # torch.distributed.run` when NPROC_PER_NODE or NNODES is set.
+    Launcher("swift", ("swift", "megatron"), ("swift.cli.main", "swift.cli._megatron.main"),
+             rank_vars=_TORCH, python_form=True),
+    # Axolotl's `axolotl train|evaluate|…`: accelerate launch (its default) or torchrun, or
+    # in its own process (`--launcher python`, `preprocess`).
+    Launcher("axolotl", ("axolotl",), ("axolotl.cli.main",), rank_vars=_TORCH),
+    # MosaicML Composer's launcher: one process per rank, RANK and the rest set for each.
+    Launcher("composer", ("composer",), ("composer.cli", "composer.cli.launcher"),
+             rank_vars=_TORCH, python_form=True),
+    # Lightning Fabric's `fabric run` (also `lightning run model`): torchrun's run() in its
+    # own process.
+    Launcher("fabric", ("fabric", "lightning"), ("lightning.fabric.cli", "lightning_fabric.cli"),
+             rank_vars=_TORCH, default_master_port=29400),
+    # A script that starts its own workers from a flag: detectron2's `launch()` (``--num-gpus
+    # N --num-machines M``), torch.multiprocessing workers that get their rank as an argument,
+    # not in the environment; with one process in all, the script's own process is the rank
+    # (``in_launcher``).
+    Launcher("detectron2", (), (), rank_vars=_TORCH, starts_ranks=False),
     Launcher(OTHER, (), (), starts_ranks=False),
 )
 

@@ -968,7 +968,7 @@ def test_modules_and_specs() -> None:
     assert found is not None and found[0].NAME == "torchrun" and found[1] == 2
     specs = {"torchrun", "torch.distributed.launch", "deepspeed", "accelerate", "msrun",
              "colossalai", "mpirun", "srun", "horovodrun", "xla_spawn",
-             "tune"}
+             "tune", "axolotl", "composer", "fabric", "detectron2"}
     assert {name for name in launcher_table.NAMES if spec_for(name) is not None} == specs
 
 
@@ -979,19 +979,24 @@ def test_launcher_names_are_the_tables() -> None:
 
 # Words a program needs after it to be a launch (`accelerate launch`, `ray job submit`).
 _SUBCOMMAND = {"accelerate": "launch ", "colossalai": "run ", "ray": "job submit ",
-               "tune": "run "}
+               "tune": "run ", "xtuner": "train ", "swift": "sft ", "axolotl": "train ",
+               "fabric": "run "}
+# Programs whose launch words differ from their launcher's (`lightning run model`).
+_PROGRAM_SUBCOMMAND = {"accelerate-launch": "", "lightning": "run model "}
+# Words after `python -m MODULE` (torchtune's run; the CLIs' subcommands).
+_MODULE_SUBCOMMAND = {"tune": "run ", "swift": "sft ", "axolotl": "train "}
 
 
 @pytest.mark.parametrize("row", launcher_table.TABLE, ids=lambda row: row.name)
 def test_every_program_and_module_of_the_table_is_its_launcher(row: launcher_table.Launcher
                                                                 ) -> None:
     for program in row.programs:
-        sub = "" if program == "accelerate-launch" else _SUBCOMMAND.get(row.name, "")
+        sub = _PROGRAM_SUBCOMMAND.get(program, _SUBCOMMAND.get(row.name, ""))
         found = find_launcher(words(f"/usr/bin/{program} {sub}x.py"), 0)
         assert found is not None and row.name == found[0].NAME, program
     for module in row.modules:
         sub = "launch " if module.endswith("accelerate_cli") else (
-            "run " if row.name == "tune" else "")
+            _MODULE_SUBCOMMAND.get(row.name, ""))
         found = find_launcher(words(f"python3 -m {module} {sub}x.py"), 0)
         assert found is not None and row.name == found[0].NAME, module
 
@@ -1012,8 +1017,9 @@ def test_split_last() -> None:
 
 def test_plan_all_lists_every_launcher_program() -> None:
     programs = [p for row in launcher_table.TABLE for p in row.programs]
-    text = "".join(f"{p} {_SUBCOMMAND.get(launcher_table.PROCESS_WORDS[p], '')}x.py\n"
-                   for p in programs if p != "accelerate-launch")
+    text = "".join(
+        f"{p} {_PROGRAM_SUBCOMMAND.get(p, _SUBCOMMAND.get(launcher_table.PROCESS_WORDS[p], ''))}"
+        "x.py\n" for p in programs if p != "accelerate-launch")
     plans, _ = plan_all(text)
     assert len(plans) == len(programs) - 1
 

@@ -212,7 +212,14 @@ class _Values:
 def parse(ctx: Context, start: int) -> None:
     plan = ctx.plan
     parsed = parse_options(plan, plan.argv, start, SPEC)
-    here = plan.argv[start - 1].span if start > 0 else plan.span
+    numbers(ctx, parsed, plan.argv[start - 1].span if start > 0 else plan.span)
+    launcher_entry(plan, parsed, "accelerate launch", flag_kind(parsed))
+
+
+def numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
+    """The plan's numbers from accelerate's options as read (``parsed``), its config file or
+    its default config; ``here`` is where a note about the whole command goes."""
+    plan = ctx.plan
     config = _config(ctx, parsed)
     values = _Values(plan, parsed, config)
 
@@ -244,5 +251,3 @@ def parse(ctx: Context, start: int) -> None:
         found = values.setting(key)
         if found is not None and found.word is not None:
             setattr(plan, attr, found.word)
-
-    launcher_entry(plan, parsed, "accelerate launch", flag_kind(parsed))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -126,6 +127,40 @@ def env_flag(ctx: Context, name: str) -> bool | None:
     if word.value is None:
         return None
     return word.value.strip().lower() in _TRUTHY
+
+
+def env_int(ctx: Context, name: str, default: int | None) -> int | None:
+    """A whole-number environment variable, ``default`` when unset; None with a warning
+    when it is unknown or not a whole number."""
+    word = ctx.env.get(name)
+    if word is None:
+        return default
+    return read_int(ctx.plan, word, name)
+
+
+def not_exported(ctx: Context, names: Sequence[str], tool: str, span: Span) -> None:
+    """Warn about variables ``tool`` reads that the script sets but does not export."""
+    for name in names:
+        if name in ctx.shell_vars and name not in ctx.env:
+            ctx.plan.warn(f"{name} is set but not exported, so {tool} does not see it; use "
+                          f"`export {name}`", span, code="not-exported")
+
+
+def unknown_subcommand(plan: LaunchPlan, tool: str, word: Word, known: Sequence[str], *,
+                       missing: bool = False) -> None:
+    """A subcommand ``tool`` does not have (or none given, or not known here): said with the
+    nearest one, as the tool would refuse it."""
+    choices = ", ".join(known)
+    if missing:
+        plan.warn(f"{tool} needs one of {choices} after it", word.span, code="missing-entry",
+                  severity="error")
+    elif word.value is None:
+        plan.warn(f"the {tool} command {word.display} is not known{why(word)}", word.span)
+    else:
+        near = difflib.get_close_matches(word.value, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]}?" if near else f" (it has {choices})"
+        plan.warn(f"{tool} has no command {word.value}{hint}", word.span,
+                  code="unknown-command", severity="error", fix=near[0] if near else None)
 
 
 def product(a: int | None, b: int | None) -> int | None:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 
 from rankdebug import launcher_table
+from rankdebug.command.launchers import detectron2
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     is_python,
@@ -58,7 +59,12 @@ def parse(ctx: Context, start: int) -> None:
     set_entry(plan, call.kind, call.target, call.index, call.args_from)
     if call.kind == "script":
         warn_unknown_program(plan, "script", call.target)
-        facts = _ray_facts(ctx, call.target.value) if call.target.value is not None else None
+        facts = _script_facts(ctx, call.target.value) if call.target.value is not None else None
+        if facts is not None and facts[2]:
+            detectron2.parse(ctx, call.args_from)
+            return
+        if facts is None:
+            _spawn_flag_unread(plan, call.args_from, call.target)
         if facts is not None and facts[0]:
             ray_driver(plan, call.target)
             joined = _joins_cluster(facts[1], ctx.env_value("RAY_ADDRESS"))
@@ -75,15 +81,30 @@ def is_ray_driver(source: str | None) -> bool:
 
 
 _ADDRESS = re.compile(r"\bray\.init\([^)]*\baddress\s*=\s*(?!None\b)")
-# (path, mtime, size) -> (a Ray driver, ray.init(address=...) in it): the language server
-# plans a document's commands at every edit, and a script's text changes far less often.
-_FACTS: dict[tuple[str, int, int], tuple[bool, bool]] = {}
+# (path, mtime, size) -> (a Ray driver, ray.init(address=...) in it, starts its own workers
+# from a flag): the language server plans a document's commands at every edit, and a
+# script's text changes far less often.
+_FACTS: dict[tuple[str, int, int], tuple[bool, bool, bool]] = {}
 _FACTS_MAX = 256
+# A flag that makes a script start its own workers (detectron2's), for a script not read.
+_SPAWN_FLAGS = ("--num-gpus",)
 
 
-def _ray_facts(ctx: Context, name: str) -> tuple[bool, bool] | None:
-    """Whether the script ``name`` is a Ray driver, and whether it joins a cluster by
-    address; None when it cannot be read."""
+def _spawn_flag_unread(plan: LaunchPlan, start: int, script: Word) -> None:
+    """Say so when a script that cannot be read here is given a worker-count flag of a
+    script that starts its own workers (detectron2's ``--num-gpus N``)."""
+    for word in plan.argv[start:]:
+        name = (word.value or "").split("=", 1)[0]
+        if name in _SPAWN_FLAGS:
+            plan.warn(f"{script.display} cannot be read here: if it starts its own workers "
+                      f"from {name} (detectron2's launch()), the job has more than one "
+                      "process", word.span, code="unreadable-file")
+            return
+
+
+def _script_facts(ctx: Context, name: str) -> tuple[bool, bool, bool] | None:
+    """Whether the script ``name`` is a Ray driver, whether it joins a cluster by address,
+    and whether it starts its own workers from a flag; None when it cannot be read."""
     path = ctx.resolve(name)
     try:
         info = path.stat() if path is not None else None
@@ -95,7 +116,8 @@ def _ray_facts(ctx: Context, name: str) -> tuple[bool, bool] | None:
     facts = _FACTS.get(key)
     if facts is None:
         source = ctx.read_text(str(path))
-        facts = (is_ray_driver(source), bool(source and _ADDRESS.search(source)))
+        facts = (is_ray_driver(source), bool(source and _ADDRESS.search(source)),
+                 bool(source and detectron2.spawns_from_flag(source)))
         if len(_FACTS) >= _FACTS_MAX:
             _FACTS.clear()
         _FACTS[key] = facts

@@ -99,7 +99,26 @@ def parse_torch(ctx: Context, start: int, spec: Spec) -> None:
     """torchrun's semantics, shared with torch.distributed.launch."""
     plan = ctx.plan
     parsed = parse_options(plan, plan.argv, start, spec)
+    numbers_of(ctx, parsed)
 
+    kind: EntryKind = "script"
+    if parsed.has("run_path") or _check_env(ctx, parsed, "run_path"):
+        kind = "script"
+    elif parsed.has("no_python") or _check_env(ctx, parsed, "no_python"):
+        kind = "cli"
+        if parsed.has("module"):
+            use = parsed.get("module")
+            plan.warn("--no-python and --module cannot be used together",
+                      use.record.span if use else None, code="conflict", severity="error")
+    elif _check_env(ctx, parsed, "module"):
+        kind = "module"
+    launcher_entry(plan, parsed, spec.tool, kind)
+
+
+def numbers_of(ctx: Context, parsed: Parsed) -> None:
+    """The plan's numbers and rendezvous from torchrun's options as read (``parsed``) and
+    its ``PET_*`` variables."""
+    plan = ctx.plan
     standalone = _check_env(ctx, parsed, "standalone")
     nnodes_set = setting(ctx, parsed, "nnodes", "PET_NNODES")
     if standalone:
@@ -116,7 +135,7 @@ def parse_torch(ctx: Context, start: int, spec: Spec) -> None:
     else:
         _nnodes(plan, parsed, nnodes_set)
 
-    per_node = _nproc(ctx, parsed)
+    per_node = _nproc(ctx, parsed, setting(ctx, parsed, "nproc_per_node", "PET_NPROC_PER_NODE"))
 
     plan.node_rank = resolve_int(plan, setting(ctx, parsed, "node_rank", "PET_NODE_RANK"),
                                  parsed, 0, "--node-rank")
@@ -147,18 +166,21 @@ def parse_torch(ctx: Context, start: int, spec: Spec) -> None:
                 code="rendezvous",
             )
 
-    kind: EntryKind = "script"
-    if parsed.has("run_path") or _check_env(ctx, parsed, "run_path"):
-        kind = "script"
-    elif parsed.has("no_python") or _check_env(ctx, parsed, "no_python"):
-        kind = "cli"
-        if parsed.has("module"):
-            use = parsed.get("module")
-            plan.warn("--no-python and --module cannot be used together",
-                      use.record.span if use else None, code="conflict", severity="error")
-    elif _check_env(ctx, parsed, "module"):
-        kind = "module"
-    launcher_entry(plan, parsed, spec.tool, kind)
+
+def numbers_from(ctx: Context, nnodes: Setting | None, nproc: Setting | None,
+                 node_rank: Setting | None) -> None:
+    """torchrun's numbers from values another tool hands it as torchrun's options (ms-swift
+    passes NPROC_PER_NODE, NNODES and NODE_RANK on); an option not handed on falls back on
+    torchrun's ``PET_*`` variable, then on its default."""
+    plan = ctx.plan
+    none = Parsed(start=0, end=0)
+    _nnodes(plan, none, nnodes or setting(ctx, none, "nnodes", "PET_NNODES"))
+    per_node = _nproc(ctx, none, nproc or setting(ctx, none, "nproc_per_node",
+                                                  "PET_NPROC_PER_NODE"))
+    plan.node_rank = resolve_int(plan, node_rank or setting(ctx, none, "node_rank",
+                                                            "PET_NODE_RANK"),
+                                 none, 0, "--node-rank")
+    plan.world_size = product(plan.nnodes, per_node)
 
 
 def _nnodes(plan: LaunchPlan, parsed: Parsed, found: Setting | None) -> None:
@@ -191,10 +213,9 @@ def _nnodes(plan: LaunchPlan, parsed: Parsed, found: Setting | None) -> None:
                   code="bad-value")
 
 
-def _nproc(ctx: Context, parsed: Parsed) -> int | None:
-    """Set plan.nproc_per_node; return the per-node count when it is known."""
+def _nproc(ctx: Context, parsed: Parsed, found: Setting | None) -> int | None:
+    """Set plan.nproc_per_node from ``found``; return the per-node count when it is known."""
     plan = ctx.plan
-    found = setting(ctx, parsed, "nproc_per_node", "PET_NPROC_PER_NODE")
     if found is None:
         n = resolve_int(plan, None, parsed, 1, "--nproc-per-node")
         plan.nproc_per_node = n
