@@ -18,7 +18,12 @@ from typing import Protocol
 from rankdebug.errors import BadInput
 
 DEFAULT = "0"
-_ITEM = re.compile(r"^(?:all|local\d+|node\d+|\d+|\d+-\d+)$")
+_ITEM = re.compile(r"^(?:all|local\d+|node\d+|\d+|\d+-\d+)$", re.ASCII)
+# Bounds checked before anything is converted or allocated: a spec names ranks by what it
+# says, so "0-1000000000" or 5,000 digits is an error at its place, never a list.
+MAX_RANK = (1 << 20) - 1  # above any job that runs today (1,048,576 ranks)
+MAX_DIGITS = len(str(MAX_RANK))
+MAX_SPEC = 1 << 16  # characters; a compacted list of every rank of a big job fits
 _NODE_WORD = re.compile(r"\bnode\s+(?=\d)", re.IGNORECASE)
 _ARM = re.compile(r"^(?:--)?arm(?:ed)?$", re.IGNORECASE)
 EXAMPLES = "0, 1,3, 0-3, all, local0 or node1"
@@ -57,18 +62,38 @@ class Choice:
     arm: bool
 
 
+def _short(item: str) -> str:
+    return repr(item if len(item) <= 40 else item[:37] + "...")
+
+
 def items(spec: str) -> list[str]:
-    """The spec's items, lower-cased; raises RanksError when one is malformed."""
-    out = [p.strip().lower() for p in spec.split(",") if p.strip()]
-    if not out:
-        raise RanksError(f"--ranks is empty; give e.g. {EXAMPLES}")
-    for item in out:
+    """The spec's items, lower-cased; raises RanksError (with the 1-based column of the item
+    at fault) when one is malformed or names a rank past ``MAX_RANK``."""
+    if len(spec) > MAX_SPEC:
+        raise RanksError(f"--ranks: the spec is {len(spec):,} characters long (at most "
+                         f"{MAX_SPEC:,}); use ranges such as 0-1023", 1, MAX_SPEC + 1)
+    out: list[str] = []
+    column = 1
+    for raw in spec.split(","):
+        item = raw.strip().lower()
+        at = column + len(raw) - len(raw.lstrip())
+        column += len(raw) + 1
+        if not item:
+            continue
         if not _ITEM.match(item):
-            raise RanksError(f"--ranks: cannot read {item!r} (use N, A-B, all, localN or nodeN)")
+            raise RanksError(f"--ranks: cannot read {_short(item)} (use N, A-B, all, localN "
+                             "or nodeN)", 1, at)
+        for number in re.findall(r"\d+", item, re.ASCII):
+            if len(number.lstrip("0")) > MAX_DIGITS or int(number) > MAX_RANK:
+                raise RanksError(f"--ranks: {_short(number)} in {_short(item)} is past the "
+                                 f"largest rank there can be ({MAX_RANK:,})", 1, at)
         if "-" in item:
             lo, hi = (int(x) for x in item.split("-"))
             if lo > hi:
-                raise RanksError(f"--ranks: empty range {item!r}")
+                raise RanksError(f"--ranks: empty range {item!r}", 1, at)
+        out.append(item)
+    if not out:
+        raise RanksError(f"--ranks is empty; give e.g. {EXAMPLES}")
     return out
 
 
@@ -83,9 +108,11 @@ def normalise(raw: object, default: str = DEFAULT) -> str:
     if isinstance(raw, str) and raw.strip():
         return raw.strip()
     if isinstance(raw, list) and raw and all(
-        isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in raw
+        isinstance(r, int) and not isinstance(r, bool) and 0 <= r <= MAX_RANK for r in raw
     ):
-        return ",".join(str(r) for r in sorted(set(raw)))
+        return compact(raw)
+    if isinstance(raw, list) and any(isinstance(r, int) and r > MAX_RANK for r in raw):
+        raise RanksError(f"ranks: a rank past the largest there can be ({MAX_RANK:,})")
     raise RanksError("ranks must be a string like '1,3' or a list of numbers")
 
 
@@ -108,17 +135,32 @@ def parse_choice(text: str, *, allow_arm: bool = True) -> Choice:
     return Choice(",".join(items(spec)), arm)
 
 
-def _explicit(parts: Sequence[str]) -> list[int]:
-    out: list[int] = []
+def _spans(parts: Sequence[str]) -> list[tuple[int, int]]:
+    """The numbered items of a checked spec as merged inclusive ranges, so that a spec
+    costs what it says, not what it names."""
+    spans: list[tuple[int, int]] = []
     for item in parts:
         if item == "all" or item.startswith(("local", "node")):
             continue
-        if "-" in item:
-            lo, hi = (int(x) for x in item.split("-"))
-            out.extend(range(lo, hi + 1))
+        first, _, last = item.partition("-")
+        spans.append((int(first), int(last or first)))
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
         else:
-            out.append(int(item))
-    return out
+            merged.append((lo, hi))
+    return merged
+
+
+def _explicit(parts: Sequence[str]) -> list[int]:
+    """The ranks named by number, each once, in order (at most ``MAX_RANK + 1``)."""
+    return [r for lo, hi in _spans(parts) for r in range(lo, hi + 1)]
+
+
+def _largest(parts: Sequence[str]) -> int | None:
+    spans = _spans(parts)
+    return spans[-1][1] if spans else None
 
 
 def numbers(item: str) -> list[int]:
@@ -158,9 +200,9 @@ def _select_unknown(parts: list[str], world: int | None) -> Selection:
         raise RanksError(f"--ranks: {node} needs the job's nodes, which are not known here; "
                          "give rank numbers")
     if world is not None:
-        for r in _explicit(parts):
-            if r >= world:
-                raise RanksError(f"--ranks: rank {r} is outside the job (world size {world})")
+        top = _largest(parts)
+        if top is not None and top >= world:
+            raise RanksError(f"--ranks: rank {top} is outside the job (world size {world})")
         if "all" in parts:
             return Selection(canonical, list(range(world)))
     if _numbers_only(parts):
@@ -179,6 +221,9 @@ def select(spec: str, ranks: Sequence[RankLike], world_size: int | None = None) 
         return _select_unknown(parts, world_size)
     if any(p.startswith("local") for p in parts) and any(r.local_rank is None for r in ranks):
         return Selection(",".join(parts), None)  # each rank decides from LOCAL_RANK
+    top = _largest(parts)
+    if top is not None and top >= len(ranks):
+        raise RanksError(f"--ranks: rank {top} is outside the job (world size {len(ranks)})")
     picked: set[int] = set()
     for item in parts:
         if item.startswith("node"):
@@ -216,6 +261,8 @@ def chosen(spec: str, rank: int, local_rank: int | None) -> bool:
         if item.startswith("local"):
             if local_rank == int(item[5:]):
                 return True
-        elif rank in _explicit([item]):
-            return True
+        else:
+            lo, _, hi = item.partition("-")
+            if int(lo) <= rank <= int(hi or lo):
+                return True
     return False

@@ -53,7 +53,9 @@ def _int(text: str | None) -> int | None:
     if text is None:
         return None
     text = text.strip()
-    if text.isdigit():
+    # ASCII digits only, and few of them: int() of 5,000 digits raises, and a rank's
+    # variables must never stop it.
+    if text.isascii() and text.isdigit() and len(text) <= 18:
         return int(text)
     return None
 
@@ -350,6 +352,8 @@ def act(env: MutableMapping[str, str]) -> None:
     try:
         seconds = float(env.get("RANKDEBUG_TIMEOUT", "86400") or "0")
     except ValueError:
+        seconds = 86400.0
+    if not 0 <= seconds <= 1e9:  # nan, inf and negatives: the default, not a crash
         seconds = 86400.0
     if seconds > 0:
         install_guard(seconds)

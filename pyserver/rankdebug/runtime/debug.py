@@ -173,10 +173,19 @@ def _port_for(rank: int) -> int:
         return 0
     for item in _env("RANKDEBUG_PORTS").split(","):
         r, _, p = item.partition(":")
-        if r.strip() == str(rank) and p.strip().isdigit():
-            return int(p)
-    base = _env("RANKDEBUG_BASE_PORT", "0")
-    return int(base) + rank if base.isdigit() and int(base) > 0 else 0
+        if r.strip() == str(rank):
+            return _port(p)
+    base = _port(_env("RANKDEBUG_BASE_PORT", "0"))
+    return _port(str(base + rank)) if base else 0
+
+
+def _port(text: str) -> int:
+    """A TCP port from a variable, or 0 (any free one) for anything else: a rank's
+    environment must never stop it."""
+    text = text.strip()
+    if text.isascii() and text.isdigit() and len(text) <= 5 and 0 < int(text) < 65536:
+        return int(text)
+    return 0
 
 
 def import_debugpy() -> Any:
@@ -190,9 +199,10 @@ def import_debugpy() -> Any:
     finally:
         if where in sys.path:
             sys.path.remove(where)
-    from rankdebug.runtime import stepping
+    from rankdebug.runtime import hold, stepping
 
     stepping.install()  # a step after a pause that stopped at a return (debugpy loses it)
+    hold.watch_debugger()  # a stop at an uncaught exception is a held rank's to the tools
     _connect_at_once()
     return debugpy
 
@@ -346,6 +356,9 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     # else debugpy's own (no supervisor).
     if not connect_adapter():
         listen()
+    # pydevd's tracer never sees the script's top frame end (it starts after this one), so
+    # it cannot stop at an uncaught exception there: the excepthook does.
+    _catch_uncaught()
     if _env("RANKDEBUG_WAIT", "1") == "1":
         wait_for_client()
 
@@ -579,10 +592,25 @@ def _catch_uncaught() -> None:
 def _stop_at_exception(kind: type[BaseException], value: BaseException,
                        tb: TracebackType | None) -> None:
     """Stop where an uncaught exception was raised, if the client's filters want it."""
-    if not issubclass(kind, SystemExit) and _attach_for_exception():
+    if not issubclass(kind, SystemExit) and (_traced_already() or _attach_for_exception()):
         import debugpy
 
         debugpy.trigger_exception_handler((kind, value, tb))
+
+
+def _traced_already() -> bool:
+    """The debugger is on with a client (--attach start, or attached since), and its tracer
+    has not stopped at this thread's exception itself."""
+    debugpy = sys.modules.get("debugpy")
+    if state.listening is None or debugpy is None or not debugpy.is_client_connected():
+        return False
+    try:
+        from _pydevd_bundle.pydevd_additional_thread_info import set_additional_thread_info
+
+        info = set_additional_thread_info(threading.current_thread())
+        return not info.suspended_at_unhandled
+    except Exception:  # another pydevd: stop (a second stop beats none)
+        return True
 
 
 def _attach_for_exception() -> bool:

@@ -35,10 +35,18 @@ def encode(message: dict[str, Any]) -> bytes:
 
 
 def decode(line: bytes | str) -> dict[str, Any]:
-    """One line → its object; ValueError when it is not a JSON object."""
-    message = json.loads(line)
+    """One line → its object; ValueError (with what is wrong, in a sentence) when it is not
+    a JSON object."""
+    try:
+        message = json.loads(line)
+    except RecursionError:  # thousands of nested brackets: no traceback, an answer
+        raise ValueError("the line nests too deeply to be a message") from None
+    except UnicodeDecodeError:
+        raise ValueError("the line is not UTF-8 text") from None
+    except ValueError as exc:
+        raise ValueError(f"the line is not JSON ({exc})") from None
     if not isinstance(message, dict):
-        raise ValueError("a message is a JSON object")
+        raise ValueError(f"a message is a JSON object, not {type(message).__name__}")
     return message
 
 
@@ -50,6 +58,27 @@ def read(reader: IO[bytes], limit: int = MAX_LINE) -> dict[str, Any] | None:
     """The next message, None at the end of the stream; ValueError on a bad line."""
     line = reader.readline(limit)
     return decode(line) if line else None
+
+
+def lines(reader: IO[bytes], limit: int = MAX_LINE) -> Iterator[dict[str, Any] | str]:
+    """Every line to the end of the stream: its object, or what is wrong with it (one
+    sentence) for a line that is not a JSON object. A line longer than ``limit`` is read
+    past in pieces, never held whole."""
+    while True:
+        line = reader.readline(limit)
+        if not line:
+            return
+        if len(line) >= limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = reader.readline(limit)
+            yield f"the line is longer than {limit:,} bytes"
+            continue
+        if not line.strip():
+            continue  # an empty line asks nothing
+        try:
+            yield decode(line)
+        except ValueError as exc:
+            yield str(exc)
 
 
 def messages(reader: IO[bytes]) -> Iterator[dict[str, Any]]:

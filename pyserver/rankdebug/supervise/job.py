@@ -34,7 +34,7 @@ from typing import Any, TextIO
 from rankdebug import launcher_table
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.runtime import marks, peercred, registry, wire
-from rankdebug.supervise import procs
+from rankdebug.supervise import ctl_wire, procs
 from rankdebug.supervise.adapters import Adapter, start_adapter, with_rankdebug_on_path
 from rankdebug.supervise.gate import Gate
 from rankdebug.supervise.rank_exits import RankExits
@@ -164,8 +164,11 @@ class Supervisor:
     def _read(self, cid: int, conn: socket.socket) -> None:
         self._socks[cid] = conn
         with conn, conn.makefile("rb") as f:
-            for msg in wire.messages(f):
-                self.events.put(("msg", cid, msg))
+            for msg in wire.lines(f):
+                if isinstance(msg, str):  # not a JSON object: answered, nothing else
+                    self.events.put(("bad", cid, ctl_wire.error(msg)))
+                else:
+                    self.events.put(("msg", cid, msg))
         self._socks.pop(cid, None)
         self.events.put(("eof", cid, None))
 
@@ -253,9 +256,14 @@ class Supervisor:
     def _read_commands(self) -> None:
         """``{"command": "attach", "rank": N}``: attach rank N's debugger now (--attach hit);
         ``{"command": "stop"}``: end the job."""
-        for line in sys.stdin:
-            with contextlib.suppress(ValueError):
-                self.events.put(("command", 0, wire.decode(line)))
+        # A reader of our own: sys.stdin's, held by this daemon thread, would abort the
+        # interpreter's shutdown ("could not acquire lock ... at interpreter shutdown").
+        stdin = open(sys.stdin.fileno(), "rb", closefd=False)  # noqa: SIM115
+        for msg in wire.lines(stdin):
+            if isinstance(msg, str):
+                self.emit({"event": "error", "command": None, "message": msg})
+            else:
+                self.events.put(("command", 0, msg))
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self.events.put(("signal", signum, None))
@@ -397,6 +405,17 @@ class Supervisor:
                  f"example), or the job is still loading.")
 
     def _dispatch(self, kind: str, ident: int, msg: dict[str, Any] | None) -> None:
+        """One event of the loop; nothing a peer sends may end the job's supervision, so
+        a fault here is said on stderr (and answered, to a client) and the loop goes on."""
+        try:
+            self._dispatch_one(kind, ident, msg)
+        except Exception as exc:  # the job outlives any one message
+            self.say(f"internal error on a {kind} message (the job goes on): "
+                     f"{type(exc).__name__}: {exc}")
+            if kind == "msg":
+                self._reply(ident, ctl_wire.error(f"internal error: {type(exc).__name__}"))
+
+    def _dispatch_one(self, kind: str, ident: int, msg: dict[str, Any] | None) -> None:
         if kind == "signal":
             self.stop_signal = ident
             self.stop_reason = f"received {signal.Signals(ident).name}"
@@ -404,10 +423,10 @@ class Supervisor:
             self._on_eof(ident)
         elif msg is None:
             return
-        elif kind == "msg" and "command" in msg and "event" not in msg:
-            self._reply(ident, self._on_command(msg, reply=True))  # a client of ctl.sock
+        elif kind == "bad":
+            self._reply(ident, msg)
         elif kind == "msg":
-            self._on_msg(ident, msg)
+            self._on_line(ident, msg)
         elif kind == "adapter":
             self._on_adapter(ident, msg["adapter"])
         elif kind == "gate":
@@ -415,7 +434,24 @@ class Supervisor:
         elif kind == "call":
             msg["fn"]()
         elif kind == "command":
+            try:
+                ctl_wire.check_command(msg)
+            except ctl_wire.Bad as exc:
+                self.emit({"event": "error", "command": _name(msg), "message": str(exc)})
+                return
             self._on_command(msg)
+
+    def _on_line(self, cid: int, msg: dict[str, Any]) -> None:
+        """A line of ctl.sock: a client's command (answered) or a rank's report."""
+        try:
+            what, _ = ctl_wire.check(msg)
+        except ctl_wire.Bad as exc:
+            self._reply(cid, ctl_wire.error(str(exc)))
+            return
+        if what == "command":
+            self._reply(cid, self._on_command(msg, reply=True))
+        else:
+            self._on_msg(cid, msg)
 
     def _on_eof(self, cid: int) -> None:
         conn = self._conns.pop(cid, None)
@@ -539,8 +575,6 @@ class Supervisor:
                     self.emit({"event": "error", "command": name, "message": str(exc)})
                 return {"error": {"message": str(exc)}}
             return {"ok": True, "ranks": acted}
-        if reply and name not in ("stop", "attach"):
-            return {"error": {"message": f"unknown command {name!r}"}}
         if name == "stop":
             self.stop_reason = "asked to stop"
         elif name == "attach":
@@ -552,10 +586,17 @@ class Supervisor:
                 threading.Thread(target=self._attach_armed, args=(rank, conn.socket),
                                  daemon=True).start()
             else:
-                self.emit({"event": "error", "command": "attach", "rank": rank,
-                           "message": "that rank is not waiting for an attach"})
-        else:
-            self.emit({"event": "error", "command": name, "message": "unknown command"})
+                message = (f"rank {rank} is not waiting for an attach" if conn is not None
+                           else f"the job has no rank {rank} (yet)")
+                if not reply:
+                    self.emit({"event": "error", "command": "attach", "rank": rank,
+                               "message": message})
+                return ctl_wire.error(message)
+        elif name != "ping":
+            message = f"unknown command {name!r}"
+            if not reply:
+                self.emit({"event": "error", "command": name, "message": message})
+            return ctl_wire.error(message)
         return {"ok": True}
 
     def _attach_armed(self, rank: int, path: str) -> None:
@@ -827,6 +868,11 @@ class Supervisor:
             gate.close()
         registry.remove_job(self.job)
         self.rank_exits.close()
+
+
+def _name(msg: dict[str, Any]) -> str | None:
+    name = msg.get("command")
+    return name if isinstance(name, str) else None
 
 
 def _signal_name(number: int) -> str:
