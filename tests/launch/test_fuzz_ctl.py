@@ -66,7 +66,7 @@ def test_ctl_sock_answers_every_malformed_line_and_the_job_trains_on(tmp_path: P
                     sock.sendall(message + b"\n")
                     answers.append(json.loads(f.readline()))
         assert len(answers) == len(sent)
-        for message, answer in zip(sent, answers):
+        for message, answer in zip(sent, answers, strict=True):
             error = answer.get("error")
             assert isinstance(error, dict) and isinstance(error.get("message"), str), (
                 message[:200], answer)
