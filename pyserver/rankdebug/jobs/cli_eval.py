@@ -10,8 +10,13 @@ with a handler answers: ranks of a job started with ``rankdebug launch --arm``, 
 ranks (running, or paused under the debugger) and ranks held at an exception. The code runs
 in a thread of each rank, as a small REPL (``runtime.repl``: statements run, prints are
 captured, the last expression is the value), in the user's frames on the main thread's
-stack, or the frame ``--frame`` names (an index, 0 the innermost, or a function name, plain or
-qualified: ``step``, ``Module._call_impl``, ``torch.nn.modules.module.Module._call_impl``).
+stack (of a rank stopped at an uncaught exception: the traceback's, the raising frame's
+locals first), or the frame ``--frame`` names (an index, 0 the innermost; ``FILE:LINE``; or a
+function name, plain or qualified: ``step``, ``Block.forward``, ``Module._call_impl``). A
+name prefers the user's code; one that fits several of the user's functions is an error that
+lists them (``"candidates"`` in ``--json``). Code still running at ``--timeout`` is stopped
+in the rank. A tensor's snapshot, kept in each rank to narrow a difference down, is dropped
+once the compare is done.
 
 ``--json``: one line per rank, ``{"event": "result", "rank", "text", "type"}`` (plus
 ``"summary"`` for tensors and arrays, ``"output"`` for what was printed) or
@@ -53,9 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tolerance", type=float, default=None, metavar="T",
                         help="numbers and tensors within T of each other are equal")
     parser.add_argument("--frame", default=None,
-                        help="the frame to run in: an index (0 = innermost) or a function "
-                             "name, plain or qualified (step, Module._call_impl) (default: "
-                             "the user's frames, innermost first)")
+                        help="the frame to run in: an index (0 = innermost), FILE:LINE, or a "
+                             "function name, plain or qualified (step, Block.forward); a name "
+                             "prefers the user's code (default: the user's frames, innermost "
+                             "first; at an uncaught exception, the traceback's)")
     parser.add_argument("--function", default=None, help=argparse.SUPPRESS)
 
 
@@ -111,9 +117,10 @@ def _ask(args: argparse.Namespace, key: str, ranks: list[Rank]) -> list[dict[str
 
 def _result_line(job: Job, args: argparse.Namespace, reply: dict[str, Any]) -> dict[str, Any]:
     if reply.get("event") != "result":
+        # "candidates": the frames an ambiguous --frame name fits (index, function, file, line)
         return {"event": "error", "rank": reply["rank"],
                 "message": str(reply.get("message", "no answer")),
-                **({"line": reply["line"]} if "line" in reply else {})}
+                **{k: reply[k] for k in ("line", "candidates") if k in reply}}
     out = {"event": "result", "job": job.id, "rank": reply["rank"], "pid": reply.get("pid"),
            "expr": args.expr, "text": str(reply.get("text", "")), "type": reply.get("type")}
     for extra in ("summary", "output", "number"):
@@ -208,6 +215,14 @@ def _groups(args: argparse.Namespace, key: str, reachable: list[Rank],
         return compare.group(results, args.tolerance)
 
 
+def _release(key: str, reachable: list[Rank], lines: list[dict[str, Any]]) -> None:
+    """The compare is done: the ranks that kept a snapshot of their value drop it now."""
+    kept = {line["rank"] for line in lines if "summary" in line}
+    paths = [str(r.socket) for r in reachable if r.rank in kept]
+    if paths:
+        ask_all(paths, {"command": "release", "keep": key}, timeout=5.0)
+
+
 def _print(args: argparse.Namespace, lines: list[dict[str, Any]],
            groups: list[compare.Group]) -> None:
     if args.json:
@@ -240,5 +255,9 @@ def run(args: argparse.Namespace) -> int:
     lines += [{"event": "error", "rank": r.rank, "message": _no_handler(job, r)}
               for r in picked if r.socket is None]
     lines.sort(key=lambda line: int(line["rank"]))
-    _print(args, lines, _groups(args, key, reachable, lines))
+    try:
+        groups = _groups(args, key, reachable, lines)
+    finally:
+        _release(key, reachable, lines)
+    _print(args, lines, groups)
     return FAILED if any(line["event"] == "error" for line in lines) else 0

@@ -2,7 +2,8 @@
 
 Every rank calls it at the same place (like ``torch.distributed.breakpoint``):
 
-- the chosen ranks stop in the debugger at the caller's next line. With no client attached,
+- the chosen ranks stop in the debugger at the line of the call, with no frame of ours on
+  the stack the client sees. With no client attached,
   a chosen rank starts listening first, says where on stderr (and in the job registry, and
   to ``rankdebug launch`` when it runs the job), and waits for one;
 - ``others="wait"``: the other ranks wait in this call, polling the job's rendezvous store
@@ -119,23 +120,49 @@ def _stop(frame: FrameType, me: tuple[int, int | None, int | None], key: str | N
         )
         sys.stderr.flush()
         debug.wait_for_client()
+    _suspend_here(frame, key, store, debugpy)
+
+
+def _suspend_here(frame: FrameType, key: str | None, store: Any, debugpy: Any) -> None:
+    """Stop at the caller's line, the line of the ``rankdebug.breakpoint()`` call (the
+    client is shown ``frame`` and its callers, none of ours); a step or a continue goes on
+    from there as from any stop. A thread that watches the stop releases the other ranks
+    once the rank continues."""
     import pydevd
+    from _pydevd_bundle.pydevd_comm_constants import CMD_SET_BREAK
 
     thread = threading.current_thread()
-    pydevd.settrace(
-        suspend=True,
-        trace_only_current_thread=True,
-        patch_multiprocessing=False,
-        stop_at_frame=frame,
-        notify_stdin=False,
-    )
+    # Traced from here on (this thread only), so that a step from the stop is carried out.
+    pydevd.settrace(suspend=False, trace_only_current_thread=True,
+                    patch_multiprocessing=False, notify_stdin=False)
+    debugger = pydevd.get_global_debugger()
+    debugger.set_trace_for_frame_and_parents(thread.ident, frame)
     if key is not None:
         # A debugger thread: neither traced nor suspended when the rank stops.
         from _pydevd_bundle.pydevd_daemon_thread import run_as_pydevd_daemon_thread
 
-        run_as_pydevd_daemon_thread(
-            pydevd.get_global_debugger(), _release_when_continued, thread, key, store, debugpy
-        )
+        run_as_pydevd_daemon_thread(debugger, _release_when_continued, thread, key, store,
+                                    debugpy)
+    info = debugger.set_additional_thread_info(thread)
+    monitoring = _monitoring()
+    saved = monitoring.suspend_current_thread_tracing() if monitoring is not None else False
+    info.is_tracing += 1  # no trace event of this thread's while it waits (as pydevd does)
+    try:
+        debugger.set_suspend(thread, CMD_SET_BREAK)
+        debugger.do_wait_suspend(thread, frame, "line", None)
+    finally:
+        info.is_tracing -= 1
+        if saved and monitoring is not None:
+            monitoring.resume_current_thread_tracing()
+
+
+def _monitoring() -> Any:
+    """pydevd's sys.monitoring module where it traces with it (Python 3.12 and later)."""
+    import pydevd
+
+    if not getattr(pydevd, "PYDEVD_USE_SYS_MONITORING", False):
+        return None
+    return getattr(pydevd, "pydevd_sys_monitoring", None)
 
 
 def _release_when_continued(thread: threading.Thread, key: str, store: Any, debugpy: Any) -> None:

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 LIBRARY_FILE = re.compile(
     r"[/\\](site|dist)-packages[/\\]|[/\\]lib[/\\]python\d+(\.\d+)?t?[/\\]|^<frozen ")
 # rankdebug's own files (the boot folder links the package in): never the user's either.
-_OWN_FILE = re.compile(r"[/\\]rankdebug[/\\](runtime|boot)[/\\]|[/\\]sitecustomize\.py$")
+# ``rankdebug/__init__.py`` holds ``rankdebug.breakpoint``, which every rank calls.
+_OWN_FILE = re.compile(
+    r"[/\\]rankdebug[/\\](runtime|boot)[/\\]|[/\\]rankdebug[/\\]__init__\.py$"
+    r"|[/\\]sitecustomize\.py$")
 # debugpy's and pydevd's files: the frames a rank paused under the debugger shows above the
 # user's (the extension's debugpy is bundled, outside site-packages: not LIBRARY_FILE's).
 DEBUGGER_FILE = re.compile(r"[/\\](debugpy|pydevd\w*|_pydevd\w*|_pydev_\w*)[/\\]")
@@ -65,6 +68,42 @@ def walk(frame: FrameType | None) -> list[FrameType]:
     return out
 
 
+def line_of(frame: FrameType) -> int:
+    """The line a frame is at. A call planted by ``hithook`` carries line 0 (so that every
+    other line keeps its number): a frame waiting in one is at the line it was planted
+    before, the next one its code has."""
+    line = frame.f_lineno
+    if line:
+        return int(line)
+    lines = getattr(frame.f_code, "co_lines", None)  # 3.10 and later
+    if lines is None:
+        return 0
+    for start, _end, number in lines():
+        if start > frame.f_lasti and number:
+            return int(number)
+    return 0
+
+
+def _all_threads() -> dict[int | None, threading.Thread]:
+    """Every thread ``threading`` knows, by ident: debugpy's too, which its patched
+    ``threading.enumerate`` hides (and with them the handler's: it marks them as
+    debugpy's, so that debugpy never suspends them)."""
+    active = getattr(threading, "_active", None)
+    lock = getattr(threading, "_active_limbo_lock", None)
+    if isinstance(active, dict) and lock is not None:
+        with lock:
+            return dict(active)
+    return {t.ident: t for t in threading.enumerate()}
+
+
+def _debugger_thread(thread: threading.Thread | None, frame: FrameType | None) -> bool:
+    """A thread of debugpy's (its reader, writer, timers; one it started without
+    ``threading``): not the user's to see."""
+    if thread is not None:
+        return bool(getattr(thread, "is_pydev_daemon_thread", False))
+    return any(DEBUGGER_FILE.search(f.f_code.co_filename) for f in walk(frame))
+
+
 def _proc_state(native_id: int | None) -> str | None:
     """The kernel's state letter of one of our threads (R running, S sleeping, D disk wait)."""
     if native_id is None:
@@ -79,13 +118,15 @@ def thread_stacks(skip: set[int] | None = None) -> list[dict[str, Any]]:
     """Every Python thread of this process but ``skip`` (thread idents), as py-spy's JSON
     describes it: thread name and ids, whether it runs, and its frames innermost first."""
     frames = sys._current_frames()
-    threads = {t.ident: t for t in threading.enumerate()}
+    threads = _all_threads()
     main = threading.main_thread().ident
     out = []
     for ident, frame in frames.items():
         if skip and ident in skip:
             continue
         thread = threads.get(ident)
+        if _debugger_thread(thread, frame):
+            continue
         native = getattr(thread, "native_id", None)
         if native is None and ident == main:
             import os
@@ -99,6 +140,6 @@ def thread_stacks(skip: set[int] | None = None) -> list[dict[str, Any]]:
             "active": state in ("R", "D") if state else True,
             "owns_gil": False,
             "frames": [{"name": f.f_code.co_name, "filename": f.f_code.co_filename,
-                        "line": f.f_lineno or 0} for f in walk(frame)],
+                        "line": line_of(f)} for f in walk(frame)],
         })
     return out

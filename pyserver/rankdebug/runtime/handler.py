@@ -9,12 +9,15 @@ reply per request, several requests per connection:
     {"command": "ping"}                          -> {"event": "armed", "rank", "pid"}
     {"command": "attach"}                        -> {"event": "listening", "host", "port", ...}
     {"command": "eval", "expr": E, "timeout": S} -> {"event": "result", "text", "type"}
-        optional: "frame" (an index, a function name, or a qualified one: ``Module._call_impl``,
-        ``torch.nn.modules.module.Module._call_impl``), "function" (prefer its frame), "keep"
-        (a key: keep a tensor's snapshot for digest); the reply may carry "output" (what the
-        code printed), "number" (a scalar's value), "summary" (``runtime.summary``)
+        optional: "frame" (``frame_pick``: an index, FILE:LINE, a function name, or a
+        qualified one: ``Module._call_impl``), "function" (prefer its frame), "keep" (a key:
+        keep a tensor's snapshot for digest, ``kept``); the reply may carry "output" (what
+        the code printed), "number" (a scalar's value), "summary" (``runtime.summary``); an
+        ambiguous frame name's error carries "candidates" ([{index, function, file, line}]);
+        code still running after S seconds is stopped (``interrupt``)
     {"command": "digest", "keep": K, "ranges": [[a, b], ...], "stats": bool}
                                                  -> {"event": "digest", "ranges": [...]}
+    {"command": "release", "keep": K}            -> {"event": "released", "released": bool}
     {"command": "stacks"}                        -> {"event": "stacks", "threads": [...],
                                                      "collectives": ``runtime.collectives``}
     {"command": "collectives"}                   -> {"event": "collectives", "collectives": ...}
@@ -22,7 +25,14 @@ reply per request, several requests per connection:
         step, for the collective's sequence number)
     a request that fails                         -> {"event": "error", "message": ...}
 
-A rank held at an uncaught exception (``rankdebug.runtime.hold``) answers too: ``ping``'s
+Every line gets exactly one reply, whatever it holds: a line that is not a JSON object
+(``hello``, ``[]``, ``null``, bytes that are no UTF-8, 100,000 nested brackets, more than
+``MAX_REQUEST`` bytes), a request without a known command, a field of the wrong type or out
+of range, a request for another rank (``"rank"``): each gets an ``error`` reply and changes
+nothing; nothing a client sends raises out of the loop that serves it.
+
+A rank held at an uncaught exception (``rankdebug.runtime.hold``; a chosen rank that its
+debugger stopped at one too) answers too: ``ping``'s
 reply carries ``raised`` ({exception, message, file, line, function}), ``eval`` reads the
 raising frame's namespace, ``stacks`` gives the held thread the traceback's frames (and
 ``raised``), and ``attach`` stops it there once the client is configured.
@@ -35,17 +45,16 @@ Pure Python, 3.9 and later; debugpy is imported only by ``attach``.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import socket
 import sys
 import threading
-import time
 
-from rankdebug.runtime import peercred, wire
+from rankdebug.runtime import kept, peercred, wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any, Callable
 
 MAX_REQUEST = 1 << 20
@@ -142,38 +151,186 @@ def _accept() -> None:
             conn, _ = sock.accept()
         except OSError:
             return
-        if not peercred.same_user(conn):
-            conn.close()
-            continue
-        _start_thread("rankdebug-handler-conn", _serve, conn)
+        try:
+            if not peercred.same_user(conn):
+                conn.close()
+                continue
+            with _conns_lock:
+                full = _conns[0] >= MAX_CONNECTIONS
+                if not full:
+                    _conns[0] += 1
+            if full:  # one answer, and the connection goes: the rank's threads are bounded
+                with contextlib.suppress(OSError):
+                    conn.settimeout(1.0)
+                    wire.send(conn, _stamped(_error(
+                        f"{MAX_CONNECTIONS} connections are open already; try again")))
+                conn.close()
+                continue
+            _start_thread("rankdebug-handler-conn", _serve, conn)
+        except Exception:  # guest process: one connection must not end the handler
+            with contextlib.suppress(OSError):
+                conn.close()
+
+
+MAX_CONNECTIONS = 32
+IDLE_S = 60.0  # a connection that sends nothing this long is closed
+_conns = [0]
+_conns_lock = threading.Lock()
 
 
 def _serve(conn: socket.socket) -> None:
-    with conn, conn.makefile("rb") as reader:
-        while True:
-            try:
-                request = wire.read(reader, MAX_REQUEST)
-                if request is None:
-                    return
-                reply = handle(request)
-            except ValueError as exc:
-                reply = {"event": "error", "message": f"bad request: {exc}"}
-            except Exception as exc:  # guest process: a failing request must not kill it
-                reply = {"event": "error", "message": f"{type(exc).__name__}: {exc}"}
-            reply.setdefault("rank", handler.rank)
-            reply.setdefault("pid", os.getpid())
-            try:
-                wire.send(conn, reply)
-            except OSError:
-                return
+    try:
+        conn.settimeout(IDLE_S)
+        with conn, conn.makefile("rb") as reader:
+            for line in _lines(reader):
+                reply = _answer(line)
+                try:
+                    data = wire.encode(_stamped(reply))
+                except (TypeError, ValueError) as exc:  # a reply JSON cannot carry
+                    data = wire.encode(_stamped(_error(f"cannot send the reply: {exc}")))
+                conn.sendall(data)
+    except Exception:  # the client went, or was idle too long: its connection ends
+        pass
+    finally:
+        with _conns_lock:
+            _conns[0] -= 1
+
+
+def _lines(reader: Any) -> Iterator[bytes | None]:
+    """Each line the client sends; None for one longer than ``MAX_REQUEST`` (read to its
+    end and dropped, so that it gets one reply, not one per piece)."""
+    while True:
+        line = reader.readline(MAX_REQUEST + 1)
+        if not line:
+            return
+        if len(line) > MAX_REQUEST and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = reader.readline(1 << 16)
+            yield None
+            continue
+        yield line
+
+
+def _answer(line: bytes | None) -> dict[str, Any]:
+    """One line -> its reply; never raises."""
+    if line is None:
+        return _error(f"bad request: longer than {MAX_REQUEST} bytes")
+    try:
+        request = wire.decode(line)
+    except RecursionError:
+        return _error("bad request: nested too deeply")
+    except ValueError as exc:
+        return _error(f"bad request: {_clip(str(exc))}")
+    try:
+        return handle(request)
+    except Exception as exc:  # guest process: a failing request must not kill it
+        return _error(f"{type(exc).__name__}: {_clip(str(exc))}")
+
+
+def _stamped(reply: dict[str, Any]) -> dict[str, Any]:
+    reply.setdefault("rank", handler.rank)
+    reply.setdefault("pid", os.getpid())
+    return reply
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"event": "error", "message": message}
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _kind(value: object) -> str:
+    """What a client sent, in a word (never its repr: it may be huge or deep)."""
+    return "null" if value is None else type(value).__name__
+
+
+COMMANDS = ("ping", "stacks", "collectives", "eval", "digest", "release", "attach")
+MAX_TIMEOUT_S = 86400.0
+MAX_RANGES = 1024
+MAX_NAME = 1000  # characters of a frame's or function's name
+
+
+class BadField(Exception):
+    """A request's field of the wrong type or out of range: its error reply."""
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_eval(request: dict[str, Any]) -> Any:
+    """An eval request's fields (``evaluate.Asked``); raises BadField."""
+    from rankdebug.runtime import evaluate
+
+    expr = request.get("expr")
+    if not isinstance(expr, str) or not expr.strip():
+        raise BadField("eval needs an expression (\"expr\": a string)")
+    timeout = request.get("timeout", 10.0)
+    if not _number(timeout) or not 0 < timeout <= MAX_TIMEOUT_S:
+        raise BadField(f"\"timeout\" must be a number of seconds, more than 0 and at most "
+                       f"{MAX_TIMEOUT_S:g} (got {_kind(timeout)})")
+    frame = request.get("frame")
+    if frame is not None and not (_integer(frame) or (
+            isinstance(frame, str) and 0 < len(frame) <= MAX_NAME)):
+        raise BadField(f"\"frame\" must be an index, FILE:LINE or a function name (got "
+                       f"{_kind(frame)})")
+    function = request.get("function")
+    if function is not None and not (isinstance(function, str) and len(function) <= MAX_NAME):
+        raise BadField(f"\"function\" must be a function name (got {_kind(function)})")
+    keep = request.get("keep")
+    if keep is not None and not kept.valid_key(keep):
+        raise BadField(f"\"keep\" must be a key of 1 to {kept.MAX_KEY} characters (got "
+                       f"{_kind(keep)})")
+    asked = evaluate.Asked(expr, float(timeout))
+    asked.frame, asked.function, asked.keep = frame, function, keep
+    return asked
+
+
+def _check_digest(request: dict[str, Any]) -> tuple[str, list[list[int]], bool]:
+    """A digest request's fields: keep, ranges, stats; raises BadField."""
+    key = request.get("keep")
+    if not kept.valid_key(key):
+        raise BadField("digest needs \"keep\": the key its eval kept the value under")
+    ranges = request.get("ranges")
+    if not isinstance(ranges, list) or not 0 < len(ranges) <= MAX_RANGES or not all(
+            isinstance(r, list) and len(r) == 2 and all(_integer(x) for x in r)
+            for r in ranges):
+        raise BadField(f"digest needs ranges: [[a, b], ...], 1 to {MAX_RANGES} of them")
+    stats = request.get("stats", True)
+    if not isinstance(stats, bool):
+        raise BadField(f"\"stats\" must be true or false (got {_kind(stats)})")
+    return str(key), ranges, stats
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     """One request -> its reply (see the module docstring)."""
     command = request.get("command")
+    if not isinstance(command, str) or command not in COMMANDS:
+        what = (f"unknown command {_clip(command, 60)!r}" if isinstance(command, str)
+                else f"a request needs \"command\": a string (got {_kind(command)})")
+        return _error(f"{what}; one of {', '.join(COMMANDS)}")
+    rank = request.get("rank", handler.rank)
+    if not _integer(rank) or rank != handler.rank:
+        said = _clip(str(rank), 20) if _integer(rank) else _kind(rank)
+        return _error(f"this is rank {handler.rank}'s control socket, not rank {said}'s")
+    try:
+        return _handle(command, request)
+    except BadField as exc:
+        return _error(str(exc))
+
+
+def _handle(command: str, request: dict[str, Any]) -> dict[str, Any]:
+    from rankdebug.runtime import evaluate
+
     if command == "ping":
         reply: dict[str, Any] = {"event": "armed"}
-        held = _held()
+        held = evaluate.held()
         if held:
             reply["raised"] = dict(held[0].info)
         return reply
@@ -182,21 +339,17 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     if command == "collectives":
         return {"event": "collectives", "collectives": _collectives()}
     if command == "eval":
-        expr = request.get("expr")
-        if not isinstance(expr, str) or not expr.strip():
-            return {"event": "error", "message": "eval needs an expression"}
-        timeout = request.get("timeout", 10.0)
-        if not isinstance(timeout, (int, float)) or timeout <= 0:
-            timeout = 10.0
-        return evaluate(expr, float(timeout), request.get("frame"), request.get("function"),
-                        request.get("keep"))
+        return evaluate.evaluate(_check_eval(request), _start_thread)
     if command == "digest":
-        return digest(request)
-    if command == "attach":
-        if handler.attach is None:
-            return {"event": "error", "message": "this rank cannot start a debugger"}
-        return handler.attach()
-    return {"event": "error", "message": f"unknown command {command!r}"}
+        return evaluate.digest(*_check_digest(request))
+    if command == "release":
+        key = request.get("keep")
+        if not kept.valid_key(key):
+            raise BadField("release needs \"keep\": the key its eval kept the value under")
+        return evaluate.release(str(key))
+    if handler.attach is None:  # attach
+        return _error("this rank cannot start a debugger")
+    return handler.attach()
 
 
 def _collectives() -> dict[str, Any] | None:
@@ -212,25 +365,14 @@ def _collectives() -> dict[str, Any] | None:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def _own_threads() -> set[int]:
-    return {t.ident for t in threading.enumerate()
-            if t.ident is not None and t.name.startswith("rankdebug-handler")}
-
-
-def _held() -> list[Any]:
-    """The threads held at an uncaught exception (``hold.Held``), if the module is loaded
-    (the hook imports it: no exception, no module)."""
-    hold = sys.modules.get("rankdebug.runtime.hold")
-    return list(hold.held()) if hold is not None else []
-
-
 def stacks() -> list[dict[str, Any]]:
-    """Every thread's stack but the handler's; a held thread's is its exception's
-    traceback (where it raised), not the hook it waits in."""
-    from rankdebug.runtime import frames
+    """Every thread's stack but the handler's and the debugger's (``frames``: both are
+    debugpy's daemon threads); a held thread's is its exception's traceback (where it
+    raised), not the hook or the debugger it waits in."""
+    from rankdebug.runtime import evaluate, frames
 
-    threads = frames.thread_stacks(skip=_own_threads())
-    held = {h.ident: h for h in _held()}
+    threads = frames.thread_stacks()
+    held = {h.ident: h for h in evaluate.held()}
     for thread in threads:
         one = held.get(thread["thread_id"])
         if one is not None:
@@ -239,174 +381,8 @@ def stacks() -> list[dict[str, Any]]:
     return threads
 
 
-# --- eval -------------------------------------------------------------------------------
-
-
-def _stack() -> list[Any]:
-    """The frames eval can pick from, innermost first: the main thread's (of a rank held at
-    an exception: the traceback's), without rankdebug's and the debugger's own."""
-    from rankdebug.runtime import frames
-
-    held = _held()
-    if held:
-        stack = held[0].frames()
-    else:
-        stack = frames.walk(sys._current_frames().get(threading.main_thread().ident or 0))
-    cut = frames.debugger_cut([f.f_code.co_filename for f in stack], needs_user=False)
-    return [f for f in stack[cut:] if not frames.own_file(f.f_code.co_filename)]
-
-
-def _qualname(f: Any) -> str:
-    """``Class.method`` of a frame: the code's own (3.11 and later), else the class of its
-    ``self`` (or ``cls``) that defines the function, else the function's name."""
-    code = f.f_code
-    qualname = getattr(code, "co_qualname", None)
-    if isinstance(qualname, str):
-        return qualname
-    name: str = code.co_name
-    try:
-        owner = f.f_locals.get("self", f.f_locals.get("cls"))
-        for cls in (owner if isinstance(owner, type) else type(owner)).__mro__:
-            func = _function_of(cls.__dict__.get(name))
-            if func is not None and getattr(func, "__code__", None) is code:
-                return f"{cls.__qualname__}.{name}"
-    except Exception:  # an object whose class cannot be walked: the plain name
-        pass
-    return name
-
-
-def _function_of(value: object) -> object:
-    """The function of a class attribute (a staticmethod's or classmethod's too)."""
-    return getattr(value, "__func__", value) if value is not None else None
-
-
-def _named(f: Any, name: str) -> bool:
-    """Whether ``name`` names the frame: its function's name, its qualified name
-    (``Module._call_impl``) or that with its module (``torch.nn.modules.module.Module.
-    _call_impl``), or a dotted tail of the latter."""
-    if f.f_code.co_name == name:
-        return True
-    if "." not in name:
-        return False
-    full = f"{f.f_globals.get('__name__', '')}.{_qualname(f)}"
-    return full == name or full.endswith("." + name)
-
-
 def _pick(stack: list[Any], frame: object) -> Any:
-    """``frame``: an index into ``stack`` or a function name, plain or qualified (its
-    innermost frame)."""
-    if isinstance(frame, int) and not isinstance(frame, bool):
-        if 0 <= frame < len(stack):
-            return stack[frame]
-        raise LookupError(f"no frame {frame}: the main thread has {len(stack)} (0 is the "
-                          "innermost)")
-    name = str(frame)
-    for f in stack:
-        if _named(f, name):
-            return f
-    raise LookupError(f"no frame of a function {frame!r} on the main thread's stack")
+    """``frame_pick.pick`` (kept under this name for the tests that name a frame)."""
+    from rankdebug.runtime import frame_pick
 
-
-def namespace(frame: object = None, function: object = None,
-              ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Where code is evaluated: with ``frame`` (an index or a function name), that frame;
-    else the innermost frame of ``function`` where there is one (the frame a client compared
-    from); else the user's frames on the main thread's stack, the innermost first (its
-    locals win), then the ``__main__`` module.
-
-    Returns (globals, locals).
-    """
-    from rankdebug.runtime import frames
-
-    stack = _stack()
-    if frame is not None:
-        one = _pick(stack, frame)
-        return one.f_globals, dict(one.f_locals)
-    if isinstance(function, str) and function:
-        with contextlib.suppress(LookupError):  # no such frame: the user's frames
-            one = _pick(stack, function)
-            return one.f_globals, dict(one.f_locals)
-    main = sys.modules.get("__main__")
-    module_globals: dict[str, Any] = dict(vars(main)) if main is not None else {}
-    user = [f for f in stack if frames.user_file(f.f_code.co_filename)]
-    merged: dict[str, Any] = {}
-    for one in reversed(user):  # outermost first: inner frames overwrite
-        merged.update(one.f_locals)
-    globals_ = user[0].f_globals if user else (vars(main) if main is not None else {})
-    return globals_, {**module_globals, **merged}
-
-
-# Snapshots kept for ``digest`` (Compare Across Ranks narrows a difference down, and the
-# rank may run on meanwhile): key -> (when, elements). A few, for a short while.
-_kept: dict[str, tuple[float, Any]] = {}
-MAX_KEPT = 4
-KEEP_S = 120.0
-
-
-def _keep(key: object, elements: Any) -> None:
-    if not isinstance(key, str) or not key or elements is None:
-        return
-    now = time.monotonic()
-    for old in [k for k, (t, _) in _kept.items() if now - t > KEEP_S or k == key]:
-        del _kept[old]
-    while len(_kept) >= MAX_KEPT:
-        _kept.pop(next(iter(_kept)))
-    elements.snapshot()
-    _kept[key] = (now, elements)
-
-
-def evaluate(expr: str, timeout: float, frame: object = None, function: object = None,
-             keep: object = None) -> dict[str, Any]:
-    """Run ``expr`` (see ``repl``) in a thread of its own: its value's repr and type (with a
-    summary for a tensor or an array) and what it printed, or why not, within ``timeout``."""
-    from rankdebug.runtime import repl, summary
-
-    result: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            globals_, locals_ = namespace(frame, function)
-            value, output = repl.run(expr, globals_, locals_)
-            result.update(event="result", text=repl.clip(repr(value)),
-                          type=type(value).__name__)
-            if output:
-                result["output"] = output
-            if isinstance(value, (bool, int, float)) and (
-                    not isinstance(value, int) or abs(value) < 2 ** 53):
-                result["number"] = value if math.isfinite(value) else str(value)
-            described, elements = summary.summarize(value)
-            if described is not None:
-                result["summary"] = described
-                _keep(keep, elements)
-        except repl.EvalError as exc:
-            result.update(event="error", message=str(exc))
-            if exc.line is not None:
-                result["line"] = exc.line
-        except LookupError as exc:  # no such frame
-            result.update(event="error", message=str(exc).strip("'\""))
-        except BaseException as exc:  # the repr raised, or SystemExit: it is the user's code
-            result.update(event="error", message=f"{type(exc).__name__}: {exc}")
-
-    worker = _start_thread("rankdebug-handler-eval", run)
-    worker.join(timeout)
-    if worker.is_alive():
-        return {"event": "error",
-                "message": f"no result after {timeout:g} s (the expression still runs)"}
-    return result
-
-
-def digest(request: dict[str, Any]) -> dict[str, Any]:
-    """Checksums (or elements) of ranges of a value an ``eval`` kept."""
-    from rankdebug.runtime import summary
-
-    kept = _kept.get(str(request.get("keep")))
-    elements = kept[1] if kept is not None else None
-    if elements is None:
-        return {"event": "error", "message": "no value kept under that key (evaluate first)"}
-    ranges = request.get("ranges")
-    if not isinstance(ranges, list) or not all(
-            isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)
-            for r in ranges):
-        return {"event": "error", "message": "digest needs ranges: [[a, b], ...]"}
-    return {"event": "digest",
-            "ranges": summary.digest(elements, ranges, request.get("stats") is not False)}
+    return frame_pick.pick(stack, frame)

@@ -29,6 +29,13 @@ teardown) ends a held rank at once, after printing the traceback it held; Ctrl-C
 A thread held when the main thread's script ends is let go (its exception would not have
 ended the rank either).
 
+A chosen rank (debugged from the start) that its debugger stops at an uncaught exception is
+held there by the debugger, not by this module; it is listed here all the same while it is
+stopped (``watch_debugger``), so the command line sees it as it sees any held rank: ``eval``
+runs in the raising frame, ``stacks`` gives the traceback (not debugpy's frames), ``ping``
+and the registry entry carry ``raised`` (``rankdebug jobs``: "raised IndexError at
+model.py:177"), until the debugger lets it go.
+
 Not held: ``SystemExit`` and ``KeyboardInterrupt``; processes forked by a rank; a rank
 whose debugger is attached already (it stopped there itself); the ranks that raise after a
 held rank was continued (its end breaks their collectives: their errors are its echo, and
@@ -73,6 +80,7 @@ class Held:
         self.thread_name = thread.name
         self.main = thread is threading.main_thread()
         self.release = threading.Event()  # let go without a debugger (the script ended)
+        self.debugger = False  # stopped there by a chosen rank's debugger (not held here)
 
     def frames(self) -> list[FrameType]:
         """The traceback's frames, innermost first."""
@@ -91,7 +99,7 @@ class Held:
         while tb is not None:
             code = tb.tb_frame.f_code
             out.append({"name": code.co_name, "filename": code.co_filename,
-                        "line": tb.tb_lineno or 0})
+                        "line": tb.tb_lineno or frames.line_of(tb.tb_frame)})
             tb = tb.tb_next
         out.reverse()
         return out
@@ -376,3 +384,102 @@ def _say(text: str) -> None:
     with contextlib.suppress(OSError):
         while data:
             data = data[os.write(2, data):]
+
+
+# --- a chosen rank stopped by its debugger at an uncaught exception ----------------------
+
+
+def watch_debugger() -> None:
+    """List a thread that debugpy stops at an uncaught exception as held while it is
+    stopped (see the module docstring). Wraps pydevd's
+    ``PyDB.do_stop_on_unhandled_exception``, which every such stop goes through (the
+    tracer's, ``debugpy.trigger_exception_handler``'s, a held rank's attach); once, and
+    nothing when pydevd is not there."""
+    try:
+        import debugpy.server  # noqa: F401  (puts debugpy's own pydevd on sys.path)
+        import pydevd
+    except Exception:
+        return
+    original = getattr(pydevd.PyDB, "do_stop_on_unhandled_exception", None)
+    if original is None or getattr(original, "rankdebug_hold", False):
+        return
+
+    def do_stop_on_unhandled_exception(self: Any, thread: Any, frame: Any, frames_byid: Any,
+                                       arg: Any, *rest: Any, **kwargs: Any) -> Any:
+        one = _stopped_at(arg)
+        try:
+            return original(self, thread, frame, frames_byid, arg, *rest, **kwargs)
+        finally:
+            _let_go(one)
+
+    do_stop_on_unhandled_exception.rankdebug_hold = True  # type: ignore[attr-defined]
+    pydevd.PyDB.do_stop_on_unhandled_exception = do_stop_on_unhandled_exception
+
+
+def _stopped_at(arg: Any) -> Held | None:
+    """The debugger stops this thread at ``arg`` (kind, value, traceback): list it, and
+    say so in the registry; None when it is held here already, or cannot be."""
+    try:
+        kind, value, tb = arg
+        if any(h.ident == threading.get_ident() for h in held()):
+            return None  # this module holds it (and attached the debugger)
+        tb = frames.without_own(tb)
+        one = Held(kind, value, tb, describe(kind, value, tb))
+        one.debugger = True
+        with _lock:
+            _held.append(one)
+    except Exception:  # guest code: the debugger stops there all the same
+        return None
+    _in_background(_record_raised, dict(one.info))
+    return one
+
+
+def _let_go(one: Held | None) -> None:
+    """The debugger let the thread go on: no longer held."""
+    if one is None:
+        return
+    _forget(one)
+    _in_background(_record_raised, None)
+
+
+def _in_background(target: Callable[..., None], *args: Any) -> None:
+    """A thread of ours that the debugger neither traces nor suspends (it stops every
+    thread at an exception)."""
+    from rankdebug.runtime import handler
+
+    with contextlib.suppress(Exception):
+        handler._start_thread("rankdebug-handler-raised", target, *args)
+
+
+RECORD_CHECKS_S = (0.3, 1.0)  # look again that the entry kept it, this long after
+
+
+def _record_raised(info: dict[str, Any] | None) -> None:
+    """``raised`` (None: gone) into the rank's registry entry. The supervisor records the
+    stop itself as it sees it (its entry is read, changed and written whole), so the field is
+    written after that, and again if a write of the supervisor's raced it away."""
+    from rankdebug.runtime import registry
+
+    job, rank = debug.state.job, debug.state.rank
+    if not job:
+        return
+    if info is not None and debug.state.ctl is not None:
+        deadline = time.monotonic() + REGISTRY_WAIT_S
+        while time.monotonic() < deadline and _held_now(info):
+            with contextlib.suppress(Exception):
+                entry = registry.read_rank(job, rank) or {}
+                if entry.get("state") == "paused":
+                    break
+            time.sleep(0.05)
+    for wait in (0.0, *RECORD_CHECKS_S):
+        time.sleep(wait)
+        if info is not None and not _held_now(info):
+            return  # let go meanwhile: its own write clears the field
+        with contextlib.suppress(Exception):
+            entry = registry.read_rank(job, rank) or {}
+            if entry.get("raised") != info:
+                registry.update_rank(job, rank, raised=info)
+
+
+def _held_now(info: dict[str, Any]) -> bool:
+    return any(h.debugger and h.info == info for h in held())

@@ -38,26 +38,27 @@ class EvalError(Exception):
 
 class _Routed(io.TextIOBase):
     """sys.stdout/sys.stderr while an eval runs: the eval threads' writes go to their
-    buffers, every other thread's to the stream it had."""
+    buffers, every other thread's to the stream it had. The buffer is the thread's own
+    (``threading.local``): an eval cut short leaves none behind for a later thread."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
-        self.buffers: dict[int, io.StringIO] = {}
 
     def write(self, text: str) -> int:
-        buffer = self.buffers.get(threading.get_ident())
+        buffer: io.StringIO | None = getattr(_captured, "buffer", None)
         if buffer is not None:
             return buffer.write(text)
         return int(self.stream.write(text))
 
     def flush(self) -> None:
-        if threading.get_ident() not in self.buffers:
+        if getattr(_captured, "buffer", None) is None:
             self.stream.flush()
 
     def __getattr__(self, name: str) -> Any:  # fileno, encoding, isatty: the real stream's
         return getattr(self.stream, name)
 
 
+_captured = threading.local()
 _route_lock = threading.Lock()
 _routing = [0]  # evals capturing now: the last one puts the real streams back
 
@@ -67,20 +68,19 @@ def _capture_start(buffer: io.StringIO) -> None:
         for name in ("stdout", "stderr"):
             stream = getattr(sys, name)
             if not isinstance(stream, _Routed):
-                stream = _Routed(stream)
-                setattr(sys, name, stream)
-            stream.buffers[threading.get_ident()] = buffer
+                setattr(sys, name, _Routed(stream))
         _routing[0] += 1
+        _captured.buffer = buffer
 
 
 def _capture_stop() -> None:
     with _route_lock:
+        _captured.buffer = None
         _routing[0] -= 1
-        for name in ("stdout", "stderr"):
-            stream = getattr(sys, name)
-            if isinstance(stream, _Routed):
-                stream.buffers.pop(threading.get_ident(), None)
-                if _routing[0] == 0:
+        if _routing[0] == 0:
+            for name in ("stdout", "stderr"):
+                stream = getattr(sys, name)
+                if isinstance(stream, _Routed):
                     setattr(sys, name, stream.stream)
 
 

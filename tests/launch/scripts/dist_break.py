@@ -10,8 +10,8 @@ import rankdebug
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
-rankdebug.breakpoint(ranks=1)
-after = time.time()  # STOP
+rankdebug.breakpoint(ranks=1)  # STOP
+after = time.time()
 t = torch.ones(1)
 dist.all_reduce(t)
 with open(os.path.join(os.environ["MARKER_DIR"], f"after-{rank}.txt"), "w") as f:
