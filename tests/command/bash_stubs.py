@@ -20,7 +20,8 @@ from pathlib import Path
 
 # Environment variables each call records (those plans read).
 WATCHED = ("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "MASTER_ADDR", "MASTER_PORT",
-           "NODE_RANK", "OMP_NUM_THREADS", "PYTHONPATH", "WORLD_SIZE", "NNODES", "GPUS")
+           "NODE_RANK", "OMP_NUM_THREADS", "PYTHONPATH", "WORLD_SIZE", "NNODES", "GPUS",
+           "NPROC_PER_NODE", "ADDR", "PORT")
 
 _STUB = """#!{python}
 import json, os, sys

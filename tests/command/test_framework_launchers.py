@@ -69,6 +69,9 @@ def test_xtuner_variables_set_but_not_exported() -> None:
 def test_xtuner_under_srun_is_sruns_tasks() -> None:
     p = plan("srun -N 2 --ntasks-per-node 8 xtuner train cfg.py --launcher slurm")
     assert p.launcher == "srun" and p.world_size == 16
+    # Each task's xtuner process holds the task's rank variables; its tool runs in a child.
+    [d] = diags(p, "rank-in-child")
+    assert "python -m xtuner.tools.train" in d.message
 
 
 # -- ms-swift (swift/cli/main.py) ----------------------------------------------------------
@@ -289,6 +292,15 @@ def test_detectron2_script_spawns_num_gpus_workers(tmp_path: Path) -> None:
     assert (p.launcher, numbers(p), p.in_launcher) == ("detectron2", (1, 0, 1, 1), True)
     # After the first override, --num-gpus is an override too (argparse REMAINDER).
     assert plan("python train_net.py A.B 1 --num-gpus 8", cwd=tmp_path).world_size == 1
+
+
+def test_detectron2_script_run_by_its_shebang(tmp_path: Path) -> None:
+    (tmp_path / "train_net.py").write_text("#!/usr/bin/env python\n" + _TRAIN_NET)
+    p = plan("./train_net.py --num-gpus 2", cwd=tmp_path)
+    assert (p.launcher, numbers(p), target(p)) == ("detectron2", (1, 0, 2, 2),
+                                                     ("script", "./train_net.py"))
+    (tmp_path / "other.py").write_text("print(1)\n")
+    assert plan("./other.py --num-gpus 2", cwd=tmp_path).launcher == "other"
 
 
 def test_a_script_that_cannot_be_read_is_one_process_with_a_note(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@
  * No `vscode` import.
  */
 
-const LAUNCHERS = /(^|[\s;&|(`'"=/])(torchrun|python[0-9.]*|deepspeed|accelerate|llamafactory-cli|lmf|tune|litgpt|horovodrun|msrun|mpirun|mpiexec|srun|colossalai|ray|bash|sh|sbatch|rankdebug)(\s|$)/;
+const LAUNCHERS = /(^|[\s;&|(`'"=/])(torchrun|python[0-9.]*|deepspeed|accelerate|llamafactory-cli|lmf|tune|litgpt|xtuner|swift|megatron|axolotl|composer|fabric|lightning|horovodrun|msrun|mpirun|mpiexec|srun|colossalai|ray|bash|sh|sbatch|rankdebug)(\s|$)/;
 
 /** The logical line holding `line`: continuation lines (ending in `\`) joined. */
 export function logicalLine(lines: readonly string[], line: number): string {

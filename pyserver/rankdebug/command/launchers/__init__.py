@@ -83,6 +83,14 @@ def plan_argv(ctx: Context) -> None:
         return
     plan.visible_devices = visible_devices(ctx)
     found = find_launcher(argv, wrapped.index)
+    if found is None and wrapped.index < len(argv) and python.spawning_script(
+        ctx, argv[wrapped.index]
+    ):
+        # `./train_net.py --num-gpus 8`: a script run by its #! line.
+        at = wrapped.index
+        set_entry(plan, "script", argv[at], at, at + 1)
+        detectron2.parse(ctx, at + 1)
+        return
     if found is None:
         plan.launcher = OTHER
         if wrapped.index < len(argv):

@@ -90,6 +90,15 @@ _FACTS_MAX = 256
 _SPAWN_FLAGS = ("--num-gpus",)
 
 
+def spawning_script(ctx: Context, script: Word) -> bool:
+    """Whether ``script`` (run as a program: ``./train_net.py``) starts its own workers from a
+    flag; then it is planned as python runs it."""
+    if script.value is None or not script.value.endswith(".py"):
+        return False
+    facts = _script_facts(ctx, script.value)
+    return facts is not None and facts[2]
+
+
 def _spawn_flag_unread(plan: LaunchPlan, start: int, script: Word) -> None:
     """Say so when a script that cannot be read here is given a worker-count flag of a
     script that starts its own workers (detectron2's ``--num-gpus N``)."""

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rankdebug.command.launchers import xtuner
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import basename, is_python, parse_python, set_entry
 from rankdebug.command.words import Word
@@ -272,3 +273,5 @@ def program_entry(ctx: Context, index: int) -> None:
             set_entry(plan, call.kind, call.target, call.index, call.args_from)
             return
     set_entry(plan, "cli", prog, at, at + 1)
+    if basename(prog) in xtuner.ROW.programs:
+        xtuner.as_task(plan, prog)

@@ -28,6 +28,7 @@ from rankdebug.command.launchers.common import (
     single_process,
     unknown_subcommand,
 )
+from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Span, Word
 
 ROW = launcher_table.BY_NAME["xtuner"]
@@ -122,3 +123,12 @@ def _slurm_launcher(args: Sequence[Word]) -> bool:
         if word.value == "--launcher":
             return i + 1 < len(args) and args[i + 1].value == "slurm"
     return False
+
+
+def as_task(plan: LaunchPlan, program: Word) -> None:
+    """``srun … xtuner train CFG --launcher slurm``: each task runs xtuner, whose tool runs in a
+    child; the task's xtuner process, which has the task's variables, is taken for the rank."""
+    plan.warn("each task runs xtuner, which runs its tool in a child python: rankdebug takes "
+              "the task's xtuner process (it has the rank variables) for the rank, so the "
+              "tool's code is not debugged; run the tool itself under srun (python -m "
+              "xtuner.tools.train CONFIG --launcher slurm)", program.span, code="rank-in-child")
