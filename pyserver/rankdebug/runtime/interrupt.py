@@ -171,4 +171,5 @@ def _reap(run: Run) -> None:
 def describe(run: Any) -> str:
     """What became of a timed-out evaluation, for its answer."""
     return "stopped it" if run.done.is_set() else (
-        "it waits in a call that cannot be interrupted, and stops when that returns")
+        "not stopped yet: it waits in a call that cannot be interrupted, or catches "
+        "BaseException; it is interrupted again until it stops")

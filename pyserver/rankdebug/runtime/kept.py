@@ -54,6 +54,7 @@ class _Kept:
 _kept: dict[str, _Kept] = {}
 _lock = threading.Lock()
 _pruner: list[threading.Thread] = []  # the thread that drops what is past its time
+_wake = threading.Event()  # something was kept or dropped: the pruner looks again
 
 
 def valid_key(key: object) -> bool:
@@ -86,6 +87,7 @@ def keep(key: object, elements: Any, stopped: Callable[[], bool],
                 "(RANKDEBUG_KEEP_MB sets that)"))
         if not _pruner:
             _pruner.append(spawn("rankdebug-handler-kept", _prune_until_empty))
+    _wake.set()
 
 
 def get(key: object) -> Any:
@@ -102,7 +104,9 @@ def get(key: object) -> Any:
 def release(key: object) -> bool:
     """Drop what ``key`` kept; whether there was something."""
     with _lock:
-        return isinstance(key, str) and _kept.pop(key, None) is not None
+        found = isinstance(key, str) and _kept.pop(key, None) is not None
+    _wake.set()
+    return found
 
 
 def held_bytes() -> int:
@@ -131,7 +135,8 @@ def _prune_until_empty() -> None:
                 _pruner.clear()
                 return
             wake = min(v.at for v in _kept.values()) + KEEP_S
-        time.sleep(max(0.05, wake - now + 0.01))
+            _wake.clear()
+        _wake.wait(max(0.05, wake - now + 0.01))
 
 
 def stopped_main() -> bool:

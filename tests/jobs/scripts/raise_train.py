@@ -43,7 +43,7 @@ def main():
     while not os.path.exists(os.path.join(OUT, "stop")):
         step += 1
         train_step(model, step, rank)
-        write(f"steps-{rank}", str(step))
+        write(f"steps-{rank}", str(step))  # COUNTED
         time.sleep(0.02)
     dist.destroy_process_group()
 
