@@ -18,12 +18,12 @@ EXAMPLES = ROOT / "examples" / "smoke"
 ENV = {"HOME": "/home/user", "PATH": os.environ.get("PATH", "")}
 
 
-def of_command(command: str, cwd: Path, **settings: int) -> Smoke:
+def of_command(command: str, cwd: Path, **settings: int | bool) -> Smoke:
     plan = plan_argv([command], caller_env=ENV, cwd=cwd, env_complete=False)
     return smoke(plan, cwd=cwd, settings=Settings(**settings))
 
 
-def of_file(path: Path, line: int, cwd: Path, **settings: int) -> Smoke:
+def of_file(path: Path, line: int, cwd: Path, **settings: int | bool) -> Smoke:
     plan = plan_file(path, line, caller_env=ENV, cwd=cwd, env_complete=False)
     return smoke(plan, cwd=cwd, settings=Settings(**settings))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from smoke_helpers import EXAMPLES, cli, digest, write
 
 NANOGPT = EXAMPLES / "nanogpt"
+HOOK = Path(__file__).resolve().parents[2] / "pyserver/rankdebug/runtime/smoke_hook.py"
 RUN = ["torchrun", "--standalone", "--nproc_per_node", "8", "train.py", "config/char.py"]
 
 
@@ -22,17 +23,27 @@ def test_json_contract() -> None:
     assert {"argv", "env", "changes", "files"} <= set(out)
     assert out["argv"][:6] == ["torchrun", "--standalone", "--nproc_per_node", "2", "train.py",
                                "config/char.py"]
-    assert all(isinstance(w, str) for w in out["argv"]) and out["env"] == {}
+    assert all(isinstance(w, str) for w in out["argv"])
+    # The run-time stop: the loop decides what max_iters counts (nanoGPT's makes one more).
+    hook = out["hook"]
+    assert out["env"]["RANKDEBUG_SMOKE_STEPS"] == "3" and hook["steps"] == 3
+    assert out["env"]["PYTHONPATH"].split(os.pathsep)[0] == str(Path(hook["path"]).parent)
+    assert Path(hook["path"]).read_text() == HOOK.read_text()
+    assert set(out["env"]) == {"RANKDEBUG_SMOKE_STEPS", "PYTHONPATH"}
     for change in out["changes"]:
         assert set(change) == {"name", "from", "to", "why", "where"}
         assert change["why"] and change["where"]
     by_name = {c["name"]: c for c in out["changes"]}
-    assert by_name["max_iters"] == {"name": "max_iters", "from": "5000", "to": "3",
-                                    "why": "3 optimizer steps, then the run ends",
-                                    "where": "config/char.py: max_iters"}
+    assert by_name["max_iters"] == {
+        "name": "max_iters", "from": "5000", "to": "3",
+        "why": "the loop's own limit; the run-time stop below holds the run to 3 optimizer "
+               "steps", "where": "config/char.py: max_iters"}
+    assert by_name["RANKDEBUG_SMOKE_STEPS"]["to"] == "3"
+    assert out["not_applied"] == [] and out["gpu_uses"] == [] and out["cpu_change"] == []
     assert "--max_iters=3" in out["argv"]
     assert out["files"] == []
-    assert out["command"].startswith("torchrun --standalone --nproc_per_node 2 train.py")
+    assert out["command"].startswith("RANKDEBUG_SMOKE_STEPS=3 PYTHONPATH=")
+    assert " torchrun --standalone --nproc_per_node 2 train.py " in out["command"]
     assert out["plan"]["from"]["world_size"] == 8 and out["plan"]["to"]["world_size"] == 2
     assert out["frameworks"] == ["nanogpt"] and out["missing"] == []
     # The command as written, for the left side of the editor's diff: untouched by the rewrite.
@@ -45,9 +56,10 @@ def test_human_form_ends_with_the_command() -> None:
     assert done.returncode == 0
     lines = done.stdout.splitlines()
     assert lines[0] == "smoke run (nanogpt; launcher torchrun)"
-    assert "  max_iters: 5000 -> 5    5 optimizer steps, then the run ends  " \
-           "[config/char.py: max_iters]" in lines
-    assert lines[-1].startswith("torchrun --standalone --nproc_per_node 1 train.py")
+    assert "  max_iters: 5000 -> 5    the loop's own limit; the run-time stop below holds " \
+           "the run to 5 optimizer steps  [config/char.py: max_iters]" in lines
+    assert lines[-1].startswith("RANKDEBUG_SMOKE_STEPS=5 PYTHONPATH=")
+    assert " torchrun --standalone --nproc_per_node 1 train.py" in lines[-1]
 
 
 def test_file_and_line(tmp_path: Path) -> None:
@@ -60,7 +72,7 @@ def test_file_and_line(tmp_path: Path) -> None:
     """)
     done = cli("smoke", "--json", "--file", str(script), "--line", "5", "--cwd", str(NANOGPT))
     out = json.loads(done.stdout)
-    assert out["env"] == {"OMP_NUM_THREADS": "4"}
+    assert out["env"]["OMP_NUM_THREADS"] == "4"
     assert out["argv"][:3] == ["torchrun", "--nproc_per_node", "2"]
     assert "--batch_size=1" in out["argv"]
     assert out["plan"]["span"] == {"start_line": 4, "end_line": 5, "start_column": 1,

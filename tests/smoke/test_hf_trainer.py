@@ -61,7 +61,10 @@ def test_run_clm_command(tmp_path: Path) -> None:
 
 
 def test_knobs_the_script_does_not_define_are_reported_missing(tmp_path: Path) -> None:
-    write(tmp_path / "train.py", "from transformers import TrainingArguments, Trainer\n")
+    write(tmp_path / "train.py", """
+        from transformers import HfArgumentParser, TrainingArguments, Trainer
+        [args] = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+    """)
     result = of_command("python train.py --output_dir out --num_train_epochs 3", tmp_path)
     assert "num_train_epochs 3 no longer decides" in changed(result, "--max_steps").why
     assert any("no data-set slice" in m for m in result.missing)

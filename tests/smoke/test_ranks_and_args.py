@@ -44,7 +44,8 @@ def test_the_user_may_ask_for_more_ranks(tmp_path: Path) -> None:
 def test_fewer_ranks_than_two_stay(tmp_path: Path) -> None:
     result = of_command("torchrun --nproc_per_node 1 train.py", tmp_path)
     assert result.argv == ["torchrun", "--nproc_per_node", "1", "train.py"]
-    assert result.changes == []
+    # No framework, so no step limit of its own: only the run-time stop is added.
+    assert [c.name for c in result.changes] == ["RANKDEBUG_SMOKE_STEPS"]
 
 
 def test_an_unknown_count_is_left_as_written(tmp_path: Path) -> None:

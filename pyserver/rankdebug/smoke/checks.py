@@ -7,7 +7,8 @@ minutes. Each stage passes or fails with its reason; the first failure ends the 
                reported, never downloaded)
     launcher   the launcher is installed (program on PATH, package importable)
     framework  the frameworks the rewrite found are importable, with their versions
-    devices    the GPUs the command expects are visible (a CPU/gloo run passes without)
+    devices    the GPUs the command expects are visible (a CPU/gloo run passes without; a
+               script that asks for CUDA or NCCL fails without, offering the CPU change)
 
 Nothing of the job runs: the entry is compiled, not executed, and imports are resolved
 with ``importlib.util.find_spec`` in a subprocess (which runs no package code)."""
@@ -59,7 +60,7 @@ def run(plan: LaunchPlan, result: Smoke, cwd: Path) -> Iterator[Stage]:
     yield Stage("entry", True, entry.reason + compiled)
     for stage in (_imports(found), paths.check(result.inputs, cwd, env),
                   _launcher(plan, launcher_pkg, found, env),
-                  _framework(result, found), devices.check(plan, result, _source(entry))):
+                  _framework(result, found), devices.check(plan, result)):
         name, ok, reason = stage
         yield Stage(name, ok, reason)
         if not ok:
@@ -105,9 +106,3 @@ def _framework(result: Smoke, found: probe.Probe) -> tuple[str, bool, str]:
                        for p in result.packages)
     return "framework", True, listed
 
-
-def _source(entry: probe.Entry) -> str | None:
-    try:
-        return entry.script.read_text(encoding="utf-8", errors="replace") if entry.script else None
-    except OSError:
-        return None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rankdebug.command import CommandError, LaunchPlan, plan_argv, plan_file
 from rankdebug.errors import BadInput, RankdebugError, report
-from rankdebug.smoke import checks
+from rankdebug.smoke import checks, devices
 from rankdebug.smoke.context import Settings
 from rankdebug.smoke.model import Smoke
 from rankdebug.smoke.rewrite import refuse_unfit, smoke
@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ranks per node in the smoke run (default: at most 2)")
     parser.add_argument("--steps", type=_positive, default=DEFAULT.steps,
                         help=f"optimizer steps of the smoke run (default: {DEFAULT.steps})")
+    parser.add_argument("--cpu", action="store_true",
+                        help="run the ranks on the CPU: the script's device and backend "
+                             "knobs become cpu and gloo, and no GPU is visible")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="the command, after --, when no --file is given")
 
@@ -75,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
             raise BadInput(f"--cwd {args.cwd}: no such folder")
         plan = _plan(args, cwd)
         refuse_unfit(plan)
-        result = smoke(plan, cwd=cwd, settings=Settings(steps=args.steps, nproc=args.nproc))
+        result = smoke(plan, cwd=cwd, settings=Settings(steps=args.steps, nproc=args.nproc,
+                                                        cpu=args.cpu))
     except CommandError as exc:
         return report(BadInput(exc.message, exc.line, exc.column), as_json=args.json, prog=PROG)
     except RankdebugError as exc:
@@ -110,10 +114,18 @@ def text(result: Smoke) -> str:
     lines = [f"smoke run ({', '.join(result.frameworks) or 'no framework recognised'}; "
              f"launcher {shape.get('launcher')})"]
     for c in result.changes:
-        lines.append(f"  {c.name}: {c.old if c.old is not None else '(unset)'} -> "
-                     f"{c.new if c.new is not None else '(removed)'}    {c.why}  [{c.where}]")
+        lines.append(f"  {c.name}: {_shown(c.old, '(unset)')} -> "
+                     f"{_shown(c.new, '(removed)')}    {c.why}  [{c.where}]")
     lines += [f"  copy: {f}" for f in result.files]
     lines += [f"  missing: {m}" for m in result.missing]
+    if result.gpu_uses and not any(c.name == "CUDA_VISIBLE_DEVICES" for c in result.changes):
+        lines.append(f"  devices: asks for GPUs ({devices.uses_text(result)})"
+                     + (f"; on the CPU: {devices.cpu_offer(result)}"
+                        if devices.cpu_offer(result) else ""))
     lines += [f"  note: {n}" for n in result.notes]
     lines += ["", result.command]
     return "\n".join(lines)
+
+
+def _shown(value: str | None, none: str) -> str:
+    return none if value is None else (value or "''")

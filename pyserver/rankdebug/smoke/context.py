@@ -26,6 +26,7 @@ class Settings:
     steps: int = 3
     nproc: int | None = None
     seq_len: int = 128
+    cpu: bool = False  # run the ranks on the CPU: device and backend knobs to cpu/gloo
 
 
 @dataclass
@@ -52,6 +53,17 @@ class Rewrite:
     # The smoke run's shape, set by ranks.py before the frameworks run.
     per_node: int | None = None
     nodes: int = 1
+    not_applied: list[tuple[str, str]] = field(default_factory=list)
+    # Why the smoke run must stop the job itself after its steps (run-time hook); None: the
+    # script's own step limit, as verified, ends it.
+    stop_reason: str | None = None
+    # TrainingArguments fields the hook sets at run time (a script that builds them in code).
+    runtime_args: dict[str, object] = field(default_factory=dict)
+    # The script's module-level names are keys its command line sets (nanoGPT's configurator).
+    configurator: bool = False
+    # Values of the script's names set outside it (a config file the configurator runs).
+    values: dict[str, str] = field(default_factory=dict)
+    cpu_change: list[str] = field(default_factory=list)  # what --cpu sets (or did)
     _configs: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
 
     @property
@@ -116,6 +128,17 @@ class Rewrite:
         """A knob that could not be found: reported, never guessed."""
         if text not in self.missing:
             self.missing.append(text)
+
+    def unapplied(self, name: str, why: str) -> None:
+        """A knob the smoke run would change but cannot reach: said, never claimed."""
+        if all(n != name for n, _ in self.not_applied):
+            self.not_applied.append((name, why))
+
+    def stop_after_steps(self, reason: str) -> None:
+        """Have the smoke run end the job itself after its steps (``hook.py``); ``reason``:
+        why the script's own limit cannot be trusted to."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
 
     def need(self, *packages: str) -> None:
         for p in packages:

@@ -65,9 +65,10 @@ class Folder:
         """Whether ``path`` is in this folder (a copy made already); creates nothing."""
         return path.is_relative_to(self._path or base() / self.name)
 
-    def write(self, filename: str, text: str) -> Path:
-        """Write ``filename`` whole (temporary file + rename), mode 0600."""
-        target = self.path / Path(filename).name
+    def write(self, filename: str, text: str, *, under: str | None = None) -> Path:
+        """Write ``filename`` whole (temporary file + rename), mode 0600; in the private
+        subfolder ``under`` when given."""
+        target = (self.subdir(under) if under else self.path) / Path(filename).name
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:

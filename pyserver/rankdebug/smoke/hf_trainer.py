@@ -6,16 +6,23 @@ or ``TrainingArguments`` (transformers' examples, TRL, most fine-tuning repos).
 (``--max_train_samples``, ``--block_size``, ``--max_seq_length``) only where the script
 defines them, which is read from its source. A script given one ``.yaml``/``.json`` file
 (``parse_yaml_file``) gets a changed copy of it instead of flags.
+
+A flag is only written where the script's parser reads it (``reads.py``): TrainingArguments
+among the dataclasses its HfArgumentParser parses from the command line, a data field of one
+of them, an argparse option. A script that builds TrainingArguments in code gets them set at
+run time instead (``hook.py``: as TrainingArguments is made), and the smoke run ends the job
+itself after its steps; a data knob no parser reads is reported as not applied.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
-from rankdebug.smoke import base, configs
-from rankdebug.smoke.context import Rewrite, smaller
-from rankdebug.smoke.knobs import Flags, Keys, Knobs, drop, tune
+from rankdebug.smoke import base, configs, reads
+from rankdebug.smoke.context import Rewrite, plain_text, smaller
+from rankdebug.smoke.knobs import Flags, Keys, Knobs, RunTime, drop, tune
 
 NAME = "hf_trainer"
 PACKAGES: tuple[str, ...] = ("transformers",)
@@ -27,6 +34,8 @@ INPUTS = (("model", "model_name_or_path", True), ("model", "config_name", True),
           ("tokenizer", "tokenizer_name", True), ("data", "train_file", False),
           ("data", "validation_file", False), ("data", "dataset_name", True),
           ("model", "resume_from_checkpoint", False))
+BUILT_IN_CODE = "not applied: the script builds its arguments in code"
+UNCHECKED = "not applied: the script reads its command line in a way rankdebug cannot check"
 
 
 def detect(rw: Rewrite) -> bool:
@@ -45,17 +54,45 @@ def defines(source: str, name: str) -> bool:
 
 def rewrite(rw: Rewrite) -> None:
     rw.need(*PACKAGES)
-    config = _config_file(rw)
+    source = rw.source or ""
+    reading = reads.read(source)
+    config = _config_file(rw, reading)
     if config is not None:
         path, data = config
-        knobs: Knobs = Keys(data, rw.args.items[0].text)
-        shrink(rw, knobs, rw.source or "")
+        keys = Keys(data, rw.args.items[0].text)
+        shrink(rw, keys, keys, reading)
         copy = rw.folder.write(path.name, configs.dump(data, path.suffix,
                                                        f"smoke copy of {path}"))
         rw.args.items[0].text = str(copy)
         rw.copied(path, copy)
         return
-    shrink(rw, Flags(rw.args), rw.source or "")
+    flags = Flags(rw.args)
+    if reading.training_parsed:
+        shrink(rw, flags, flags, reading)
+        return
+    # TrainingArguments are built in code: set as they are made, and the run ends itself.
+    shrink(rw, _run_time(rw, reading), flags, reading)
+    why = UNCHECKED if reading.unknown else BUILT_IN_CODE
+    rw.stop_after_steps(why.removeprefix("not applied: "))
+    if not reading.argv and not reading.unknown and rw.args.items:
+        rw.note("the script reads no command line: its arguments "
+                f"({' '.join(rw.args.texts[:4])}{' ...' if len(rw.args.items) > 4 else ''}) "
+                "change nothing, as in the full run")
+
+
+def _run_time(rw: Rewrite, reading: reads.Reading) -> RunTime:
+    """TrainingArguments' fields as the script's call writes them, set by the hook."""
+    written: dict[str, tuple[str, bool]] = {}
+    label = "TrainingArguments, set at run time"
+    if reading.built:
+        built = reading.built[0]
+        script = rw.plan.entry.target.display if rw.plan.entry else "the script"
+        label = f"{built.cls}(...) at {script}:{built.line}, set at run time"
+        for name, text in built.keywords.items():
+            literal = name in built.literal
+            written[name] = (plain_text(ast.literal_eval(text)) or "None" if literal else text,
+                             literal)
+    return RunTime(written, label, rw.runtime_args)
 
 
 def training_steps(rw: Rewrite, knobs: Knobs) -> None:
@@ -70,36 +107,53 @@ def training_steps(rw: Rewrite, knobs: Knobs) -> None:
     tune(rw, knobs, "gradient_accumulation_steps", 1, base.ACCUMULATION, present_only=True)
 
 
-def training_outputs(rw: Rewrite, knobs: Knobs) -> None:
-    """TrainingArguments' checkpoints, output folder and remote logging (LLaMA-Factory's too)."""
+def training_outputs(rw: Rewrite, knobs: Knobs, *, always_output: bool = False) -> None:
+    """TrainingArguments' checkpoints, output folder and remote logging (LLaMA-Factory's too).
+    ``always_output``: set the output folder even where the command names none (the Trainer
+    then writes to ``trainer_output`` in the working folder)."""
     tune(rw, knobs, "save_strategy", "no", base.NO_SAVE)
-    if knobs.find("output_dir") is not None:
+    if always_output or knobs.find("output_dir") is not None:
         tune(rw, knobs, "output_dir", str(rw.folder.subdir("output")), base.OUTPUT)
     tune(rw, knobs, "report_to", "none", base.NO_REMOTE)
 
 
-def shrink(rw: Rewrite, knobs: Knobs, source: str) -> None:
-    """The TrainingArguments knobs, wherever they live (flags, or a config's keys)."""
+def shrink(rw: Rewrite, knobs: Knobs, data: Knobs, reading: reads.Reading) -> None:
+    """The TrainingArguments knobs (``knobs``: flags, a config's keys, or set at run time),
+    then the script's data knobs (``data``), each where the script reads it."""
+    source = rw.source or ""
     training_steps(rw, knobs)
     for name in ("eval_strategy", "evaluation_strategy"):
         tune(rw, knobs, name, "no", base.NO_EVAL, present_only=True)
     for name in ("do_eval", "do_predict", "load_best_model_at_end"):
         _off(rw, knobs, name)
-    training_outputs(rw, knobs)
+    training_outputs(rw, knobs, always_output=True)
     tune(rw, knobs, "dataloader_num_workers", 0, base.WORKERS, present_only=True,
          keep_if=smaller(0))
     tune(rw, knobs, "logging_steps", 1, base.LOG_EVERY, present_only=True)
-    if knobs.find("max_train_samples") is not None or defines(source, "max_train_samples"):
+    if data.find("max_train_samples") is not None or defines(source, "max_train_samples"):
         n = base.samples(rw)
-        tune(rw, knobs, "max_train_samples", n, base.SLICE, keep_if=smaller(n))
+        if _reaches(rw, data, reading, "max_train_samples"):
+            tune(rw, data, "max_train_samples", n, base.SLICE, keep_if=smaller(n))
     else:
         rw.lack("no data-set slice found (the script defines no --max_train_samples): the "
                 "whole data set is still loaded and prepared")
-    _sequence(rw, knobs, source)
+    _sequence(rw, data, source, reading)
     for kind, name, hub in INPUTS:
-        found = knobs.find(name)
-        if found is not None:
+        found = data.find(name) or knobs.find(name)
+        if found is not None and found.known:
             rw.reads(kind, found.value, found.where, hub=hub)
+
+
+def _reaches(rw: Rewrite, data: Knobs, reading: reads.Reading, name: str) -> bool:
+    """Whether the script reads data knob ``name`` from where ``data`` writes it: a config
+    copy it parses, an option or parsed field, or a flag the command already passes to a
+    parser; else it is reported as not applied."""
+    if isinstance(data, Keys) or reading.accepts(name):
+        return True
+    if data.find(name) is not None and (reading.argv or reading.unknown):
+        return True  # the command as written passes it to the script's parser
+    rw.unapplied(name, UNCHECKED if reading.unknown else BUILT_IN_CODE)
+    return False
 
 
 def _off(rw: Rewrite, knobs: Knobs, name: str) -> None:
@@ -112,25 +166,28 @@ def _off(rw: Rewrite, knobs: Knobs, name: str) -> None:
         tune(rw, knobs, name, False, base.NO_EVAL)
 
 
-def _sequence(rw: Rewrite, knobs: Knobs, source: str) -> None:
+def _sequence(rw: Rewrite, knobs: Knobs, source: str, reading: reads.Reading) -> None:
     seq = rw.settings.seq_len
     present = [n for n in SEQUENCE_KNOBS if knobs.find(n) is not None]
     for name in present:
-        tune(rw, knobs, name, seq, base.SEQUENCE, keep_if=smaller(seq))
+        if _reaches(rw, knobs, reading, name):
+            tune(rw, knobs, name, seq, base.SEQUENCE, keep_if=smaller(seq))
     if present:
         return
     defined = next((n for n in SEQUENCE_KNOBS if defines(source, n)), None)
     if defined is None:
         rw.lack("no sequence-length knob found: sequences keep the length the script picks")
-    else:
+    elif not smaller(seq)(reads.field_default(source, defined)) and _reaches(
+            rw, knobs, reading, defined):  # a default already short stays
         tune(rw, knobs, defined, seq, base.SEQUENCE)
 
 
-def _config_file(rw: Rewrite) -> tuple[Path, dict[str, object]] | None:
-    """The one ``.yaml``/``.json`` argument a script parses with HfArgumentParser."""
+def _config_file(rw: Rewrite, reading: reads.Reading) -> tuple[Path, dict[str, object]] | None:
+    """The one ``.yaml``/``.json`` argument a script parses with HfArgumentParser (or reads
+    from ``sys.argv`` its own way)."""
     items = rw.args.items
     if len(items) != 1 or not items[0].known or not items[0].text.endswith(
-            (".yaml", ".yml", ".json")):
+            (".yaml", ".yml", ".json")) or not (reading.file_arg or reading.unknown):
         return None
     path = rw.resolve(items[0].text)
     data = configs.load(path)

@@ -244,3 +244,37 @@ def first(knobs: Knobs, *names: str) -> str | None:
         if knobs.find(name) is not None:
             return name
     return None
+
+
+class RunTime(Knobs):
+    """Fields the smoke hook sets on an object the script builds in code (TrainingArguments,
+    ``hook.py``): read from the call as written (``written``: name -> (text, literal)),
+    written into ``values``, the hook's settings. ``label`` says where the call is."""
+
+    def __init__(self, written: dict[str, tuple[str, bool]], label: str,
+                 values: dict[str, object]) -> None:
+        self.written, self.label, self.values = written, label, values
+
+    def find(self, name: str) -> Found | None:
+        if name in self.values:
+            return Found(plain_text(self.values[name]), name, self.where_new(name))
+        if name not in self.written:
+            return None
+        text, literal = self.written[name]
+        return Found(text, name, self.where_new(name), literal)
+
+    def put(self, name: str, value: object) -> str:
+        self.values[name] = value
+        return self.text(name, value)
+
+    def text(self, name: str, value: object) -> str:
+        return plain_text(value) or ""
+
+    def delete(self, name: str) -> bool:
+        return self.values.pop(name, None) is not None
+
+    def spelled(self, name: str) -> str:
+        return name
+
+    def where_new(self, name: str) -> str:
+        return self.label

@@ -3,13 +3,18 @@
 Its JSON form is the ``rankdebug smoke --json`` contract (shared/design.md, "Wave 2
 contracts"): ``{"argv", "env", "changes": [{"name", "from", "to", "why", "where"}],
 "files"}``, plus optional keys (``command``, ``notes``, ``missing``, ``frameworks``, ``plan``,
-``original``: the command as written ``{"argv", "env"}``, ``copies``: ``[{"from", "to"}]``).
+``original``: the command as written ``{"argv", "env"}``, ``copies``: ``[{"from", "to"}]``,
+``not_applied``: ``[{"name", "why"}]``, knobs the script cannot be given from outside,
+``hook``: the run-time hook's file and settings or null, ``gpu_uses``: where the script asks
+for CUDA/NCCL, ``cpu_change``: what ``--cpu`` sets).
 """
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
+
+from rankdebug.smoke.gpu_use import Use
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,14 @@ class Smoke:
     # The command as written, in the same form (the left side of the editor's diff).
     original: dict[str, object] = field(default_factory=dict)
     copies: list[tuple[str, str]] = field(default_factory=list)
+    # Knobs no channel reaches (name, why): never reported as changed.
+    not_applied: list[tuple[str, str]] = field(default_factory=list)
+    # The run-time hook: {"path", "steps", "training_args"}; empty when the run has none.
+    hook: dict[str, object] = field(default_factory=dict)
+    gpu_uses: list[Use] = field(default_factory=list)
+    cpu_change: list[str] = field(default_factory=list)  # what --cpu sets ("--backend=gloo")
+    on_cpu: bool = False  # made with --cpu: cpu_change is done, not offered
+    entry_name: str | None = None  # the entry script as written, for messages
 
     @property
     def command(self) -> str:
@@ -79,4 +92,8 @@ class Smoke:
             "plan": self.plan,
             "original": self.original,
             "copies": [{"from": src, "to": dst} for src, dst in self.copies],
+            "not_applied": [{"name": n, "why": why} for n, why in self.not_applied],
+            "hook": self.hook or None,
+            "gpu_uses": [u.to_json() for u in self.gpu_uses],
+            "cpu_change": self.cpu_change,
         }

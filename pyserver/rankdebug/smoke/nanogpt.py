@@ -135,6 +135,9 @@ def rewrite(rw: Rewrite) -> None:
     if match:
         rw.reads("config", match.group(1), "exec(open(...)) in the script (from the cwd)")
     knobs = Configurator(rw.args, layers)
+    rw.configurator = True
+    for _, values in layers[1:]:  # what the config files set, for the devices check
+        rw.values.update({k: str(v) for k, v in values.items() if v is not None})
     steps, world = rw.settings.steps, rw.data_parallel
 
     def known(name: str, new: object, why: str, **rule: Unpack[Rule]) -> None:
@@ -142,8 +145,15 @@ def rewrite(rw: Rewrite) -> None:
             tune(rw, knobs, name, new, why, **rule)
 
     if not knobs.defines("max_iters"):
-        rw.lack("no step limit found (no max_iters): the run may be long")
-    known("max_iters", steps, base.steps_why(steps))
+        rw.lack("no step limit found (no max_iters): the smoke run ends the job after "
+                f"{steps} optimizer steps")
+        rw.stop_after_steps("the script defines no max_iters")
+    else:
+        # Its loop decides what max_iters counts: the run-time stop makes it the steps.
+        rw.stop_after_steps("the script's loop decides what max_iters counts (nanoGPT's "
+                            "makes max_iters + 1 optimizer steps)")
+    known("max_iters", steps, "the loop's own limit; the run-time stop below holds the run "
+          f"to {steps} optimizer steps")
     known("batch_size", 1, base.BATCH)
     known("block_size", rw.settings.seq_len, base.SEQUENCE, keep_if=smaller(rw.settings.seq_len))
     known("gradient_accumulation_steps", world,

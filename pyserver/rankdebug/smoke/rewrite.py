@@ -7,8 +7,10 @@ from pathlib import Path
 from rankdebug.command import LaunchPlan
 from rankdebug.errors import BadInput
 from rankdebug.smoke import (
+    cpu,
     deepspeed_json,
     hf_trainer,
+    hook,
     lightning,
     llamafactory,
     megatron,
@@ -67,9 +69,16 @@ def smoke(plan: LaunchPlan, *, cwd: Path, settings: Settings | None = None) -> S
         rw.framework = framework.NAME
         framework.rewrite(rw)
     if primary is None:
+        python = plan.entry is not None and plan.entry.kind in ("script", "module")
         rw.lack("no training framework recognised (Hugging Face Trainer, LLaMA-Factory, verl, "
                 "DeepSpeed, Megatron, nanoGPT, torchtitan, Lightning): no step limit found, "
-                "the run may be long")
+                + (f"the smoke run ends the job after {rw.settings.steps} torch optimizer "
+                   "steps" if python else "the run may be long"))
+        if python:
+            rw.stop_after_steps("no step limit of the script's own was found")
+    gpu_uses = cpu.apply(rw)
+    hooked = hook.install(rw)
+    _say_unapplied(rw)
     items = rw.head.items + rw.args.items
     unknown = [a.text for a in items if not a.known]
     if unknown:
@@ -81,7 +90,18 @@ def smoke(plan: LaunchPlan, *, cwd: Path, settings: Settings | None = None) -> S
         notes=rw.notes, missing=rw.missing, frameworks=[f.NAME for f in frameworks],
         unknown={i for i, a in enumerate(items) if not a.known},
         plan=_shape(plan, rw), inputs=rw.inputs, packages=rw.packages,
-        original=original, copies=rw.copies)
+        original=original, copies=rw.copies, not_applied=rw.not_applied, hook=hooked,
+        gpu_uses=gpu_uses, cpu_change=rw.cpu_change, on_cpu=rw.settings.cpu,
+        entry_name=plan.entry.target.display if plan.entry else None)
+
+
+def _say_unapplied(rw: Rewrite) -> None:
+    """The knobs no channel reaches, one line per reason (the editor's diff shows it)."""
+    reasons: dict[str, list[str]] = {}
+    for name, why in rw.not_applied:
+        reasons.setdefault(why, []).append(name)
+    for why, names in reasons.items():
+        rw.lack(f"{why}: {', '.join(names)}")
 
 
 def _env(plan: LaunchPlan) -> tuple[dict[str, str], list[str]]:
