@@ -1,5 +1,6 @@
-"""Lightning Fabric's ``fabric run [OPTIONS] SCRIPT [ARGS]`` (``fabric run model`` before
-Lightning 2.3, ``lightning run model`` before 2.5; ``python -m lightning.fabric.cli SCRIPT``).
+"""Lightning Fabric's ``fabric run [OPTIONS] SCRIPT [ARGS]`` (``fabric run model`` until
+Lightning 2.2, the legacy ``lightning run model`` until early 2025; ``python -m
+lightning.fabric.cli SCRIPT``).
 
 src/lightning/fabric/cli.py (Lightning-AI/pytorch-lightning, ``_run`` and
 ``_torchrun_launch``): click with ``ignore_unknown_options``, so fabric's options are read
