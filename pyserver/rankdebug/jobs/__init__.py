@@ -37,7 +37,8 @@ command and the Training Jobs view read)::
             "command": [...], "cwd": "...", "start_time": 1795355184.5,
             "armed": false,           # serves a control socket (attach, eval, stacks)
             "socket": "/run/user/1000/rankdebug/<job>/rank-0.sock" | null,
-            # held at an uncaught exception (rankdebug.runtime.hold); kept after an attach
+            # held at an uncaught exception (rankdebug.runtime.hold), or a chosen rank its
+            # debugger stopped at one (state "paused" then); kept after an attach
             "raised": null | {"exception": "ValueError", "message": "...",
                               "file": "/home/me/proj/model.py", "line": 88,
                               "function": "forward"},

@@ -47,6 +47,36 @@ def _number(x: float) -> float | str:
     return x if math.isfinite(x) else str(x)
 
 
+# Elements summarized at a time: the float64 copy a summary works on stays at 32 MiB,
+# whatever the tensor's size (a 1 GiB float32 tensor would take 2 GiB more at once).
+STATS_CHUNK = 1 << 22
+
+
+class _Stats:
+    """Finite min, max, mean and norm, and NaN and Inf counts, summed up chunk by chunk."""
+
+    def __init__(self) -> None:
+        self.nan = self.inf = self.count = 0
+        self.low = math.inf
+        self.high = -math.inf
+        self.total = self.squares = 0.0
+
+    def add(self, count: int, low: float, high: float, total: float, squares: float) -> None:
+        self.count += count
+        self.low, self.high = min(self.low, low), max(self.high, high)
+        self.total += total
+        self.squares += squares
+
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"nan": self.nan, "inf": self.inf, "min": None, "max": None,
+                               "mean": None, "norm": None}
+        if self.count:
+            out.update(min=_finite(self.low), max=_finite(self.high),
+                       mean=_finite(self.total / self.count),
+                       norm=_finite(math.sqrt(self.squares)))
+        return out
+
+
 class _Torch:
     """A tensor's elements, flattened, on the CPU and contiguous (the copy is kept, so later
     digests of the same value read memory only)."""
@@ -83,6 +113,12 @@ class _Torch:
         return int(self.flat.element_size())
 
     def stats(self, a: int, b: int) -> dict[str, Any]:
+        acc = _Stats()
+        for lo in range(a, b, STATS_CHUNK):
+            self._add(acc, lo, min(b, lo + STATS_CHUNK))
+        return acc.result()
+
+    def _add(self, acc: _Stats, a: int, b: int) -> None:
         torch = self.torch
         part = self.flat[a:b]
         if self.complex:
@@ -96,13 +132,12 @@ class _Torch:
         else:
             nan = inf = 0
             finite = part
-        out: dict[str, Any] = {"nan": nan, "inf": inf, "min": None, "max": None,
-                               "mean": None, "norm": None}
+        acc.nan += nan
+        acc.inf += inf
         if finite.numel():
             f64 = finite.to(torch.float64)
-            out.update(min=_finite(float(f64.min())), max=_finite(float(f64.max())),
-                       mean=_finite(float(f64.mean())), norm=_finite(float(f64.norm())))
-        return out
+            acc.add(int(f64.numel()), float(f64.min()), float(f64.max()), float(f64.sum()),
+                    float((f64 * f64).sum()))
 
     def values(self, a: int, b: int) -> list[float | str]:
         part = self.flat[a:b]
@@ -135,24 +170,25 @@ class _Numpy:
         return int(self.flat.itemsize)
 
     def stats(self, a: int, b: int) -> dict[str, Any]:
+        acc = _Stats()
+        if self.numeric:
+            for lo in range(a, b, STATS_CHUNK):
+                self._add(acc, lo, min(b, lo + STATS_CHUNK))
+        return acc.result()
+
+    def _add(self, acc: _Stats, a: int, b: int) -> None:
         np = self.np
-        out: dict[str, Any] = {"nan": 0, "inf": 0, "min": None, "max": None,
-                               "mean": None, "norm": None}
-        if not self.numeric:
-            return out
         part = self.flat[a:b]
         if self.complex:
             part = part.view(part.real.dtype)
         part = part.astype(np.float64)
         if self.floating or self.complex:
-            out["nan"] = int(np.isnan(part).sum())
-            out["inf"] = int(np.isinf(part).sum())
+            acc.nan += int(np.isnan(part).sum())
+            acc.inf += int(np.isinf(part).sum())
             part = part[np.isfinite(part)]
         if part.size:
-            out.update(min=_finite(float(part.min())), max=_finite(float(part.max())),
-                       mean=_finite(float(part.mean())),
-                       norm=_finite(float(np.sqrt((part * part).sum()))))
-        return out
+            acc.add(int(part.size), float(part.min()), float(part.max()), float(part.sum()),
+                    float((part * part).sum()))
 
     def values(self, a: int, b: int) -> list[float | str]:
         part = self.flat[a:b]
