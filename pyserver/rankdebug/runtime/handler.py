@@ -32,13 +32,15 @@ of range, a request for another rank (``"rank"``): each gets an ``error`` reply 
 nothing; nothing a client sends raises out of the loop that serves it.
 
 A rank held at an uncaught exception (``rankdebug.runtime.hold``; a chosen rank that its
-debugger stopped at one too) answers too: ``ping``'s
-reply carries ``raised`` ({exception, message, file, line, function}), ``eval`` reads the
-raising frame's namespace, ``stacks`` gives the held thread the traceback's frames (and
-``raised``), and ``attach`` stops it there once the client is configured.
+debugger stopped at one too) answers too: ``ping``'s reply carries ``raised`` ({exception,
+message, file, line, function}), ``eval`` reads the raising frame's namespace, ``stacks``
+gives the held thread the traceback's frames (and ``raised``), and ``attach`` stops it there
+once the client is configured.
 
 Every connection is served by a thread of its own, so the handler answers while the main
-thread waits in a collective (it needs the GIL only for the moment it reads or evaluates).
+thread waits in a collective (it needs the GIL only for the moment it reads or evaluates);
+at most ``MAX_CONNECTIONS`` at once (one more is answered with an error and closed), each
+closed after ``IDLE_S`` without a request.
 Pure Python, 3.9 and later; debugpy is imported only by ``attach``.
 """
 
