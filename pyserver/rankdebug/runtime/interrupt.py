@@ -123,7 +123,12 @@ def start(name: str, body: Callable[[], None],
 
     with _running_lock:
         _running.add(run)
-    thread = spawn(name, target)
+    try:
+        thread = spawn(name, target)
+    except BaseException:  # no thread to be had: nothing runs
+        with _running_lock:
+            _running.discard(run)
+        raise
     _quiet(thread)
     return run
 
