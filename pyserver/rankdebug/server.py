@@ -368,6 +368,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    memory.system_allocator()  # may start this process again, before anything is read
     logging.basicConfig(level=getattr(args, "log_level", "WARNING"), stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     server = create_server()

@@ -37,14 +37,33 @@ class RegistryError(Exception):
     """The registry folder is unusable (not ours, or open to other users)."""
 
 
-def root() -> str:
-    """The registry's root folder, created with mode 0700 if missing; checked otherwise."""
+# The longest socket a job makes in its folder, and a Unix socket path's limit (Linux).
+LONGEST_SOCKET = "rank-1048575.sock"
+MAX_SOCKET_PATH = 107
+
+
+def location() -> str:
+    """Where the registry's root folder is (nothing is made or checked)."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     uid = os.getuid()
     if runtime and os.path.isdir(runtime) and os.stat(runtime).st_uid == uid:
-        path = os.path.join(runtime, "rankdebug")
-    else:
-        path = os.path.join("/tmp", f"rankdebug-{uid}")
+        return os.path.join(runtime, "rankdebug")
+    return os.path.join("/tmp", f"rankdebug-{uid}")
+
+
+def check_socket_room(folder: str) -> None:
+    """Raise RegistryError when the job's sockets would not fit in ``folder``'s path."""
+    longest = os.path.join(folder, LONGEST_SOCKET)
+    if len(longest.encode()) > MAX_SOCKET_PATH:
+        raise RegistryError(f"the job registry's path {os.path.dirname(folder)} is too long "
+                            f"for a job's sockets (a socket path has at most "
+                            f"{MAX_SOCKET_PATH} bytes); set XDG_RUNTIME_DIR to a shorter "
+                            "folder of yours")
+
+
+def root() -> str:
+    """The registry's root folder, created with mode 0700 if missing; checked otherwise."""
+    path = location()
     _private_dir(path)
     return path
 
@@ -92,13 +111,28 @@ def job_dir(job: str) -> str:
 
 
 def create_job(job: str, info: dict[str, Any]) -> str:
-    """Create the job's folder (0700) and write ``job.json``; returns the folder."""
+    """Create the job's folder (0700) and write ``job.json``; returns the folder. A folder
+    this call made is removed again when the entry cannot be written (a full or read-only
+    disk), and the error says where and why in a line."""
     path = job_dir(job)
-    _private_dir(path)
+    made = not os.path.isdir(path)
     entry = {"job": job, "host": socket.gethostname(), "start_time": time.time()}
     entry.update(info)
-    _write(os.path.join(path, "job.json"), entry)
+    try:
+        _private_dir(path)
+        _write(os.path.join(path, "job.json"), entry)
+    except OSError as exc:
+        if made:
+            remove_job(job)
+        raise RegistryError(unwritable(exc)) from None
     return path
+
+
+def unwritable(exc: OSError) -> str:
+    """One line for a registry that cannot be written (a full or read-only disk)."""
+    return (f"cannot write the job registry at {location()}: {exc.strerror or exc} (free "
+            "space there, or set XDG_RUNTIME_DIR to a folder of yours where rankdebug can "
+            "write)")
 
 
 def write_rank(job: str, entry: dict[str, Any]) -> None:
@@ -160,6 +194,12 @@ def prune() -> list[str]:
             continue
         info = _read(os.path.join(path, "job.json"))
         pid = info.get("pid") if info is not None else None
+        if info is None and _abandoned(path):
+            import shutil
+
+            shutil.rmtree(path, ignore_errors=True)  # a launch that failed to write it
+            gone.append(name)
+            continue
         if info is None or info.get("host", host) != host or not isinstance(pid, int):
             continue  # half-written, another host's, or not a job folder: not ours to judge
         if not pid_alive(pid):
@@ -168,6 +208,24 @@ def prune() -> list[str]:
             shutil.rmtree(path, ignore_errors=True)
             gone.append(name)
     return gone
+
+
+ABANDONED_S = 60.0
+
+
+def _abandoned(path: str) -> bool:
+    """A job folder with no ``job.json`` that nothing has touched for ``ABANDONED_S``: what
+    a launch leaves when its disk filled up while it wrote the entry (a launch writes it
+    first, within milliseconds of making the folder)."""
+    try:
+        names = os.listdir(path)
+        newest = max([os.lstat(path).st_mtime,
+                      *(os.lstat(os.path.join(path, n)).st_mtime for n in names)])
+    except OSError:
+        return False
+    if any(not (n.startswith(("job.json", "rank-")) and n.endswith(".tmp")) for n in names):
+        return False  # something else lives there: not ours to judge
+    return time.time() - newest > ABANDONED_S
 
 
 def remove_rank(job: str, rank: int) -> None:
@@ -197,13 +255,22 @@ def pid_alive(pid: int) -> bool:
 
 
 def _write(path: str, entry: dict[str, Any]) -> None:
+    """Write whole or not at all: a failed write (a full disk) leaves no temporary file."""
     tmp = f"{path}.{os.getpid()}.tmp"
+    data = json.dumps(entry, sort_keys=True).encode()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(fd, json.dumps(entry, sort_keys=True).encode())
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
 
 
 def _read(path: str) -> dict[str, Any] | None:

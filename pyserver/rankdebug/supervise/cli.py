@@ -28,6 +28,7 @@ Armed jobs (``--arm``): every rank also serves a control socket in the job's fol
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import sys
@@ -177,15 +178,28 @@ def _reserve(dplan: DebugPlan) -> tuple[str, str, dict[int, int]]:
     """A new job in the registry with ports for the chosen ranks: (job, folder, ports)."""
     job = registry.new_job_id()
     opts = dplan.options
-    with portmod.registry_lock():
-        registry.prune()  # folders of jobs whose supervisor was killed outright
-        ports = portmod.choose(dplan.selection.ranks or [], opts.host, opts.base_port,
-                               portmod.ports_in_registry())
-        job_dir = registry.create_job(job, {"pid": os.getpid(), "state": "starting"})
-        for rank, port in ports.items():
-            registry.write_rank(job, {"rank": rank, "port": port, "host": opts.host,
-                                      "state": "starting"})
+    try:
+        with portmod.registry_lock():  # checks the registry's folder is the user's alone
+            registry.check_socket_room(os.path.join(registry.location(), job))
+            registry.prune()  # folders of jobs whose supervisor was killed outright
+            ports = portmod.choose(dplan.selection.ranks or [], opts.host, opts.base_port,
+                                   portmod.ports_in_registry())
+            job_dir = registry.create_job(job, {"pid": os.getpid(), "state": "starting"})
+            for rank, port in ports.items():
+                registry.write_rank(job, {"rank": rank, "port": port, "host": opts.host,
+                                          "state": "starting"})
+    except (OSError, registry.RegistryError) as exc:
+        raise _registry_failed(job, exc) from None
     return job, job_dir, ports
+
+
+def _registry_failed(job: str, exc: OSError | registry.RegistryError) -> BadInput:
+    """What a registry that cannot be written (full, read-only, not the user's) gives:
+    the job's entry removed, and one line."""
+    with contextlib.suppress(OSError, registry.RegistryError):
+        registry.remove_job(job)
+    return BadInput(str(exc) if isinstance(exc, registry.RegistryError)
+                    else registry.unwritable(exc))
 
 
 def _register(job: str, dplan: DebugPlan, run: JobRun) -> None:
@@ -309,7 +323,12 @@ def run(args: argparse.Namespace) -> int:
             f"rankdebug: this command runs on {nnodes} nodes and this machine starts node "
             f"0's part only; give the others with --hosts HOST,... (the same command is "
             f"started there over SSH, and their chosen ranks are debugged from here)\n")
-    _register(job, dplan, job_proc)
+    try:
+        _register(job, dplan, job_proc)
+    except (OSError, registry.RegistryError) as exc:
+        for node in nodes:
+            node.discard()
+        return report(_registry_failed(job, exc), as_json=args.json, prog=PROG)
     sup = Supervisor(job_proc, job, job_dir, args.json, control=args.control, remotes=nodes,
                      spread=spread)
     event: dict[str, object] = {

@@ -16,12 +16,15 @@ One job, one supervisor process (the ``rankdebug launch`` process itself):
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import queue
+import select
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -34,7 +37,7 @@ from typing import Any, TextIO
 from rankdebug import launcher_table
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.runtime import marks, peercred, registry, wire
-from rankdebug.supervise import ctl_wire, procs
+from rankdebug.supervise import ctl_wire, janitor, procs
 from rankdebug.supervise.adapters import Adapter, start_adapter, with_rankdebug_on_path
 from rankdebug.supervise.gate import Gate
 from rankdebug.supervise.rank_exits import RankExits
@@ -102,16 +105,50 @@ class Supervisor:
         self.rank_exits = RankExits()
         self._ranks_scanned_at = 0.0
         self._first_said = False
+        self._reader_lost = False
 
     # --- output ---------------------------------------------------------------------
 
     def emit(self, event: dict[str, Any]) -> None:
         with self._emit_lock:
             if self.json_mode:
-                self.out.write(json.dumps(event) + "\n")
-                self.out.flush()
+                try:
+                    self.out.write(json.dumps(event) + "\n")
+                    self.out.flush()
+                except (OSError, ValueError):  # its reader is gone: the loop ends the job
+                    self._reader_lost = True
+                    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+                        null = os.open(os.devnull, os.O_WRONLY)
+                        os.dup2(null, self.out.fileno())
+                        os.close(null)
             else:
                 self.say(_human(event))
+
+    def reader_gone(self) -> bool:
+        """Whether the program reading ``--json`` (an editor, a script) has gone: the pipe
+        or socket on stdout has no reader left. A file or a terminal never says so (the
+        way to run a job on without a reader: README, "Outside VS Code")."""
+        if not self.json_mode:
+            return False
+        if self._reader_lost:
+            return True
+        try:
+            fd = self.out.fileno()
+            mode = os.fstat(fd).st_mode
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return False
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            return False
+        poller = select.poll()
+        poller.register(fd, 0)  # POLLERR and POLLHUP are always reported
+        if not any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0)):
+            return False
+        self._reader_lost = True
+        with contextlib.suppress(OSError):  # what is still buffered goes nowhere, quietly
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+        return True
 
     # --- what the group layer (together.py) asks of the job ------------------------------
 
@@ -275,24 +312,33 @@ class Supervisor:
             for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         }
         try:
-            self.open_ctl()
             try:
-                self.start()
-                self.serve_ctl()
-            except OSError as exc:
-                self.say(f"cannot start {self.plan.argv[0]!r}: {exc.strerror or exc}")
-                code = 127 if isinstance(exc, FileNotFoundError) else 126
-            except RemoteError as exc:  # a node's watcher (spread jobs) did not come up
-                self.say(str(exc))
+                self.open_ctl()
+            except OSError as exc:  # the job folder's socket: nothing has started yet
+                self.say(f"cannot open the job's control socket {self.ctl_path}: "
+                         f"{exc.strerror or exc}")
                 code = 1
             else:
-                code = self._loop()
+                code = self._run_started()
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
             self._cleanup()
         self.emit({"event": "exited", "code": code})
         return code
+
+    def _run_started(self) -> int:
+        """Start the job and supervise it; its exit status."""
+        try:
+            self.start()
+            self.serve_ctl()
+        except OSError as exc:
+            self.say(f"cannot start {self.plan.argv[0]!r}: {exc.strerror or exc}")
+            return 127 if isinstance(exc, FileNotFoundError) else 126
+        except RemoteError as exc:  # a node's watcher (spread jobs) did not come up
+            self.say(str(exc))
+            return 1
+        return self._loop()
 
     def _loop(self) -> int:
         assert self.proc is not None
@@ -312,6 +358,9 @@ class Supervisor:
             ):
                 self.stop_reason = "a rank ended before its script finished"
             self._watch_nodes()
+            if self.stop_reason is None and self.reader_gone():
+                self.stop_reason = ("the program reading its --json output has gone (as when "
+                                    "an editor closes)")
             code = self.proc.poll()
             if code is not None:
                 code = self._nodes_end(code)
@@ -867,6 +916,12 @@ class Supervisor:
         for gate in self._gates.values():
             gate.close()
         registry.remove_job(self.job)
+        if os.path.isdir(self.job_dir):  # a read-only registry: say so, not "killed"
+            self.say(f"could not remove the job's registry folder {self.job_dir} (is its "
+                     "disk read-only?); rankdebug jobs may list the job until it is removed")
+        if self._janitor_fd is not None:  # a clean end: the janitor has nothing to say
+            with contextlib.suppress(OSError):
+                os.write(self._janitor_fd, janitor.CLEAN)
         self.rank_exits.close()
 
 

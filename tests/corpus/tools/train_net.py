@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 # Trimmed from facebookresearch/detectron2 tools/train_net.py (Apache-2.0): how it reads its
 # arguments and starts its workers. The corpus plans read this file; it is never run.
-from detectron2.engine import default_argument_parser, default_setup, launch
+from detectron2.engine import default_argument_parser, default_setup, launch  # noqa: F401
 
 
 def main(args):
