@@ -29,10 +29,24 @@ if ! command -v pdsh >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/de
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pdsh; } \
         >/tmp/rankdebug-apt-pdsh.log 2>&1 || echo "(pdsh could not be installed; see /tmp/rankdebug-apt-pdsh.log)"
 fi
-echo "== ruff"; ruff check pyserver tests benchmarks scripts
-echo "== mypy"; mypy
-echo "== mypy (rank side, on the oldest Python mypy checks: 3.10)"; mypy --python-version 3.10 pyserver/rankdebug/runtime
-echo "== pytest"; python -m pytest "$@"
+# Each part runs whatever the others gave, and the end says which failed: a failing half
+# must not hide the other half's result.
+failed=()
+part() {
+    local name=$1; shift
+    echo "== $name"
+    if ! "$@"; then failed+=("$name"); fi
+}
+part ruff ruff check pyserver tests benchmarks scripts
+part mypy mypy
+part "mypy (rank side, on the oldest Python mypy checks: 3.10)" \
+    mypy --python-version 3.10 pyserver/rankdebug/runtime
+part pytest python -m pytest "$@"
 if [ -f scripts/test-extension.sh ]; then
-    echo "== extension"; bash scripts/test-extension.sh
+    part extension bash scripts/test-extension.sh
 fi
+if [ ${#failed[@]} -gt 0 ]; then
+    printf '== FAILED: %s\n' "${failed[@]}"
+    exit 1
+fi
+echo "== every part passed"

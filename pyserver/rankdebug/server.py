@@ -18,11 +18,12 @@ import os
 import sys
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls import uris
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
 
 from rankdebug import __version__ as _version
 from rankdebug.lsp import actions, commands, hover, memory
@@ -32,6 +33,8 @@ from rankdebug.lsp.documents import Documents, language_of
 from rankdebug.lsp.lenses import Lenses
 from rankdebug.lsp.protocol import Protocol
 from rankdebug.lsp.settings import SECTION, Settings, SettingsStore
+
+A = TypeVar("A", bound=PlanArgs)
 
 NAME = "rankdebug"
 SLOW_ANALYSIS_S = 2.0
@@ -282,22 +285,33 @@ def _features(server: RankdebugServer) -> None:
 def _commands(server: RankdebugServer) -> None:
     """``workspace/executeCommand``: adapters in ``rankdebug.lsp.commands``."""
 
+    # Arguments are read here, not by pygls: a malformed one is answered with the error
+    # envelope the extension shows, not an LSP error.
+    converter = default_converter()  # type: ignore[no-untyped-call]  # pygls' own
+
+    def read(kind: type[A], raw: tuple[Any, ...], name: str) -> A | dict[str, Any]:
+        return commands.read_args(kind, raw, converter.structure, name)
+
     @server.command("rankdebug.plan")
-    async def plan_command(ls: RankdebugServer, args: PlanArgs) -> dict[str, Any]:
-        return await commands.plan(ls, args)
+    async def plan_command(ls: RankdebugServer, *raw: Any) -> dict[str, Any]:
+        args = read(PlanArgs, raw, "rankdebug.plan")
+        return args if isinstance(args, dict) else await commands.plan(ls, args)
 
     @server.command("rankdebug.debugPlan")
-    async def debug_plan_command(ls: RankdebugServer, args: DebugPlanArgs) -> dict[str, Any]:
-        return await commands.debug_plan(ls, args)
+    async def debug_plan_command(ls: RankdebugServer, *raw: Any) -> dict[str, Any]:
+        args = read(DebugPlanArgs, raw, "rankdebug.debugPlan")
+        return args if isinstance(args, dict) else await commands.debug_plan(ls, args)
 
     @server.command("rankdebug.launchJson")
-    async def launch_json_command(ls: RankdebugServer,
-                                  args: LaunchJsonArgs) -> dict[str, Any]:
-        return await commands.launch_json_command(ls, args)
+    async def launch_json_command(ls: RankdebugServer, *raw: Any) -> dict[str, Any]:
+        args = read(LaunchJsonArgs, raw, "rankdebug.launchJson")
+        return (args if isinstance(args, dict)
+                else await commands.launch_json_command(ls, args))
 
     @server.command("rankdebug.smoke")
-    async def smoke_command(ls: RankdebugServer, args: PlanArgs) -> dict[str, Any]:
-        return await commands.smoke_command(ls, args)
+    async def smoke_command(ls: RankdebugServer, *raw: Any) -> dict[str, Any]:
+        args = read(PlanArgs, raw, "rankdebug.smoke")
+        return args if isinstance(args, dict) else await commands.smoke_command(ls, args)
 
     @server.command("rankdebug.checkRanks")
     async def check_ranks_command(ls: RankdebugServer, *args: Any) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from .conftest import execute, open_doc
@@ -61,9 +60,14 @@ async def test_plan_errors_carry_a_position(client: LanguageClient, workspace: P
     assert "give uri" in result["error"]["message"]
 
 
-async def test_badly_typed_arguments_are_invalid_params(client: LanguageClient) -> None:
-    with pytest.raises(JsonRpcException):
-        await execute(client, "rankdebug.plan", {"position": "nowhere", "uri": 3})
+async def test_badly_typed_arguments_are_the_error_envelope(client: LanguageClient) -> None:
+    """Read by the server, not pygls: the extension shows the message (an LSP error would
+    be logged as a server error)."""
+    for args in ({"position": "nowhere", "uri": 3}, ["not", "an", "object"]):
+        result = await execute(client, "rankdebug.plan", args)
+        assert "rankdebug.plan" in result["error"]["message"], result
+    result = await execute(client, "rankdebug.debugPlan")
+    assert "takes one argument" in result["error"]["message"], result
 
 
 async def test_debug_plan_gives_argv_cwd_and_attach_configurations(

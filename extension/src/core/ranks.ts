@@ -128,6 +128,7 @@ export function byNode(ranks: readonly PlanRank[]): Map<number, PlanRank[]> {
  */
 export function plainRankList(spec: string): number[] | undefined {
     const parts = spec.split(',').map((p) => p.trim());
-    if (!parts.every((p) => /^\d+$/.test(p))) return undefined;
+    // At most 7 digits (rankdebug/ranks.py MAX_RANK): a longer number names no rank.
+    if (!parts.every((p) => /^\d{1,7}$/.test(p) && Number(p) <= 1048575)) return undefined;
     return [...new Set(parts.map(Number))].sort((a, b) => a - b);
 }

@@ -117,6 +117,30 @@ class Source:
     dirty: bool = False
 
 
+A = TypeVar("A", bound="PlanArgs")
+
+
+def read_args(kind: type[A], raw: tuple[Any, ...], structure: Callable[[Any, type[A]], A],
+              command: str) -> A | dict[str, Any]:
+    """A command's one argument object, checked: the typed arguments, or the error
+    envelope to answer (never an LSP error: the extension shows the message)."""
+    if len(raw) != 1 or not isinstance(raw[0], dict):
+        return envelope(f"{command} takes one argument, an object such as "
+                        '{"uri": ..., "line": 0} or {"text": "torchrun ..."}')
+    try:
+        return structure(raw[0], kind)
+    except Exception as exc:  # cattrs' errors nest; the first leaf says what was wrong
+        return envelope(f"{command}: bad arguments ({_first_leaf(exc)})")
+
+
+def _first_leaf(exc: BaseException) -> str:
+    while isinstance(getattr(exc, "exceptions", None), (list, tuple)) and exc.exceptions:  # type: ignore[attr-defined]
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    notes = getattr(exc, "__notes__", None) or []
+    text = f"{notes[0]}: " if notes else ""
+    return (text + (str(exc) or type(exc).__name__))[:300]
+
+
 def _error(exc: RankdebugError | ArgumentError) -> dict[str, Any]:
     if isinstance(exc, RankdebugError):
         return exc.to_json()

@@ -50,9 +50,36 @@ def read(f: IO[bytes]) -> dict[str, Any] | None:
         msg = json.loads(body)
     except ValueError as exc:
         raise DapWireError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise DapWireError("nested too deeply") from None
     if not isinstance(msg, dict):
         raise DapWireError("a message must be a JSON object")
     return msg
+
+
+_KINDS: dict[str, tuple[tuple[str, type | tuple[type, ...]], ...]] = {
+    "request": (("command", str),),
+    "response": (("request_seq", int), ("command", str), ("success", bool)),
+    "event": (("event", str),),
+}
+
+
+def problem(msg: dict[str, Any]) -> str | None:
+    """What makes ``msg`` no DAP message (the base protocol's fields, read before anything
+    acts on it), or None. ``arguments`` and ``body`` must be objects where given."""
+    kind = msg.get("type")
+    if not isinstance(kind, str) or kind not in _KINDS:
+        return f"type must be request, response or event, not {str(kind)[:40]!r}"
+    if not isinstance(msg.get("seq"), int) or isinstance(msg.get("seq"), bool):
+        return "seq must be a number"
+    for name, want in _KINDS[kind]:
+        value = msg.get(name)
+        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            return f"a {kind} needs {name}"
+    for name in ("arguments", "body"):
+        if name in msg and msg[name] is not None and not isinstance(msg[name], dict):
+            return f"{name} must be an object"
+    return None
 
 
 def encode(msg: dict[str, Any]) -> bytes:
@@ -115,8 +142,11 @@ def _mark(way: str, end: Endpoint, msg: dict[str, Any]) -> None:
 def response(request: dict[str, Any], body: dict[str, Any] | None = None,
              message: str | None = None) -> dict[str, Any]:
     """The response to ``request``: success with ``body``, or a failure with ``message``."""
-    out: dict[str, Any] = {"type": "response", "request_seq": request.get("seq", 0),
-                           "command": request.get("command", ""), "success": message is None}
+    seq, command = request.get("seq"), request.get("command")
+    out: dict[str, Any] = {
+        "type": "response", "success": message is None,
+        "request_seq": seq if isinstance(seq, int) and not isinstance(seq, bool) else 0,
+        "command": command if isinstance(command, str) else ""}
     if message is not None:
         out["message"] = message
         out["body"] = {"error": {"id": 1, "format": message, "showUser": False}}

@@ -78,12 +78,26 @@ class ClientSession:
     def run(self) -> None:
         try:
             while True:
-                msg = self.client.read()
+                msg = self.client.read()  # None too where it is not the base protocol
                 if msg is None:
                     break
-                self._from_client(msg)
+                self._checked(msg)
         finally:
             self.end()
+
+    def _checked(self, msg: dict[str, Any]) -> None:
+        """One client message, checked first; a request that cannot be carried out gets a
+        failed response, and nothing it sends can end the session's thread."""
+        wrong = dapwire.problem(msg)
+        if wrong is not None:
+            self.client.send(dapwire.response(msg, message=f"not a DAP message: {wrong}"))
+            return
+        try:
+            self._from_client(msg)
+        except Exception as exc:  # a request whose arguments are not what DAP says
+            if msg.get("type") == "request":
+                self.client.send(dapwire.response(
+                    msg, message=f"bad {msg.get('command')} request: {type(exc).__name__}"))
 
     def _from_client(self, msg: dict[str, Any]) -> None:
         if not self.live and self.gate.adapter is not None:
