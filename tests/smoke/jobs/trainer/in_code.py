@@ -32,6 +32,12 @@ def main():
                       callbacks=[Steps()])
     trainer.train()
     trainer.save_model()
+    if torch.distributed.is_initialized():
+        # Every rank is done before any tears its gloo pairs down: a rank that exits while
+        # a peer still talks can abort it ("terminate called without an active exception").
+        torch.distributed.barrier()
+        del trainer
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
