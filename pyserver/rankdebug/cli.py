@@ -19,6 +19,7 @@ _VERBS: dict[str, tuple[str, str]] = {
     "server": ("rankdebug.server", "start the language server on stdio"),
     "jobs": ("rankdebug.jobs.cli_jobs", "list running training jobs and their ranks"),
     "stacks": ("rankdebug.jobs.cli_stacks", "every rank's Python stack, side by side"),
+    "diagnose": ("rankdebug.jobs.diagnose.cli", "why a job is stuck: the rank that holds it"),
     "attach": ("rankdebug.jobs.cli_attach", "make a running rank listen for a debugger"),
     "eval": ("rankdebug.jobs.cli_eval", "evaluate an expression in a live rank"),
     "smoke": ("rankdebug.smoke.cli", "the smoke version of a training command, and checks"),

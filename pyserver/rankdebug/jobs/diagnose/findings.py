@@ -1,0 +1,347 @@
+"""What holds the job, from the classes: each finding one sentence in the user's terms, with
+the place in their code. Only what every read showed is said:
+
+- ranks that exited, or raised and are held, while others wait;
+- for each class of ranks waiting in a collective, the ranks of its group that are not in
+  it: in another collective of the same group at the same number (mismatch) or at another
+  number (one more or fewer issued), in another group's collective (and whether the two
+  groups wait on each other), stuck in their own code (busy, blocked, or waking up but
+  never leaving), or unread; one that is making progress is only slow, said and not blamed;
+- a collective every rank of its group is in that does not complete;
+- with no rank waiting, ranks blocked in one call all along.
+
+A job with none of these is healthy, and the sentence says what was seen.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from rankdebug.jobs.diagnose.classes import Class, key
+from rankdebug.jobs.diagnose.seen import Seen, frame_json
+from rankdebug.pyspy import Frame
+from rankdebug.ranks import label
+
+Groups = dict[str, set[int]]  # process group name -> its global ranks (from the handlers)
+
+
+@dataclass
+class Finding:
+    ranks: list[int]
+    why: str
+    where: Frame | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "culprit", "ranks": self.ranks, "why": self.why,
+                "where": frame_json(self.where) if self.where else None}
+
+
+@dataclass
+class Verdict:
+    findings: list[Finding]
+    healthy: str | None  # the sentence of a healthy job
+
+
+def groups_of(seen: list[Seen]) -> tuple[Groups, dict[str, str]]:
+    """Every process group a handler named: its ranks, and its description."""
+    members: Groups = {}
+    descs: dict[str, str] = {}
+    for s in seen:
+        found = (s.collectives or {}).get("groups")
+        if not isinstance(found, dict):
+            continue
+        for name, info in found.items():
+            if not isinstance(info, dict):
+                continue
+            ranks = info.get("ranks")
+            if isinstance(ranks, list):
+                members.setdefault(str(name), set()).update(
+                    r for r in ranks if isinstance(r, int))
+            if info.get("desc"):
+                descs[str(name)] = str(info["desc"])
+    return members, descs
+
+
+def _in_group(waiter: Seen, other: Seen, groups: Groups) -> bool:
+    """Whether ``waiter``'s collective needs ``other`` (unknown group: every rank does)."""
+    group = (waiter.collective or {}).get("group")
+    if group is not None and groups.get(group):
+        return other.rank in groups[group]
+    return True
+
+
+def settle(seen: list[Seen], groups: Groups) -> None:
+    """A rank is stuck, whatever its stack does, when ranks wait for it in a collective of
+    its group and none of its own collectives went on; one busy or waking up in one
+    function, that nobody waits for, is running (a long computation, a sleep in a loop)."""
+    waiting = [s for s in seen if s.state == "waiting"]
+    for s in seen:
+        if s.state not in ("running", "stuck"):
+            continue
+        waited = any(w.rank != s.rank and _in_group(w, s, groups) for w in waiting)
+        if s.state == "running" and waited and not s.progressed:
+            s.state = "stuck"
+        elif s.state == "stuck" and not s.firm and not waited:
+            s.state = "running"
+
+
+def _at(frame: Frame | None) -> str:
+    if frame is None:
+        return "an unknown place"
+    return f"{os.path.basename(frame.file)}:{frame.line} ({frame.name})"
+
+
+def _verb(ranks: list[int], one: str, many: str) -> str:
+    return one if len(ranks) == 1 else many
+
+
+class _Words:
+    """The sentences' shared pieces: a collective with its group, how long was watched (and
+    the groups' ranks)."""
+
+    def __init__(self, seen: list[Seen], groups: Groups, descs: dict[str, str]) -> None:
+        self.groups, self.descs = groups, descs
+        self.seconds = max((s.seconds for s in seen), default=0.0)
+
+    def group(self, name: str | None) -> str:
+        if name is None:
+            return ""
+        desc = self.descs.get(name)
+        return f"group {name} ({desc})" if desc else f"group {name}"
+
+    def coll(self, c: dict[str, Any] | None, group: bool = True) -> str:
+        if not c:
+            return "a collective"
+        text = str(c.get("op"))
+        if c.get("seq") is not None:
+            text += f" #{c['seq']}"
+        if group and c.get("group") is not None:
+            text += f" of {self.group(c['group'])}"
+        return text
+
+    def watched(self) -> str:
+        return f"the {self.seconds:.1f} s watched"
+
+    def manner(self, s: Seen) -> str:
+        """How a stuck rank stays where it is."""
+        inner = s.frames[0] if s.frames else None
+        inside = (f" in {inner.name} ({os.path.basename(inner.file)}:{inner.line})"
+                  if inner is not None and inner != s.where else "")
+        debugger = "; a debugger is attached to it" if s.debugger else ""
+        cpu = s.cpu or 0.0
+        if s.manner == "busy":
+            crowded = ", the rest waiting for a CPU" if cpu < 80 else ""
+            going = ", going round in it" if s.moved else ""
+            return f"busy (CPU {cpu:.0f}%{crowded}): spinning in Python{going}{debugger}"
+        if s.manner == "blocked":
+            return f"blocked{inside}: CPU idle, it never woke{debugger}"
+        if s.manner == "waking":
+            return f"waking up (CPU {cpu:.0f}%) but never leaving it{inside}{debugger}"
+        return "no longer moving" + debugger
+
+
+def _issued(s: Seen, group: str | None) -> int | None:
+    info = ((s.collectives or {}).get("groups") or {}).get(group or "")
+    value = info.get("issued") if isinstance(info, dict) else None
+    return value if isinstance(value, int) else None
+
+
+def _kind(waiters: Class, s: Seen) -> str:
+    if s.state in ("exited", "raised"):
+        return "said"  # its own finding says it
+    if s.state == "unknown":
+        return "unread"
+    if s.state in ("running", "stuck"):
+        return "slow" if s.state == "running" else "stuck"
+    a, b = waiters.collective or {}, s.collective or {}
+    if (a.get("group") is not None and a.get("group") == b.get("group")
+            and a.get("seq") is not None and b.get("seq") is not None):
+        return "mismatch" if a["seq"] == b["seq"] else "order"
+    if a.get("group") is not None and b.get("group") is not None:
+        return "cross"
+    return "different"
+
+
+def _same_collective(waiters: Class, s: Seen) -> bool:
+    if s.state != "waiting" or s.collective is None or waiters.collective is None:
+        return False
+    if key(s) == key(waiters.first):
+        return True
+    a, b = waiters.collective, s.collective
+    return a.get("seq") is not None and all(a.get(k) == b.get(k) for k in ("op", "seq", "group"))
+
+
+def judge(seen: list[Seen], cls: list[Class], groups: Groups, descs: dict[str, str]
+          ) -> Verdict:
+    words = _Words(seen, groups, descs)
+    waiting = [c for c in cls if c.state == "waiting"]
+    running = sorted(s.rank for s in seen if s.state == "running" and s.rank is not None)
+    out = _ended(seen, cls, words, waiting[0] if waiting else None, running)
+    notes: list[str] = []
+    done: set[frozenset[Hashable]] = set()
+    for w in waiting:
+        out += _waits(w, seen, words, done, notes)
+    if not waiting:
+        out += _blocked(seen, cls, words, running)
+    if out:
+        return Verdict(out, None)
+    return Verdict([], _healthy(seen, words, running, notes))
+
+
+def _ended(seen: list[Seen], cls: list[Class], words: _Words, first: Class | None,
+           running: list[int]) -> list[Finding]:
+    """Ranks that exited, and ranks held at an exception, and who waits meanwhile."""
+    out = []
+    tail = ""
+    if first is not None:
+        tail = (f" while {label(first.ranks)} {_verb(first.ranks, 'waits', 'wait')} in "
+                f"{words.coll(first.collective)} at {_at(first.where)}")
+    elif running:
+        tail = f" while {label(running)} {_verb(running, 'runs', 'run')} on"
+    gone = sorted(s.rank for s in seen if s.state == "exited" and s.rank is not None)
+    if gone:
+        out.append(Finding(gone, f"{label(gone)} {_verb(gone, 'has', 'have')} exited{tail}",
+                           None))
+    for c in cls:
+        if c.state != "raised":
+            continue
+        raised = c.first.raised or {}
+        message = str(raised.get("message") or "").strip().splitlines()
+        text = message[0][:120] if message else ""
+        out.append(Finding(c.ranks, f"{label(c.ranks)} raised {raised.get('exception')} at "
+                           f"{_at(c.where)}" + (f": {text}" if text else "")
+                           + (f"; held there{tail}" if tail else ""), c.where))
+    return out
+
+
+def _waits(w: Class, seen: list[Seen], words: _Words, done: set[frozenset[Hashable]],
+           notes: list[str]) -> list[Finding]:
+    """The ranks of ``w``'s group that are not in its collective, by what they do instead
+    (a pair of classes in different collectives is said once: ``done``); the slow ones go
+    to ``notes``."""
+    groups = words.groups
+    missing = [s for s in seen if s.rank is not None and s.rank not in w.ranks
+               and _in_group(w.first, s, groups) and not _same_collective(w, s)]
+    if not missing:
+        return _all_in(w, seen, groups, words)
+    parts: dict[tuple[str, Hashable], list[Seen]] = {}
+    for s in missing:
+        parts.setdefault((_kind(w, s), key(s)), []).append(s)
+    out = []
+    for (kind, k), them in parts.items():
+        pair = frozenset({key(w.first), k})
+        if kind in ("mismatch", "order", "cross", "different"):
+            if pair in done:
+                continue
+            done.add(pair)
+        said = _sentence(kind, w, them, words, groups)
+        if said is None:
+            continue
+        if kind == "slow":
+            notes.append(said)
+        else:
+            ranks = sorted(s.rank for s in them if s.rank is not None)
+            out.append(Finding(ranks, said, None if kind == "unread" else them[0].where))
+    return out
+
+
+def _sentence(kind: str, w: Class, them: list[Seen], words: _Words, groups: Groups
+              ) -> str | None:
+    s = them[0]
+    ranks = sorted(x.rank for x in them if x.rank is not None)
+    who, they = label(ranks), label(w.ranks)
+    is_ = _verb(ranks, "is", "are")
+    wait = _verb(w.ranks, "waits", "wait")
+    a, b = w.collective or {}, s.collective or {}
+    if kind == "said":
+        return None
+    if kind == "unread":
+        return (f"{they} {wait} in {words.coll(a)} at {_at(w.where)} for {who}, which could "
+                f"not be read: {s.reason or 'no stack'}")
+    if kind == "slow":
+        return (f"{who} {is_} behind: {they} {wait} for {_verb(ranks, 'it', 'them')} in "
+                f"{words.coll(a)} at {_at(w.where)}, and {who} {_verb(ranks, 'makes', 'make')}"
+                f" progress in {_at(s.where)}: slow, not stuck")
+    if kind == "stuck":
+        has = _verb(ranks, "it has", "they have")
+        return (f"{who} never entered {words.coll(a)}, which {they} {wait} in at "
+                f"{_at(w.where)}: {has} stayed in {_at(s.where)} for {words.watched()}, "
+                f"{words.manner(s)}")
+    if kind == "mismatch":
+        return (f"{who} {is_} in {b.get('op')} #{b.get('seq')} of {words.group(b.get('group'))}"
+                f" at {_at(s.where)}, while {they} {_verb(w.ranks, 'is', 'are')} in {a.get('op')}"
+                f" #{a.get('seq')} at {_at(w.where)}: the ranks called different collectives "
+                f"at the same point")
+    if kind == "order":
+        diff = int(b["seq"]) - int(a["seq"])
+        more = "more" if diff > 0 else "fewer"
+        return (f"{who} {is_} in {words.coll(b)} at {_at(s.where)}, while {they} "
+                f"{_verb(w.ranks, 'is', 'are')} in {words.coll(a, group=False)} at "
+                f"{_at(w.where)}: {who} issued {abs(diff)} {more} "
+                f"collective{'s' if abs(diff) != 1 else ''} of that group than {they}")
+    if kind == "cross":
+        mine, theirs = _issued(s, a.get("group")), _issued(w.first, a.get("group"))
+        counts = (f" ({who} issued {mine} of {words.group(a.get('group'))}'s collectives, "
+                  f"{they} {theirs})" if mine is not None and theirs is not None
+                  and mine != theirs else "")
+        h = str(b.get("group"))
+        cycle = all(r in groups.get(h, set(w.ranks)) for r in w.ranks)
+        end = (f", which {they} {_verb(w.ranks, 'has', 'have')} not entered: the two groups "
+               f"wait on each other" if cycle else " instead")
+        return (f"{who} never entered {words.coll(a)}, which {they} {wait} in at "
+                f"{_at(w.where)}: {who} {_verb(ranks, 'waits', 'wait')} in {words.coll(b)} "
+                f"at {_at(s.where)}{end}{counts}")
+    return (f"{who} {is_} in {words.coll(b)} at {_at(s.where)}, not in the {a.get('op')} "
+            f"that {they} {wait} in at {_at(w.where)}: the ranks are in different collectives")
+
+
+def _all_in(w: Class, seen: list[Seen], groups: Groups, words: _Words) -> list[Finding]:
+    """Every rank of the group in the one collective, which does not complete: said only
+    when every rank of the group was read (an unread one may be what it waits for)."""
+    if any(s.state in ("unknown", "exited") and _in_group(w.first, s, groups) for s in seen):
+        return []
+    if len(w.ranks) < 2:
+        return []
+    return [Finding(w.ranks, f"{label(w.ranks)} all wait in {words.coll(w.collective)} at "
+                    f"{_at(w.where)}, and it did not complete over {words.watched()} though "
+                    f"every rank of it is in it (the transport, or a rank outside this job)",
+                    w.where)]
+
+
+def _blocked(seen: list[Seen], cls: list[Class], words: _Words, running: list[int]
+             ) -> list[Finding]:
+    out = []
+    for c in cls:
+        if c.state != "stuck":
+            continue
+        has = _verb(c.ranks, "has", "have")
+        rest = (f" while {label(running)} {_verb(running, 'runs', 'run')} on" if running
+                else "; no rank waits in a collective")
+        out.append(Finding(c.ranks, f"{label(c.ranks)} {has} stayed in {_at(c.where)} for "
+                           f"{words.watched()}, {words.manner(c.first)}{rest}", c.where))
+    return out
+
+
+def _healthy(seen: list[Seen], words: _Words, running: list[int], notes: list[str]) -> str:
+    read = [s for s in seen if s.state not in ("unknown", "exited")]
+    parts = []
+    if running:
+        parts.append(f"{label(running)} made progress over {words.watched()}")
+    parts.extend(notes)
+    busy = [s for s in read if s.waited * 2 >= max(1, s.reads) and s.reads]
+    slowest = sorted(s.rank for s in read if s.reads and s.waited == 0 and s.rank is not None
+                     and s.state == "running")
+    if busy and slowest and not notes:
+        who = label(slowest)
+        parts.append(f"{who} {_verb(slowest, 'is', 'are')} the slowest: "
+                     f"{label(sorted(s.rank for s in busy if s.rank is not None))} waited in "
+                     f"a collective in most reads, {who} in none")
+    unread = sorted(s.rank for s in seen if s.state == "unknown" and s.rank is not None)
+    if unread:
+        parts.append(f"{label(unread)} could not be read")
+    if not parts:
+        return "no rank waits on another"
+    return "no rank waits on another: " + "; ".join(parts)
