@@ -40,7 +40,7 @@ from typing import Any
 
 from rankdebug import ranks as rank_spec
 from rankdebug.errors import BAD_INPUT, FAILED, BadInput, envelope
-from rankdebug.jobs import compare
+from rankdebug.jobs import compare, one_point
 from rankdebug.jobs.discover import Job, Rank, discover, find_job
 from rankdebug.runtime.wire import WireError, ask, ask_all
 
@@ -62,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "function name, plain or qualified (step, Block.forward); a name "
                              "prefers the user's code (default: the user's frames, innermost "
                              "first; at an uncaught exception, the traceback's)")
+    parser.add_argument("--now", action="store_true",
+                        help="read each rank where it is now, not at the next optimizer step "
+                             "they all reach (the results then say each rank's collective "
+                             "count, and a compare warns when they differ)")
     parser.add_argument("--function", default=None, help=argparse.SUPPRESS)
 
 
@@ -96,16 +100,22 @@ def _frame(text: str | None) -> int | str | None:
     return int(text) if text.lstrip("-").isdigit() else text
 
 
-def _ask(args: argparse.Namespace, key: str, ranks: list[Rank]) -> list[dict[str, Any]]:
-    """Every rank's reply (or its error as one), all asked at once (``wire.ask_all``)."""
+def _ask(args: argparse.Namespace, key: str, ranks: list[Rank],
+         at: int | None = None) -> list[dict[str, Any]]:
+    """Every rank's reply (or its error as one), all asked at once (``wire.ask_all``);
+    with ``at``, each reads after its first optimizer step ending at that count or later."""
     request: dict[str, Any] = {"command": "eval", "expr": args.expr, "timeout": args.timeout,
                                "keep": key}
     if args.frame is not None:
         request["frame"] = _frame(args.frame)
     if args.function:
         request["function"] = args.function
-    # The rank's own timeout answers first; ours covers a rank that cannot answer at all.
-    got = ask_all([str(r.socket) for r in ranks], request, timeout=args.timeout + 5.0)
+    if at is not None:
+        request["at"] = {"seq": at}
+    # The rank's own timeout answers first (with at: the wait for the step, then the
+    # code's); ours covers a rank that cannot answer at all.
+    wait = args.timeout * (2 if at is not None else 1) + 5.0
+    got = ask_all([str(r.socket) for r in ranks], request, timeout=wait)
     replies = []
     for rank, one in zip(ranks, got, strict=True):
         reply = (dict(one.reply or {"event": "error", "message": str(one)})
@@ -123,7 +133,7 @@ def _result_line(job: Job, args: argparse.Namespace, reply: dict[str, Any]) -> d
                 **{k: reply[k] for k in ("line", "candidates") if k in reply}}
     out = {"event": "result", "job": job.id, "rank": reply["rank"], "pid": reply.get("pid"),
            "expr": args.expr, "text": str(reply.get("text", "")), "type": reply.get("type")}
-    for extra in ("summary", "output", "number"):
+    for extra in ("summary", "output", "number", "seq"):
         if extra in reply:
             out[extra] = reply[extra]
     return out
@@ -224,11 +234,16 @@ def _release(key: str, reachable: list[Rank], lines: list[dict[str, Any]]) -> No
 
 
 def _print(args: argparse.Namespace, lines: list[dict[str, Any]],
-           groups: list[compare.Group]) -> None:
+           groups: list[compare.Group], at: dict[str, Any] | None,
+           warning: str | None) -> None:
     if args.json:
         for line in lines:
             print(json.dumps(line))
-        print(json.dumps({"event": "compare", "groups": [g.to_json() for g in groups]}))
+        event: dict[str, Any] = {"event": "compare", "groups": [g.to_json() for g in groups],
+                                 "at": at}
+        if warning:
+            event["warning"] = warning
+        print(json.dumps(event))
     elif len(lines) == 1:
         line = lines[0]
         if line["event"] == "error":
@@ -238,6 +253,11 @@ def _print(args: argparse.Namespace, lines: list[dict[str, Any]],
             print(line["text"])
     else:
         sys.stdout.write(render(lines, groups))
+        said = one_point.describe(at)
+        if said:
+            print(said)
+        if warning:
+            print(f"warning: {warning}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -250,7 +270,8 @@ def run(args: argparse.Namespace) -> int:
     except BadInput as exc:
         return _fail(args, exc.message)
     key = f"eval-{os.getpid()}-{time.monotonic_ns()}"
-    replies = _ask(args, key, reachable)
+    replies, at, note = one_point.read(args, reachable,
+                                       lambda at: _ask(args, key, reachable, at))
     lines = [_result_line(job, args, reply) for reply in replies]
     lines += [{"event": "error", "rank": r.rank, "message": _no_handler(job, r)}
               for r in picked if r.socket is None]
@@ -259,5 +280,6 @@ def run(args: argparse.Namespace) -> int:
         groups = _groups(args, key, reachable, lines)
     finally:
         _release(key, reachable, lines)
-    _print(args, lines, groups)
+    warning = one_point.warning(at, lines, groups) or note
+    _print(args, lines, groups, at, warning)
     return FAILED if any(line["event"] == "error" for line in lines) else 0

@@ -84,9 +84,26 @@ class Asked:
         self.frame: object = None
         self.function: object = None
         self.keep: object = None
+        self.at: int | None = None  # read after this step (``at_step``)
 
 
 def evaluate(asked: Asked, spawn: Spawn) -> dict[str, Any]:
+    """``evaluate_now``, the reply carrying ``seq``, the rank's collective count where it
+    was read; with ``asked.at``, after the first optimizer step ending at that count or
+    later, the main thread held there meanwhile (``at_step``)."""
+    from rankdebug.runtime import at_step
+
+    if asked.at is None:
+        return dict(evaluate_now(asked, spawn), seq=at_step.seq())
+    with at_step.at_step(asked.at, asked.timeout) as count:
+        if count is None:
+            return {"event": "error", "no_step": True, "seq": at_step.seq(), "message": (
+                f"no optimizer step came within {asked.timeout:g} s (at collective "
+                f"#{asked.at} or later): read it now with --now, or give a longer --timeout")}
+        return dict(evaluate_now(asked, spawn), seq=count, at={"seq": count})
+
+
+def evaluate_now(asked: Asked, spawn: Spawn) -> dict[str, Any]:
     """Run the code (see ``repl``) in a thread ``spawn`` starts: its value's repr and type
     (with a summary for a tensor or an array) and what it printed, or why not, within its
     time; past it, the code is stopped (``interrupt``)."""

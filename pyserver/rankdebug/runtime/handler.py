@@ -14,12 +14,19 @@ reply per request, several requests per connection:
         keep a tensor's snapshot for digest, ``kept``); the reply may carry "output" (what
         the code printed), "number" (a scalar's value), "summary" (``runtime.summary``); an
         ambiguous frame name's error carries "candidates" ([{index, function, file, line}]);
-        code still running after S seconds is stopped (``interrupt``)
+        code still running after S seconds is stopped (``interrupt``); "at": {"seq": T}
+        reads after the first optimizer step ending at collective count T or later, the
+        main thread held there meanwhile (``at_step``; "no_step": true in the error when
+        none came within S seconds); a result carries "seq", the count where it was read
     {"command": "digest", "keep": K, "ranges": [[a, b], ...], "stats": bool}
                                                  -> {"event": "digest", "ranges": [...]}
     {"command": "release", "keep": K}            -> {"event": "released", "released": bool}
     {"command": "stacks"}                        -> {"event": "stacks", "threads": [...],
                                                      "collectives": ``runtime.collectives``}
+    {"command": "point"}                         -> {"event": "point", "seq", "stopped"}
+        (the default group's collective count, and whether the main thread is stopped:
+        where a compare starts from, ``at_step``)
+
     {"command": "collectives"}                   -> {"event": "collectives", "collectives": ...}
         (the same, without the stacks: what the supervisor asks of a rank late in a group
         step, for the collective's sequence number)
@@ -248,7 +255,7 @@ def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-COMMANDS = ("ping", "stacks", "collectives", "eval", "digest", "release", "attach")
+COMMANDS = ("ping", "stacks", "collectives", "eval", "digest", "release", "attach", "point")
 MAX_TIMEOUT_S = 86400.0
 MAX_RANGES = 1024
 MAX_NAME = 1000  # characters of a frame's or function's name
@@ -289,8 +296,14 @@ def _check_eval(request: dict[str, Any]) -> Any:
     if keep is not None and not kept.valid_key(keep):
         raise BadField(f"\"keep\" must be a key of 1 to {kept.MAX_KEY} characters (got "
                        f"{_kind(keep)})")
+    at = request.get("at")
+    if at is not None and not (isinstance(at, dict) and _integer(at.get("seq"))
+                               and 0 <= at["seq"] < 1 << 62):
+        raise BadField(f"\"at\" must be {{\"seq\": N}}, the collective count of the step to "
+                       f"read after (got {_kind(at)})")
     asked = evaluate.Asked(expr, float(timeout))
     asked.frame, asked.function, asked.keep = frame, function, keep
+    asked.at = at["seq"] if at is not None else None
     return asked
 
 
@@ -340,6 +353,10 @@ def _handle(command: str, request: dict[str, Any]) -> dict[str, Any]:
         return {"event": "stacks", "threads": stacks(), "collectives": _collectives()}
     if command == "collectives":
         return {"event": "collectives", "collectives": _collectives()}
+    if command == "point":
+        from rankdebug.runtime import at_step
+
+        return at_step.point()
     if command == "eval":
         return evaluate.evaluate(_check_eval(request), _start_thread)
     if command == "digest":

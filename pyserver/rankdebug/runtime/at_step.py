@@ -1,0 +1,126 @@
+"""One point of training for every rank: a compare reads each rank's value after the same
+optimizer step, not whenever its request happened to land (ranks read at different moments
+are a step apart often enough on a training job, and an unchanged weight then looks
+diverged).
+
+The clock is the default process group's collective count (``seq``): under data parallel
+training every rank issues the same collectives, so after the same optimizer step every rank
+has the same count, whether the collectives came from Python or from DDP's reducer in C++.
+A compare (``jobs.one_point``) asks each rank for its count, takes one past the largest,
+T, and each rank evaluates after its first ``optimizer.step()`` (any
+``torch.optim.Optimizer``: plain, under accelerate, a GradScaler, DeepSpeed's inner one)
+that ends at count T or later: the same step on every rank. The main thread is held in a
+global post-step hook only while its own rank is read; the hook is removed again, so a rank
+costs nothing when no compare waits. A rank that passed T before its hook was in place reads
+at a later step; its reply says the count, and the compare tries again.
+
+Pure Python, 3.9 and later; torch is only read where the rank has imported it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+HOLD_MAX_S = 120.0  # a hold that nothing releases (the handler died) ends by itself
+
+
+def seq() -> int | None:
+    """The default process group's collective count, None where there is none."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is None:
+        return None
+    try:
+        if not dist.is_available() or not dist.is_initialized():
+            return None
+        group = dist.distributed_c10d._get_default_group()
+        return int(group._get_sequence_number_for_group())
+    except Exception:  # an older torch, a backend without the count: no clock
+        return None
+
+
+def stopped() -> bool:
+    """Whether the main thread cannot move (the debugger holds it, or it is held at an
+    uncaught exception): its values are read where it is."""
+    from rankdebug.runtime import kept
+
+    return kept.stopped_main()
+
+
+def point() -> dict[str, Any]:
+    """Where this rank is: its collective count and whether it is stopped."""
+    return {"event": "point", "seq": seq(), "stopped": stopped()}
+
+
+class _Wait:
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.arrived = threading.Event()
+        self.release = threading.Event()
+        self.seq: int | None = None
+
+
+_lock = threading.Lock()
+_waiting: list[_Wait] = []
+_handle: list[Any] = []  # the registered hook's handle, while a compare waits
+
+
+def _hook(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
+    """After any optimizer's step, on the main thread: stay here while a compare that
+    waits for this step reads the rank (the handler's thread evaluates meanwhile)."""
+    if not _waiting or threading.current_thread() is not threading.main_thread():
+        return
+    count = seq()
+    if count is None:
+        return
+    with _lock:
+        due = [w for w in _waiting if count >= w.target and not w.arrived.is_set()]
+        for one in due:
+            one.seq = count
+            one.arrived.set()
+    for one in due:
+        one.release.wait(HOLD_MAX_S)
+
+
+def _register() -> bool:
+    if _handle:
+        return True
+    optimizer = sys.modules.get("torch.optim.optimizer")
+    if optimizer is None:
+        return False
+    try:
+        _handle.append(optimizer.register_optimizer_step_post_hook(_hook))
+    except Exception:  # a torch without global step hooks
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def at_step(target: int, wait_s: float) -> Iterator[int | None]:
+    """The collective count once the main thread stops after its first optimizer step
+    ending at count ``target`` or later (it stays there until the context ends), or None
+    when no such step comes within ``wait_s`` (the job is not training, or a step takes
+    longer). Only this rank waits: no other rank depends on the moment it holds."""
+    one = _Wait(target)
+    with _lock:
+        ready = seq() is not None and _register()
+        if ready:
+            _waiting.append(one)
+    if not ready:
+        yield None
+        return
+    try:
+        yield one.seq if one.arrived.wait(wait_s) else None
+    finally:
+        with _lock:
+            _waiting.remove(one)
+            one.arrived.set()  # a hook that comes now finds nothing to wait for
+            if not _waiting and _handle:
+                _handle.pop().remove()
+        one.release.set()
