@@ -44,12 +44,6 @@ class BadInput(RankdebugError):
     """Input that cannot be used as given (exit 2)."""
 
 
-class Failed(RankdebugError):
-    """The job or a rank failed to do what was asked (exit 1)."""
-
-    exit_code = FAILED
-
-
 def report(error: RankdebugError, *, as_json: bool, prog: str) -> int:
     """Print ``error`` (JSON on stdout, or a line on stderr) and return its exit status."""
     if as_json:

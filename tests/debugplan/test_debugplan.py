@@ -12,7 +12,7 @@ from rankdebug.command import plan_argv
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Span, Word
 from rankdebug.debugplan import Caller, LaunchOptions, Origin
-from rankdebug.debugplan.job_env import JobPlaces, RewriteError, command_argv, job_run
+from rankdebug.debugplan.job_env import JobPlaces, UnrunnableError, command_argv, job_run
 from rankdebug.debugplan.launch_json import launch_json
 from rankdebug.errors import BadInput
 from rankdebug.ranks import RanksError
@@ -109,7 +109,7 @@ def test_job_run_keeps_the_command_and_sets_the_environment(tmp_path: Path) -> N
 def test_job_run_refuses_unknown_words() -> None:
     plan = _plan("torchrun", "train.py")
     plan.argv.insert(1, Word.unknown("$NPROC", Span(0, 9, 0, 15), "unset variable"))
-    with pytest.raises(RewriteError, match=r"\$NPROC.*word 2"):
+    with pytest.raises(UnrunnableError, match=r"\$NPROC.*word 2"):
         command_argv(plan)
 
 

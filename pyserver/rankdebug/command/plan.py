@@ -79,7 +79,8 @@ class LaunchPlan:
     world_size: int | None = None
     entry: Entry | None = None
     entry_args: list[Word] = field(default_factory=list)
-    # Index in argv where the launched program (entry) starts; the rewrite inserts before it.
+    # Index in argv where the launched program (entry) starts (smoke's rewrite changes the
+    # words after it).
     entry_index: int | None = None
     # Inline assignments on the command itself (the contract's "env").
     env: dict[str, Word] = field(default_factory=dict)

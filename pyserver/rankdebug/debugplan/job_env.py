@@ -26,7 +26,7 @@ from rankdebug.errors import BadInput
 NCCL_ENV = {"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": "86400", "TORCH_NCCL_ENABLE_MONITORING": "0"}
 
 
-class RewriteError(BadInput):
+class UnrunnableError(BadInput):
     """The plan cannot be run as is (for example: words whose value is unknown)."""
 
 
@@ -69,10 +69,10 @@ def command_argv(plan: LaunchPlan) -> list[str]:
     if unknown:
         where = ", ".join(f"{w.display!r} (word {i + 1})" for i, w in unknown)
         first = unknown[0][1].span
-        raise RewriteError(f"the command has words whose value is unknown here: {where}",
+        raise UnrunnableError(f"the command has words whose value is unknown here: {where}",
                            first.start_line + 1, first.start_col + 1)
     if not plan.argv:
-        raise RewriteError("the command is empty")
+        raise UnrunnableError("the command is empty")
     return [w.value for w in plan.argv if w.value is not None]
 
 
@@ -82,7 +82,7 @@ def command_env(plan: LaunchPlan, base: Mapping[str, str]) -> dict[str, str]:
     for layer in (plan.script_env, plan.env):
         unknown = [name for name, w in layer.items() if w.value is None]
         if unknown:
-            raise RewriteError(
+            raise UnrunnableError(
                 "the command sets variables whose value is unknown here: " + ", ".join(unknown)
             )
         env.update({name: w.value for name, w in layer.items() if w.value is not None})
@@ -93,7 +93,7 @@ def package_dir(module: str) -> str:
     """The folder of an importable package, e.g. ``debugpy``."""
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise RewriteError(f"cannot find the {module} package")
+        raise UnrunnableError(f"cannot find the {module} package")
     return str(next(iter(spec.submodule_search_locations)))
 
 

@@ -2,7 +2,8 @@
 
 Modules: ``discover`` (registry + ``/proc`` scan), ``stacks`` (stacks from armed ranks'
 handlers or py-spy dumps, grouped), ``armed`` (requests to armed ranks' control sockets),
-``attach`` (debugpy injected with gdb), ``ptrace`` (why ptrace is refused, and the fix),
+``attach`` (debugpy injected: ``inject``'s ptrace, else gdb), ``ptrace`` (why ptrace is
+refused, and the fix),
 ``gpu`` (nvidia-smi, where present), and the CLI verbs ``cli_jobs``, ``cli_stacks``,
 ``cli_attach``, ``cli_eval``.
 

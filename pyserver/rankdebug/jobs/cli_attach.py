@@ -10,7 +10,8 @@ A DAP client then attaches to HOST:PORT with ``{"request": "attach"}`` (VS Code:
 ``"type": "rankdebug", "request": "attach", "connect": {"host": …, "port": …}``).
 A rank that already listens (started by ``rankdebug launch``, or attached before) is reported
 as it is; a rank of an armed job (``rankdebug launch --arm``) is told through its handler to
-start its debugger; otherwise debugpy is injected with gdb (``rankdebug.jobs.attach``).
+start its debugger; otherwise debugpy is injected (``rankdebug.jobs.attach``: our own ptrace
+injector on x86-64 Linux, else gdb; ``RANKDEBUG_INJECT`` picks).
 The rank runs on either way: the client sets breakpoints, or pauses it.
 Errors: exit status 1 (2 for a bad request) and ``{"error": {"message": …}}`` on stdout with
 ``--json``.
@@ -39,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: free)")
     parser.add_argument("--timeout", type=float, default=att.INJECT_TIMEOUT_S,
-                        help="seconds gdb may take (default %(default)s)")
+                        help="seconds the injection may take (default %(default)s)")
     across.add_arguments(parser)
 
 

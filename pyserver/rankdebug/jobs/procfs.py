@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from rankdebug.runtime import procstat
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 PROC_STATES = {
     "R": "running",

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # no `typing` import at run time: unchosen ranks import nothi
     from typing import Any
 
 # Rank variables, per launcher family: "RANK/LOCAL_RANK/WORLD_SIZE" triples, tried in order;
-# "A|B": A, else B. The one table of them: the rewrite (which families a launcher's ranks
+# "A|B": A, else B. The one table of them: the debug plan (which families a launcher's ranks
 # use) and the job scan read it from here. The supervisor narrows them with
 # RANKDEBUG_RANKVARS so a launcher's agent is never taken for a rank (under srun,
 # torchrun's agent has SLURM_PROCID but no RANK).
@@ -364,7 +364,9 @@ def act(env: MutableMapping[str, str]) -> None:
     if not chosen and not armed:
         return
     try:
-        from rankdebug.runtime import debug
+        # hold: a chosen or armed rank's debugger stops at an uncaught exception are listed
+        # as held, for the command line (it adds itself to debug.after_debugpy).
+        from rankdebug.runtime import debug, hold  # noqa: F401
 
         debug.prepare(rank, local_rank, world_size, chosen=chosen)
         if armed:

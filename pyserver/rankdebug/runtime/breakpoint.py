@@ -106,7 +106,7 @@ def breakpoint(
 def _stop(frame: FrameType, me: tuple[int, int | None, int | None], key: str | None,
           store: Any) -> None:
     """Stop here in the debugger; ``me`` is (rank, local rank, world size)."""
-    from rankdebug.runtime import debug
+    from rankdebug.runtime import debug, hold  # noqa: F401  (hold: see bootstrap.act)
 
     rank = me[0]
     if debug.state.pid != os.getpid():

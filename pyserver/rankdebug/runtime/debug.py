@@ -35,7 +35,7 @@ from rankdebug.runtime import frames, hidden, marks, tcp, wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from types import FrameType, TracebackType
     from typing import Any
 
@@ -188,6 +188,11 @@ def _port(text: str) -> int:
     return 0
 
 
+# Run once debugpy is imported; ``hold`` adds its watch of the debugger's stops at uncaught
+# exceptions when it is imported (hold imports this module: no import back).
+after_debugpy: list[Callable[[], None]] = []
+
+
 def import_debugpy() -> Any:
     # Frozen stdlib modules are fine for us: do not warn about them in every rank.
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
@@ -199,10 +204,11 @@ def import_debugpy() -> Any:
     finally:
         if where in sys.path:
             sys.path.remove(where)
-    from rankdebug.runtime import hold, stepping
+    from rankdebug.runtime import stepping
 
     stepping.install()  # a step after a pause that stopped at a return (debugpy loses it)
-    hold.watch_debugger()  # a stop at an uncaught exception is a held rank's to the tools
+    for then in after_debugpy:  # hold's watch: a stop at an uncaught exception is a held
+        then()                  # rank's to the tools
     _connect_at_once()
     return debugpy
 

@@ -28,11 +28,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# Rank states, in the order a rank goes through them.
-STATES = ("starting", "running", "listening", "attached", "paused", "blocked", "raised",
-          "exited")
-
-
 class RegistryError(Exception):
     """The registry folder is unusable (not ours, or open to other users)."""
 
