@@ -177,7 +177,7 @@ def test_a_rank_in_work_wait_is_in_the_collective_with_its_group_and_number(
         asked = wire.ask(sock, {"command": "collectives"}, timeout=5)["collectives"]["current"]
         assert (asked["op"], asked["group"], asked["seq"]) == ("all_reduce", "0", 1), asked
         text = rankdebug("stacks", job).stdout
-        assert "[waiting in all_reduce]" in text, text
+        assert "[waiting in all_reduce #1]" in text, text
         assert "rank 0 at all_reduce #1" in text, text
         _end(launch, tmp_path)
     finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -249,7 +250,9 @@ def test_a_traced_rank_paused_in_a_collective_continues_pauses_and_steps(tmp_pat
         clients[1].wait_event("stopped", 10, after=mark)
         seen = [e["body"].get("description") for e in clients[1].events[mark:]
                 if e.get("event") == "stopped"]
-        assert seen == ["Paused: waiting in all_reduce"], clients[1].events[mark:]
+        # The collective with its number, from the rank's Flight Recorder.
+        assert len(seen) == 1 and re.fullmatch(r"Paused: waiting in all_reduce #\d+", seen[0]), (
+            clients[1].events[mark:])
         launch.command({"command": "continue", "ranks": [0]})
         real = _stop_of(launch, 1, waiting=False)
         assert (real["reason"], real["line"]) == ("pause", reduce), real

@@ -10,9 +10,11 @@ Grouping: ranks whose thread has the very same frames (function, file, line) sha
 the main thread's rows come first, largest first, and every main-thread row that is not the
 largest is *odd* (the rank that hangs a job is usually the odd one). Each row has a summary
 (``all_reduce ← train_step ← main``: innermost first, library chains shortened to the call
-the user's code made) and, where torch.distributed is on the stack, the collective the rank
-waits in (or, for an async one, where the main thread waits in ``work.wait()`` and so shows
-no torch.distributed frame, the one its handler names).
+the user's code made) and the collective the rank waits in. An armed rank's handler names it
+from PyTorch's Flight Recorder (``runtime.collectives``): its number and who issued it, also
+where no torch.distributed frame is on the stack (DDP's bucket all_reduce inside
+``backward``, ``work.wait()`` of an async one); the row says ``all_reduce #4 (DDP bucket,
+from backward)``. A rank read by py-spy has only its stack: the torch.distributed call on it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from rankdebug.pyspy import (
 )
 from rankdebug.pyspy import dump as _dump
 from rankdebug.ranks import label
+from rankdebug.runtime.collectives import GENERIC
 
 __all__ = ["COLLECTIVES", "DUMP_TIMEOUT_S", "PYSPY_PIN", "Frame", "StacksError", "Thread",
            "collective", "dump", "find_pyspy", "parse_dump"]
@@ -45,11 +48,6 @@ HANDLER_TIMEOUT_S = 3.0  # an armed rank answers in milliseconds, or not at all
 # py-spy processes at once: each takes ~10 ms of CPU, and a thousand at once would only
 # crowd the machine (measured on 2 cores: 8, 32 or 256 at once read 256 ranks as fast).
 PYSPY_AT_ONCE = 64
-
-_GENERIC = frozenset({
-    "wrapper", "inner", "wrapped", "_fn", "fn", "decorate_context", "__call__",
-    "_call_impl", "_wrapped_call_impl", "wrap", "_wrapper", "func", "new_fn",
-})
 SUMMARY_NAMES = 5
 
 
@@ -82,6 +80,8 @@ class Group:
     active: bool
     odd: bool = False
     raised: str | None = None  # the exception a held thread of these ranks raised
+    # ``all_reduce #4 (DDP bucket, from backward)``; each rank's, where they differ
+    collective_text: str | None = None
 
     def label(self) -> str:
         return ranks_label([r.rank for r in self.ranks], [r.pid for r in self.ranks])
@@ -95,6 +95,7 @@ class Group:
             "label": self.label(),
             "summary": self.summary,
             "collective": self.collective,
+            "collective_text": self.collective_text,
             "active": self.active,
             "odd": self.odd,
             "raised": self.raised,
@@ -122,7 +123,7 @@ def _pyspy_error(pid: int, text: str) -> str:
 def _generic(name: str) -> bool:
     """A decorator's inner function: `wrapper`, or as newer py-spy names it,
     `_exception_logger.<locals>.wrapper`."""
-    return name.rsplit(".", 1)[-1] in _GENERIC
+    return name.rsplit(".", 1)[-1] in GENERIC
 
 
 def summary(frames: list[Frame]) -> str:
@@ -171,13 +172,14 @@ def group(stacks: list[RankStack], odd: set[int] | None = None) -> list[Group]:
     ``odd``: the ranks (-pid for an unknown rank) decided to be odd over several reads
     (``odd_ones``); without it, every main-thread row but the largest is odd."""
     rows: dict[tuple[Any, ...], Group] = {}
+    texts: dict[tuple[Any, ...], dict[str, list[RankStack]]] = {}
     for rs in stacks:
         for thread in rs.threads:
             exception = str(thread.raised.get("exception")) if thread.raised else None
             key = (thread.main, _thread_role(thread), thread.key(), exception)
             row = rows.get(key)
+            found = _collective_in(rs, thread)
             if row is None:
-                found = collective([thread]) or (_work_wait(rs) if thread.main else None)
                 rows[key] = Group(
                     thread="MainThread" if thread.main else thread.name,
                     main=thread.main, ranks=[rs], frames=thread.frames,
@@ -186,6 +188,15 @@ def group(stacks: list[RankStack], odd: set[int] | None = None) -> list[Group]:
                     raised=exception)
             elif row.ranks[-1] is not rs:  # a rank's threads come together: not yet in it
                 row.ranks.append(rs)
+            else:
+                continue
+            if found:
+                texts.setdefault(key, {}).setdefault(_text(found), []).append(rs)
+    for key, by_text in texts.items():
+        rows[key].collective_text = "; ".join(
+            text if len(by_text) == 1
+            else f"{text} ({ranks_label([r.rank for r in of], [r.pid for r in of])})"
+            for text, of in by_text.items())
     out = sorted(rows.values(), key=lambda g: (
         not g.main, -len(g.ranks), min((r.rank if r.rank is not None else 1 << 30)
                                        for r in g.ranks), g.thread))
@@ -262,24 +273,42 @@ def _from_handlers(armed: list[RankStack]) -> None:
 
 
 def _collective_of(rs: RankStack) -> dict[str, Any] | None:
-    """The collective a rank waits in: on its main thread's stack, else the async one its
-    handler names (``work.wait()``), else on any other thread's stack."""
-    return (collective([t for t in rs.threads if t.main]) or _work_wait(rs)
-            or collective(rs.threads))
+    """The collective a rank waits in: the one its handler names from PyTorch's records
+    (``collectives.current``: the Flight Recorder's open entry, also where no torch.distributed
+    frame is on the stack), else the torch.distributed call on its main thread's stack, else
+    on any other thread's."""
+    main = next((t for t in rs.threads if t.main), None)
+    return _told(rs, main) or collective([main] if main else []) or collective(rs.threads)
 
 
-def _work_wait(rs: RankStack) -> dict[str, Any] | None:
-    """An async collective the rank's main thread waits for in ``work.wait()``, from its
-    handler (``collectives.current``), as ``collective()`` gives one; None when the handler
-    names none or it shows on the stack anyway (a blocking call: the stack says it)."""
+def _told(rs: RankStack, main: Thread | None) -> dict[str, Any] | None:
+    """The handler's ``collectives.current`` as ``collective()`` gives one, with its
+    ``seq``, ``group``, ``context`` and ``label``; None when the handler names none."""
     current = (rs.collectives or {}).get("current")
     if not isinstance(current, dict) or not isinstance(current.get("op"), str):
         return None
-    main = next((t for t in rs.threads if t.main), None)
-    if main is None or collective([main]) is not None:
-        return None
+    seq, group, context = current.get("seq"), current.get("group"), current.get("context")
+    text = current.get("label")
     return {"name": current["op"], "file": current.get("file"), "line": current.get("line"),
-            "thread": main.name}
+            "thread": main.name if main else "MainThread",
+            "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
+            "group": group if isinstance(group, str) else None,
+            "context": context if isinstance(context, str) else None,
+            "label": text if isinstance(text, str) and text else current["op"]}
+
+
+def _collective_in(rs: RankStack, thread: Thread) -> dict[str, Any] | None:
+    """The collective ``thread`` of the rank waits in: the rank's own (``_collective_of``)
+    where it is that thread's, else a torch.distributed call on the thread's stack."""
+    own = rs.collective
+    if isinstance(own, dict) and own.get("thread") == thread.name and own.get("name"):
+        return own
+    return collective([thread])
+
+
+def _text(found: dict[str, Any]) -> str:
+    text = found.get("label")
+    return text if isinstance(text, str) and text else str(found.get("name"))
 
 
 def _mains(stacks: list[RankStack]) -> list[tuple[int, Thread]]:
@@ -381,7 +410,8 @@ def render(stacks: list[RankStack], groups: list[Group], job: str | None, second
             lines.append("")
             lines.append(f"{name}:")
         mark = "  ◀ odd one out" if g.odd else ""
-        where = f"  [waiting in {g.collective}]" if g.collective else ""
+        waits = g.collective_text or g.collective
+        where = f"  [waiting in {waits}]" if waits else ""
         if g.raised:
             where = f"  [raised {g.raised}: held]"
         state = "" if g.active else " (idle)"

@@ -14,18 +14,22 @@ TotalView give HPC programs:
   ``BLOCKED_AFTER_S`` is read and reported ``blocked`` in the collective it waits in, which
   is not a hang: its peers are stopped. The rank's own handler (``runtime.handler``, served
   by every chosen rank from a thread of its own, so it answers while the main thread waits)
-  names the operation, its process group and its sequence number from PyTorch's records
-  (``runtime.collectives``); where it cannot answer, ``py-spy`` reads the stack from outside
-  and gives the operation's name alone.
+  names the operation, its process group, its sequence number and who issued it from
+  PyTorch's records (``runtime.collectives``; also a collective torch issues from C++, as
+  DDP's bucket all_reduce inside ``backward``); where it cannot answer, ``py-spy`` reads the
+  stack from outside and gives the operation's name alone.
 - **Run to a line** (TotalView's barrier point): every rank of the group runs to the line and
   holds there; ``arrived`` when the last is there. The line is a breakpoint of the job's
   own for the while, removed again when the group has arrived.
 
 Events (``--json``): ``stopped`` (rank, reason, file, line, function; ``waiting``, and where
-known ``seq`` and ``group``, for a rank shown paused in a collective), ``continued``,
-``arrived`` (command, ranks) and ``blocked`` (rank, in; ``seq`` and ``group`` where known).
-The registry entry of a rank that waits in a collective has ``collective`` (its name),
-``seq`` and ``group`` (``rankdebug jobs --json``: the rank's ``collective``).
+known ``seq``, ``group`` and ``context``, for a rank shown paused in a collective),
+``continued``, ``arrived`` (command, ranks) and ``blocked`` (rank, in; ``seq``, ``group`` and
+``context`` where known). ``context`` says who issued the collective ("DDP bucket, from
+backward"); the client's stop reads "Paused: waiting in all_reduce #4 (DDP bucket, from
+backward)". The registry entry of a rank that waits in a collective has ``collective`` (its
+name), ``seq``, ``group`` and ``context`` (``rankdebug jobs --json``: the rank's
+``collective``).
 """
 
 from __future__ import annotations
@@ -231,19 +235,20 @@ class Together:
         found = pyspy.collective(threads)
         frames = [WaitFrame(f.name, f.file, f.line, f.library)  # rankdebug's: parsed out
                   for f in main.frames]
-        # Its number from the rank's own records, when it waits in a collective (which
-        # releases the GIL: the handler answers; a rank in other native code may not). With
-        # no collective on the stack the rank may still wait in one: ``work.wait()`` of an
-        # async collective is a C call under the user's line; asked briefly, as that wait
-        # releases the GIL too.
-        told = self._ask_collective(rank, HANDLER_ASK_S if found else ASYNC_ASK_S)
-        if found is None and told is not None:
-            found = {"name": told["name"]}
-        # A collective by name; else the library call it is in (backward, a queue's get).
-        what = found["name"] if found else (
+        # Which collective, from the rank's own records (PyTorch's Flight Recorder: also one
+        # issued from C++, as DDP's bucket all_reduce inside backward, or waited for in
+        # ``work.wait()``, with no torch.distributed frame on the stack). A main thread that
+        # does not hold the GIL lets the handler answer at once; one that holds it (other
+        # native code) may not answer at all: asked briefly then.
+        ask = HANDLER_ASK_S if found or not main.owns_gil else ASYNC_ASK_S
+        told = self._ask_collective(rank, ask)
+        # The records' word, else a collective by name on the stack, else the library call
+        # it is in (a queue's get).
+        what = told["name"] if told else found["name"] if found else (
             frames[0].name if frames and frames[0].library else "native code")
-        numbered = _numbered(told) if told and told["name"] == what else {}
-        self.job.post(lambda: self._show_waiting(rank, what, frames, numbered))
+        numbered = _numbered(told) if told else {}
+        shown = str(told.get("label") or what) if told else what
+        self.job.post(lambda: self._show_waiting(rank, what, frames, numbered, shown))
 
     def _read_again(self, rank: int) -> None:
         timer = threading.Timer(WAIT_READ_S * 2, self.job.post,
@@ -252,9 +257,11 @@ class Together:
         timer.start()
 
     def _show_waiting(self, rank: int, what: str, frames: list[WaitFrame],
-                      numbered: dict[str, Any]) -> None:
+                      numbered: dict[str, Any], shown: str) -> None:
+        """``what``: the collective's name (the events' ``waiting``); ``shown``: its label
+        for the client (``all_reduce #4 (DDP bucket, from backward)``)."""
         st = self._rank(rank)
-        if not st.pausing or st.stopped or not self.gates[rank].show_waiting(what, frames):
+        if not st.pausing or st.stopped or not self.gates[rank].show_waiting(shown, frames):
             return
         st.stopped, st.waiting, st.numbered = True, what, numbered
         user = next((f for f in frames if not f.library), frames[0] if frames else None)
@@ -482,8 +489,9 @@ class Together:
     def _ask_collective(self, rank: int, timeout: float = HANDLER_ASK_S
                         ) -> dict[str, Any] | None:
         """The collective the rank's main thread waits in, as its handler reads it from
-        PyTorch's records: {"name", "seq", "group", "file", "line"} (seq and group None where
-        unknown); None when the rank waits in none or cannot answer. Any thread."""
+        PyTorch's records: {"name", "seq", "group", "context", "label", "file", "line"} (seq,
+        group and context None where unknown); None when the rank waits in none or cannot
+        answer. Any thread."""
         from rankdebug.runtime import handler, wire
 
         path = handler.socket_path(self.job.job_dir, rank)
@@ -496,9 +504,12 @@ class Together:
         if not isinstance(current, dict) or not isinstance(current.get("op"), str):
             return None
         seq, group = current.get("seq"), current.get("group")
+        context, text = current.get("context"), current.get("label")
         return {"name": current["op"],
                 "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
                 "group": group if isinstance(group, str) else None,
+                "context": context if isinstance(context, str) and context else None,
+                "label": text if isinstance(text, str) and text else current["op"],
                 "file": current.get("file"), "line": current.get("line")}
 
     def _blocked(self, rank: int, found: dict[str, Any]) -> None:
@@ -512,12 +523,13 @@ class Together:
 
 
 # A rank's registry fields for the collective it waits in (none: cleared).
-_NOT_WAITING: dict[str, Any] = {"collective": None, "seq": None, "group": None}
+_NOT_WAITING: dict[str, Any] = {"collective": None, "seq": None, "group": None, "context": None}
 
 
 def _numbered(found: dict[str, Any]) -> dict[str, Any]:
-    """A collective's ``seq`` and ``group``, those known (an event's optional fields)."""
-    return {k: found[k] for k in ("seq", "group") if found.get(k) is not None}
+    """A collective's ``seq``, ``group`` and ``context`` (who issued it: "DDP bucket, from
+    backward"), those known (an event's optional fields)."""
+    return {k: found[k] for k in ("seq", "group", "context") if found.get(k) is not None}
 
 
 def _waiting_fields(name: str, numbered: dict[str, Any]) -> dict[str, Any]:
