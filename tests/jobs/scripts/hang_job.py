@@ -10,6 +10,10 @@ writes MARKER_DIR/at-RANK just before the call it stays in. The odd rank is the 
 - dead: the odd rank exits (status 0) before init_process_group: the others wait there;
 - spin: the odd rank spins in load_batch, polling a source that never has a batch;
 - queue: the odd rank blocks in next_batch, on a queue nothing ever fills;
+- exit: the odd rank exits (status 0) after the warm-up; the others' next all_reduce waits,
+  or raises where gloo sees its peer gone (held under ``rankdebug launch``);
+- raise: the odd rank raises in forward (under ``rankdebug launch`` it is held there; a
+  plain torchrun would end the job);
 - healthy: every rank trains (a matmul and an all_reduce a step) until MARKER_DIR/stop;
 - slow: as healthy, but the odd rank spends SLOW_S more in each step (slow_augment).
 """
@@ -37,13 +41,13 @@ def mark(name, rank):
 
 
 def train_step(t):
-    dist.all_reduce(t)
+    dist.all_reduce(t)  # COLLECTIVE
     return t
 
 
 def gather_step(t):
     out = [torch.zeros_like(t) for _ in range(dist.get_world_size())]
-    dist.all_gather(out, t)
+    dist.all_gather(out, t)  # GATHER_CALL
     return out
 
 
@@ -61,6 +65,11 @@ def load_batch(source):
 
 def next_batch(batches):
     return batches.get()  # QUEUE
+
+
+def forward(t):
+    loss = float("nan")
+    raise ValueError(f"loss is {loss}")  # RAISE
 
 
 def slow_augment(x):
@@ -83,14 +92,48 @@ def train(rank, odd, t):
         time.sleep(0.01)
 
 
+def skip(rank, odd, t, sync):
+    for step in range(1, STEPS + 1):
+        if rank == odd and step == SKIP_AT:
+            continue
+        if step == STEPS:
+            mark("at", rank)
+        train_step(t)
+    dist.barrier(group=sync)  # BARRIER
+
+
+def mismatch(rank, odd, t, sync):
+    mark("at", rank)
+    if rank == odd:
+        gather_step(t)
+    else:
+        train_step(t)
+
+
+def odd_one(rank, odd, t, sync):
+    """spin, queue, exit, raise: the odd rank does that, the others all_reduce."""
+    mark("at", rank)
+    if rank == odd:
+        if SCENARIO == "spin":
+            load_batch(Source())
+        elif SCENARIO == "queue":
+            next_batch(queue.Queue())
+        elif SCENARIO == "raise":
+            forward(t)
+        else:
+            sys.exit(0)  # EXIT
+    if SCENARIO == "exit":
+        time.sleep(1.0)  # the odd rank is gone before the others' all_reduce
+    train_step(t)
+
+
 def main():
     rank = int(os.environ["RANK"])
     odd = int(os.environ["WORLD_SIZE"]) - 1
     if SCENARIO == "dead":
-        if rank == odd:
-            mark("at", rank)
-            sys.exit(0)  # DEAD
         mark("at", rank)
+        if rank == odd:
+            sys.exit(0)  # DEAD
     dist.init_process_group("gloo")  # INIT
     sync = dist.new_group(group_desc="sync")
     t = torch.ones(4)
@@ -99,30 +142,8 @@ def main():
     mark("ready", rank)
     if SCENARIO in ("healthy", "slow"):
         train(rank, odd, t)
-    elif SCENARIO == "skip":
-        for step in range(1, STEPS + 1):
-            if rank == odd and step == SKIP_AT:
-                continue
-            if step == STEPS:
-                mark("at", rank)
-            train_step(t)  # SKIP_WAIT
-        dist.barrier(group=sync)  # BARRIER
-    elif SCENARIO == "mismatch":
-        mark("at", rank)
-        if rank == odd:
-            gather_step(t)  # GATHER
-        else:
-            train_step(t)
-    elif SCENARIO == "spin":
-        mark("at", rank)
-        if rank == odd:
-            load_batch(Source())
-        train_step(t)  # WAIT
-    elif SCENARIO == "queue":
-        mark("at", rank)
-        if rank == odd:
-            next_batch(queue.Queue())
-        train_step(t)
+    else:
+        {"skip": skip, "mismatch": mismatch}.get(SCENARIO, odd_one)(rank, odd, t, sync)
     dist.destroy_process_group()
 
 
