@@ -1,6 +1,7 @@
 """The package's layering: no import cycles, and no layer imports one above it.
 
-    runtime (rank side: stdlib only) → errors, ranks, launcher_table, pyspy, adapter (shared)
+    runtime (rank side: stdlib only) → errors, ranks, launcher_table, pyspy, adapter, ssh,
+    protocol (shared)
     → command (text → launch plan) → debugplan (→ what to run) | smoke (→ a tiny run)
       (siblings: neither imports the other)
     → supervise | jobs | lsp (siblings: none imports another) → cli, server
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent / "pyserver"
 LAYERS: list[set[str]] = [
     {"rankdebug.runtime"},
     {"rankdebug.errors", "rankdebug.ranks", "rankdebug.launcher_table", "rankdebug.pyspy",
-     "rankdebug.adapter", "rankdebug.ssh"},
+     "rankdebug.adapter", "rankdebug.ssh", "rankdebug.protocol"},
     {"rankdebug.command"},
     {"rankdebug.debugplan", "rankdebug.smoke"},
     {"rankdebug.supervise", "rankdebug.jobs", "rankdebug.lsp"},

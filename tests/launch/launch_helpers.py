@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dap_client import DAPClient
+from rankdebug.protocol import fields, launch
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 BIN = Path(sys.executable).parent
@@ -69,6 +70,8 @@ class Launch:
         threading.Thread(target=self._read, daemon=True).start()
         self.job: str | None = None
         self._clients: list[DAPClient] = []
+        # Every event checked against its declaration (rankdebug/protocol/launch.py).
+        self.wire_problems: list[str] = []
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -77,6 +80,10 @@ class Launch:
                 ev = json.loads(line)
             except ValueError:
                 continue
+            if isinstance(ev, dict) and "event" in ev:
+                wrong = fields.problem(ev, launch.EVENTS)
+                if wrong:
+                    self.wire_problems.append(f"{wrong}: {line[:300]!r}")
             self._q.put(ev)
         self._q.put(None)
 
@@ -130,6 +137,7 @@ class Launch:
         """The code of the ``exited`` event (the launch process then ends with it too)."""
         code = int(self.event("exited", timeout)["code"])
         assert self.wait(10) == code
+        assert not self.wire_problems, self.wire_problems
         if code:
             # Shown by pytest with the failure: why the job did not end cleanly.
             print(f"launch exited {code}; events {self.events}\n{self.stderr()}")

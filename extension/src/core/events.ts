@@ -2,6 +2,7 @@
  * The JSON lines `rankdebug launch --json` prints on stdout, read incrementally.
  * No `vscode` import.
  */
+import type * as Wire from './generated/launchEvents';
 
 export interface JobEvent {
     event: 'job';
@@ -25,11 +26,10 @@ export interface AttachedEvent {
     pid?: number;
     job?: string;
 }
+/** The job ended (last, once). A rank that ends before the job shows in its registry entry. */
 export interface ExitedEvent {
     event: 'exited';
     code: number;
-    /** Set when one rank ended (the job goes on); absent for the job's own end. */
-    rank?: number;
 }
 export interface ErrorEvent {
     event: 'error';
@@ -96,6 +96,29 @@ export interface RoleEvent {
 export type RankEvent = StoppedEvent | ContinuedEvent | ArrivedEvent | BlockedEvent | RaisedEvent;
 export type LaunchEvent = JobEvent | ListeningEvent | AttachedEvent | ExitedEvent | ErrorEvent | RoleEvent | RankEvent;
 
+/**
+ * The events read here are those `pyserver/rankdebug/protocol/launch.py` declares (its
+ * generated types): no field is read that the backend does not declare, and no event. A
+ * drift fails `tsc`; the Python side is checked against the same declarations by the
+ * launch tests.
+ */
+type Within<A, B> = [Exclude<A, B>] extends [never] ? true : false;
+type Holds<T extends true> = T;
+export type WireAgreement = [
+    Holds<Within<LaunchEvent['event'], Wire.LaunchWire['event']>>,
+    Holds<Within<keyof JobEvent, keyof Wire.JobWire>>,
+    Holds<Within<keyof ListeningEvent, keyof Wire.ListeningWire>>,
+    Holds<Within<keyof AttachedEvent, keyof Wire.AttachedWire>>,
+    Holds<Within<keyof ExitedEvent, keyof Wire.ExitedWire>>,
+    Holds<Within<keyof ErrorEvent, keyof Wire.ErrorWire>>,
+    Holds<Within<keyof StoppedEvent, keyof Wire.StoppedWire>>,
+    Holds<Within<keyof ContinuedEvent, keyof Wire.ContinuedWire>>,
+    Holds<Within<keyof ArrivedEvent, keyof Wire.ArrivedWire>>,
+    Holds<Within<keyof BlockedEvent, keyof Wire.BlockedWire>>,
+    Holds<Within<keyof RaisedEvent, keyof Wire.RaisedWire>>,
+    Holds<Within<keyof RoleEvent, keyof Wire.RoleWire>>,
+];
+
 type Fields = Record<string, unknown>;
 
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -113,7 +136,7 @@ const READERS: Record<string, (v: Fields) => LaunchEvent | undefined> = {
     listening: (v) =>
         typeof v.rank === 'number' && typeof v.port === 'number' ? ({ ...v, host: typeof v.host === 'string' ? v.host : '127.0.0.1' } as ListeningEvent) : undefined,
     attached: (v) => (typeof v.rank === 'number' ? (v as unknown as AttachedEvent) : undefined),
-    exited: (v) => ({ event: 'exited', code: typeof v.code === 'number' ? v.code : 1, ...(int(v.rank) !== null ? { rank: v.rank as number } : {}) }),
+    exited: (v) => ({ event: 'exited', code: typeof v.code === 'number' ? v.code : 1 }),
     stopped: (v) =>
         int(v.rank) === null
             ? undefined

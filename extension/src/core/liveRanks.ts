@@ -62,8 +62,6 @@ function nextState(ev: LaunchEvent, current: (rank: number) => LiveRank | undefi
             return { rank: ev.rank, live: { state: 'blocked', in: ev.in, ...numbered(ev) } };
         case 'raised':
             return { rank: ev.rank, live: { state: 'raised', exception: ev.exception, message: ev.message, pid: ev.pid, file: ev.file, line: ev.line, function: ev.function } };
-        case 'exited':
-            return ev.rank === undefined ? undefined : { rank: ev.rank, live: { state: 'exited', code: ev.code } };
         default:
             return undefined;
     }

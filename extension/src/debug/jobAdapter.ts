@@ -232,11 +232,6 @@ export class JobAdapter implements vscode.DebugAdapter {
                 if (!this.job) this.finish();
                 break;
             case 'exited':
-                // One rank's end is a rank event; the job goes on.
-                if (ev.rank !== undefined) {
-                    if (tracked) this.state.rankEvent(tracked, ev);
-                    break;
-                }
                 this.output(this.host.l10n.t('The job exited with code {0}.', ev.code));
                 if (!this.job) this.finish();
                 break;

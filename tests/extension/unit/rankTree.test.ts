@@ -44,9 +44,6 @@ describe('core/liveRanks', () => {
         assert.equal(liveText(live.get(2)!, l10n), 'waiting in all_reduce');
         live.apply(ev({ event: 'raised', rank: 3, pid: 77, exception: 'ValueError', message: 'bad shape', file: '/w/model.py', line: 88, function: 'forward' }));
         assert.equal(liveText(live.get(3)!, l10n), 'raised ValueError at model.py:88');
-        live.apply(ev({ event: 'exited', rank: 3, code: 1 }));
-        live.apply(ev({ event: 'continued', rank: 3 }));
-        assert.equal(liveText(live.get(3)!, l10n), 'exited with code 1', 'an ended rank stays ended');
         live.apply(ev({ event: 'stopped', rank: 0, reason: 'pause', file: null, line: null, function: null }));
         assert.equal(liveText(live.get(0)!, l10n), 'paused (pause)');
         // Paused from outside while it waits in a collective (its peer stopped): where it waits.
