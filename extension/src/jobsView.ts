@@ -403,7 +403,8 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     }
 
     getChildren(node?: JobNode): JobNode[] {
-        if (!node) return this.jobs.map((job) => this.nodes.get(`job:${job.id}`)?.node ?? { kind: 'job', job });
+        // The newest job first: the one just started is the one looked for, whatever else runs.
+        if (!node) return newestFirst(this.jobs).map((job) => this.nodes.get(`job:${job.id}`)?.node ?? { kind: 'job', job });
         const ids = this.children.get(nodeId(node)) ?? [];
         return ids.map((id) => this.nodes.get(id)?.node).filter((n): n is JobNode => n !== undefined);
     }
@@ -483,4 +484,9 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         this.disposables.forEach((d) => d.dispose());
         this.changed.dispose();
     }
+}
+
+/** Jobs by start time, the newest first (a job whose start is unknown last). */
+function newestFirst(jobs: readonly JobInfo[]): JobInfo[] {
+    return [...jobs].sort((a, b) => (b.startTime ?? 0) - (a.startTime ?? 0));
 }
