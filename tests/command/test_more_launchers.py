@@ -117,6 +117,7 @@ def test_code_srun_runs_sees_the_per_task_variables_as_unknown() -> None:
 def test_horovodrun_counts(command: str, expected: tuple[object, ...], tmp_path: Path) -> None:
     (tmp_path / "hostfiles").mkdir()
     (tmp_path / "hostfiles" / "horovod_hosts").write_text("gpu1 slots=2\ngpu2 slots=2\n")
+    (tmp_path / "train.py").write_text("")
     plan = plan_text(command + " --epochs 3\n", 1, cwd=tmp_path)
     assert numbers(plan) == ("horovodrun", *expected)
     assert entry(plan) == (("script", "train.py"), ["--epochs", "3"])

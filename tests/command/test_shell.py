@@ -60,7 +60,7 @@ def test_never_called_function_still_plans_with_unknown_arguments() -> None:
         ("# just a comment\n", 1, "comment"),
         ("X=1\n", 1, "sets variables"),
         ("echo a\n\necho b\n", 2, "empty"),
-        ("echo a\n", 5, "past the end"),
+        ("echo a\n", 5, "the document ends at line 1"),
         ("cat <<EOF\ntorchrun x.py\nEOF\n", 2, "here-document"),
         ("torchrun 'abc\n", 1, "unterminated single-quoted"),
         ('torchrun "abc\n', 1, "unterminated double-quoted"),

@@ -95,7 +95,8 @@ def test_bad_input_is_an_envelope_with_a_position(tmp_path: Path) -> None:
     cases = {
         ("--", "torchrun 'train.py"): ("unterminated single-quoted string", 1, 9),
         ("--", "torchrun", "--nproc_per_node", "train.py"): (
-            "torchrun is given no program to run", 1, 27),
+            "--nproc_per_node is given no value: train.py is read as its value, and torchrun "
+            "is left no program to run", 1, 10),
         (): ("give --file and --line, or a command after --", None, None),
         ("--file", "run.sh"): ("--file needs --line", None, None),
         ("--cwd", "nowhere", "--", "python", "t.py"): ("--cwd nowhere: no such folder",

@@ -30,6 +30,7 @@ from rankdebug.command.planner import (
     Options,
     Where,
     _base_state,
+    document_slip,
     plan_all_commands,
     plan_launch,
 )
@@ -189,6 +190,8 @@ class DocumentPlans:
             plan = plan_launch(rep, sbatch, self.opts)
             if plan is not None and current:
                 current[0].plans.append(plan)
+            elif plan is None and (slip := document_slip(rep)) is not None:
+                walker.diagnostics.append(slip)
 
         walker = Walker(on_command)
         walker.prepare([Segment(seg_text, 0)], {0: root})

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 
@@ -110,6 +111,9 @@ class Spec:
     unknown_severity: Severity = "error"
     # A lone "--" ends the options.
     double_dash: bool = True
+    # argparse's reading: a word that starts with "-" (not a negative number) is never an
+    # option's value, it is the next option ("expected one argument").
+    argparse: bool = False
     opts: tuple[Opt, ...] = field(init=False)
     by_name: dict[str, Opt] = field(init=False)
     # Every spelling a user may write, for suggestions and completion.
@@ -314,6 +318,21 @@ def _skip_known_option(argv: Sequence[Word], j: int, spec: Spec) -> int | None:
     return j + 1 + (opt.nargs if opt.takes_value and not attached else 0)
 
 
+def _is_flag_word(word: Word) -> bool:
+    """A word argparse reads as an option string, never as a value."""
+    text = word.value
+    if text is None or len(text) < 2 or not text.startswith("-") or " " in text:
+        return False
+    return not re.fullmatch(r"-\d+(\.\d*)?|-\.\d+", text)
+
+
+_PROGRAM = re.compile(r"[^\s=]+\.(?:py|sh|bash|pyz)")
+
+
+def _looks_like_program(word: Word) -> bool:
+    return word.value is not None and bool(_PROGRAM.fullmatch(word.value))
+
+
 def fully_unknown(word: Word) -> bool:
     """Whether nothing of the word is known (``$X``, not ``--opt=$X``)."""
     return not word.known and not any(p.known and p.text for p in word.parts)
@@ -373,7 +392,26 @@ class _Reader:
                 parsed.end = min(i, len(argv))
                 return parsed
         parsed.end = len(argv)
+        self._program_taken()
         return parsed
+
+    def _program_taken(self) -> None:
+        """``torchrun --nproc_per_node train.py``: the count was left out, the script read
+        as the last option's value, and the tool is left no program. Said once, at the
+        option; the value is dropped so nothing else reads the script as a count."""
+        uses = self.parsed.uses
+        last = uses[-1] if uses else None
+        if (not self.report or last is None or last.value_index != len(self.argv) - 1
+                or len(last.values) != 1 or not _looks_like_program(last.values[0])):
+            return
+        taken = last.values[0]
+        self.plan.warn(f"{last.flag} is given no value: {taken.display} is read as its value, "
+                       f"and {self.spec.tool} is left no program to run", last.record.span,
+                       code="missing-value", severity="error")
+        last.values = []
+        bare = OptionUse(last.record.name, last.record.flag, None, self.argv[last.index].span)
+        self.plan.options[:] = [bare if o is last.record else o for o in self.plan.options]
+        last.record = bare
 
     def _end_of_options(self, i: int) -> int | None:
         """Where the program starts when ``argv[i]`` ends the options (a positional, ``--``)."""
@@ -411,6 +449,13 @@ class _Reader:
     def _take(self, i: int, opt: Opt, flag_text: str) -> int:
         """The option at ``argv[i]`` with its value(s) in the next words."""
         values = self._values(i, opt.nargs)
+        if self.spec.argparse and values and _is_flag_word(values[0]):
+            if self.report:
+                self.plan.warn(f"{flag_text} is given no value: the next word, "
+                               f"{values[0].display}, is an option", self.argv[i].span,
+                               code="missing-value", severity="error")
+            self._use(opt, flag_text, i, [])
+            return i + 1
         if len(values) < opt.nargs and self.report:
             self.plan.warn(f"{flag_text} needs a value", self.argv[i].span, code="missing-value",
                            severity=self.spec.unknown_severity)

@@ -13,7 +13,8 @@ from typing import TypedDict
 
 from tree_sitter import Node
 
-from rankdebug.command import launchers
+from rankdebug.command import launchers, typos
+from rankdebug.command.entry import script_missing, script_target, where
 from rankdebug.command.errors import CommandError
 from rankdebug.command.expand import Expander, TooDeep
 from rankdebug.command.inline import SHELLS, inliner
@@ -25,7 +26,15 @@ from rankdebug.command.plan import Diagnostic, LaunchPlan
 from rankdebug.command.script import SOURCED_FIRST_LINE, Report, Stop, Walker
 from rankdebug.command.source import Segment, Source, guess_language, load
 from rankdebug.command.state import Scalar, State, Var, text_of, unknown
-from rankdebug.command.syntax import Positions, first_error, parse, syntax_error, text
+from rankdebug.command.syntax import (
+    Positions,
+    broken_text,
+    first_error,
+    parse,
+    readable_prefix,
+    syntax_error,
+    text,
+)
 from rankdebug.command.words import Part, Span, Word
 from rankdebug.launcher_table import LAUNCH_PROGRAM, OTHER
 
@@ -89,13 +98,28 @@ def _base_state(source_text: str, opts: Options) -> tuple[State, list[Word]]:
 def plan_document(data: bytes | str, line: int, opts: Options) -> LaunchPlan:
     """The plan of the command at 1-based `line` of a document."""
     if line < 1:
-        raise CommandError(f"line {line} is not a line number (lines start at 1)", 1, 1)
+        raise CommandError(f"{line} is not a line number (lines start at 1)", 1, 1)
     source = load(data, path=opts.path, language=opts.language)
     row = line - 1
     try:
-        return _plan_row(source, row, opts)
+        plan = _plan_row(source, row, opts)
     except (TooDeep, RecursionError) as exc:
         raise CommandError("the command nests too deeply to read", line, 1) from exc
+    _check_entry(plan)
+    return plan
+
+
+def _check_entry(plan: LaunchPlan) -> None:
+    """An entry script that is not there, said as ``rankdebug launch`` refuses it. (The
+    language server says it with a fix, for every command: lsp/checks.py.)"""
+    target = script_target(plan.entry)
+    if target is None or plan.cwd is None or plan.entry is None:
+        return
+    cwd = Path(plan.cwd)
+    if script_missing(target, cwd):
+        plan.warn(f"the entry script {target} does not exist{where(target, cwd)}: "
+                  "rankdebug launch will not start it", plan.entry.target.span,
+                  code="missing-script")
 
 
 def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
@@ -103,8 +127,8 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
                       if s.first_line <= row < s.first_line + s.text.count("\n") + 1), None)
     if seg_index is None:
         if guess_language(opts.path, opts.language) == "markdown":
-            raise CommandError(f"line {row + 1} is not inside a shell code block", row + 1, 1)
-        raise CommandError(f"line {row + 1} is past the end of the document", row + 1, 1)
+            raise CommandError("this line is not inside a shell code block", row + 1, 1)
+        raise _past_end(source, row + 1)
     seg = source.segments[seg_index]
     root = parse(seg.text).root_node
     pos = Positions(seg.text, seg.first_line)
@@ -112,7 +136,7 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
     candidates = find_candidates(root, local_row)
     if not candidates:
         raise _explain_empty(root, local_row, pos, seg)
-    _check_syntax(root, candidates, pos)
+    skipped = _check_syntax(root, candidates, pos)
     wanted = {(seg_index, c.start_byte, c.end_byte) for c in candidates}
     in_function = any(_inside_function(c) for c in candidates)
     plans: dict[tuple[int, int, int], LaunchPlan] = {}
@@ -146,7 +170,28 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
         ordered = [plan_report(rep, sbatch, opts)]
     chosen = next((p for p in ordered if p.launcher != OTHER), ordered[0])
     chosen.diagnostics[:0] = source.diagnostics
+    chosen.diagnostics.extend(_broken_after(node, pos) for node in skipped)
     return chosen
+
+
+def _broken_after(error: Node, pos: Positions) -> Diagnostic:
+    """Said of a command bash runs before it stops at the broken text after it."""
+    _, broken = readable_prefix(error)
+    at = broken if broken is not None else error
+    start = pos.span(at)
+    return Diagnostic(
+        f"the script cannot be read from here on ({broken_text(at, pos)}): bash runs the "
+        "commands before it, then stops with a syntax error",
+        Span(start.start_line, start.start_col, start.start_line,
+             len(pos.line_text(at.start_point.row))), "warning", "syntax")
+
+
+def _past_end(source: Source, line: int) -> CommandError:
+    last = source.segments[-1] if source.segments else None
+    count = last.first_line + last.text.count("\n") + 1 if last is not None else 0
+    if last is not None and last.text.endswith("\n"):
+        count -= 1  # the newline that ends the last line starts none
+    return CommandError(f"the document ends at line {count}", line, 1)
 
 
 def _inside_function(node: Node) -> bool:
@@ -198,6 +243,8 @@ def plan_all_commands(data: bytes | str | Source,
         plan = plan_launch(rep, sbatch, opts)
         if plan is not None:
             plans.append(plan)
+        elif (slip := document_slip(rep)) is not None:
+            walker.diagnostics.append(slip)
 
     walker = Walker(on_command)
     with contextlib.suppress(TooDeep, RecursionError):
@@ -272,7 +319,19 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
         return followed
     launchers.plan_argv(ctx)
     _warn_unknown_words(plan)
+    if plan.launcher == OTHER:
+        found = typos.slip(node, pos, rep.state)
+        if found is not None:
+            plan.diagnostics.append(found)
     return plan
+
+
+def document_slip(rep: Report) -> Diagnostic | None:
+    """For a command that is no launch command: a launcher's name misspelt, as a
+    diagnostic of the document."""
+    if rep.pos.line_of(rep.node) >= SOURCED_FIRST_LINE or rep.node.has_error:
+        return None
+    return typos.slip(rep.node, rep.pos, rep.state)
 
 
 def _inliner(state: State, sbatch: Sequence[Word], opts: Options) -> Inliner | None:
@@ -594,10 +653,12 @@ def find_candidates(root: Node, row: int) -> list[Node]:
     return out
 
 
-def _check_syntax(root: Node, candidates: list[Node], pos: Positions) -> None:
-    """A syntax error inside, beside or over the chosen command is the user's to fix."""
+def _check_syntax(root: Node, candidates: list[Node], pos: Positions) -> list[Node]:
+    """A syntax error inside, beside or over the chosen command is the user's to fix; the
+    ERROR nodes that bash reaches only after the command are returned."""
+    skipped: list[Node] = []
     if not root.has_error:
-        return
+        return skipped
     first = min(c.start_point.row for c in candidates)
     last = max(c.end_point.row for c in candidates)
     stack = [root]
@@ -607,16 +668,26 @@ def _check_syntax(root: Node, candidates: list[Node], pos: Positions) -> None:
             continue
         if node.end_point.row < first or node.start_point.row > last:
             continue
+        if node.type == "ERROR":
+            readable, _ = readable_prefix(node)
+            if any(_within(c, outer) for c in candidates for outer in readable):
+                skipped.append(node)  # bash runs the command before it meets the broken text
+                continue
         if node.type == "ERROR" or node.is_missing:
             raise syntax_error(first_error(node) or node, pos)
         stack.extend(reversed(node.children))
+    return skipped
+
+
+def _within(node: Node, outer: Node) -> bool:
+    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
 
 
 def _explain_empty(root: Node, row: int, pos: Positions, seg: Segment) -> CommandError:
     line = row + seg.first_line + 1
     lines = seg.text.split("\n")
     if row >= len(lines):
-        return CommandError(f"line {line} is past the end of the document", line, 1)
+        return _past_end(Source([seg]), line)
     node = root.descendant_for_point_range((row, 0), (row, max(0, len(lines[row].encode()) - 1)))
     error = _syntax_error_over(root, node, row, pos)
     if error is not None:
@@ -624,7 +695,7 @@ def _explain_empty(root: Node, row: int, pos: Positions, seg: Segment) -> Comman
     stripped = lines[row].strip()
     col = len(lines[row]) - len(lines[row].lstrip()) + 1
     if not stripped:
-        return CommandError(f"line {line} is empty", line, 1)
+        return CommandError("this line is empty", line, 1)
     return _not_a_command(node, stripped, line, col)
 
 
@@ -636,6 +707,9 @@ def _syntax_error_over(root: Node, node: Node | None, row: int,
         return None
     anc = node
     while anc is not None:
+        if anc.type == "ERROR" and node is not None and any(
+                _within(node, c) for c in readable_prefix(anc)[0]):
+            return None  # a statement bash runs before the broken text
         if anc.type == "ERROR" or (anc.has_error and anc.type in ("string", "raw_string")):
             return syntax_error(first_error(anc) or anc, pos)
         anc = anc.parent
@@ -650,13 +724,13 @@ def _not_a_command(node: Node | None, stripped: str, line: int, col: int) -> Com
         kinds.add(anc.type)
         anc = anc.parent
     if "heredoc_body" in kinds:
-        return CommandError(f"line {line} is inside a here-document: it is input, not a command",
+        return CommandError("this line is inside a here-document: it is input, not a command",
                             line, col)
     if stripped.startswith("#"):
-        return CommandError(f"line {line} is a comment", line, col)
+        return CommandError("this line is a comment", line, col)
     if kinds & {"variable_assignment", "declaration_command", "variable_assignments"}:
-        return CommandError(f"line {line} sets variables; it runs no command", line, col)
-    return CommandError(f"line {line} holds no command", line, col)
+        return CommandError("this line sets variables; it runs no command", line, col)
+    return CommandError("this line holds no command", line, col)
 
 
 def _ignore(_message: str, _span: Span) -> None:

@@ -31,7 +31,14 @@ from rankdebug.command.state import (
     text_of,
     unknown,
 )
-from rankdebug.command.syntax import Positions, binary_parts, parse, text
+from rankdebug.command.syntax import (
+    Positions,
+    binary_parts,
+    broken_text,
+    parse,
+    readable_prefix,
+    text,
+)
 from rankdebug.command.words import Span, Word
 
 MAX_CALL_DEPTH = 12
@@ -228,10 +235,18 @@ class Walker:
     def _error(self, node: Node, seg: int, state: State,
                background: bool) -> tuple[State, Status]:
         pos = self._positions[seg]
-        line = pos.line_of(node)
+        readable, broken = readable_prefix(node)
+        kids = node.children
+        for child in readable:  # what bash runs before it reaches the broken text
+            state = self.step(kids, kids.index(child), seg, state)
+        at = broken if broken is not None else node
+        why = broken_text(at, pos)
+        start = pos.span(at)
+        line_end = len(pos.line_text(at.start_point.row))
         self.diagnostics.append(Diagnostic(
-            f"line {line + 1} could not be read as shell; what it sets is unknown",
-            pos.span(node), "warning", "syntax"))
+            f"this could not be read as shell ({why}); what it sets is unknown",
+            Span(start.start_line, start.start_col, start.start_line, line_end),
+            "warning", "syntax"))
         return state, None
 
     # ---- assignments ------------------------------------------------------------

@@ -148,6 +148,12 @@ def syntax_error(node: Node, pos: Positions) -> CommandError:
         else:
             msg = f"missing '{node.type}' to close this {what}"
         return CommandError(msg, span.start_line + 1, span.start_col + 1)
+    if node.type == "ERROR":
+        readable, broken = readable_prefix(node)
+        if readable and broken is not None:  # the error is where the broken text starts
+            span = pos.span(broken)
+            return CommandError(broken_text(broken, pos), span.start_line + 1,
+                                span.start_col + 1)
     span = pos.span(node)
     snippet = text(node).strip().split("\n", 1)[0][:40]
     if snippet.startswith(("'", '"')) and snippet.count(snippet[0]) == 1:
@@ -155,3 +161,44 @@ def syntax_error(node: Node, pos: Positions) -> CommandError:
                             span.start_col + 1)
     msg = f"syntax error near '{snippet}'" if snippet else "syntax error"
     return CommandError(msg, span.start_line + 1, span.start_col + 1)
+
+
+# Statement nodes bash runs on their own (what the walker reads).
+_STATEMENT_TYPES = frozenset({
+    "command", "variable_assignment", "variable_assignments", "declaration_command",
+    "unset_command", "redirected_statement", "if_statement", "for_statement",
+    "c_style_for_statement", "while_statement", "case_statement", "list", "pipeline",
+    "subshell", "compound_statement", "negated_command", "test_command",
+    "function_definition",
+})
+
+
+def readable_prefix(error: Node) -> tuple[list[Node], Node | None]:
+    """The statements at the start of an ERROR node that bash runs before it meets the
+    broken text (an array or quote left open at the end of the file: tree-sitter then
+    wraps the whole file in one ERROR), and the first node of that broken text.
+
+    A statement on the broken text's first line is not one of them: bash reads a line
+    whole before it runs any of it."""
+    kids = error.children
+    broken = next((c for c in kids if c.is_named and c.type != "comment" and (
+        c.type not in _STATEMENT_TYPES or c.has_error or c.is_missing)), None)
+    limit = broken.start_point.row if broken is not None else None
+    out = [c for c in kids if c.type in _STATEMENT_TYPES
+           and (broken is None or c.end_byte <= broken.start_byte)
+           and (limit is None or c.end_point.row < limit)]
+    return out, broken
+
+
+def broken_text(node: Node, pos: Positions) -> str:
+    """What is wrong where broken text starts, in a few words: the parser's own reading
+    (an unterminated quote, a missing closer) or the text of its line from there."""
+    inner = first_error(node)
+    if inner is not None and inner.is_missing:
+        return syntax_error(inner, pos).message
+    line = pos.line_text(node.start_point.row)
+    col = pos.col(node.start_point.row, node.start_point.column)
+    snippet = line[col:].strip()[:40]
+    if snippet.startswith(("'", '"')) and snippet.count(snippet[0]) == 1:
+        return f"unterminated {_CLOSERS[snippet[0]]}"
+    return f"syntax error near '{snippet}'" if snippet else "syntax error at the end of the file"

@@ -101,7 +101,7 @@ OPTIONS: tuple[Opt, ...] = (
     *(value(name, "--" + name) for name in _VALUES),
 )
 
-SPEC = Spec("accelerate launch", OPTIONS, dash_underscore=True)
+SPEC = Spec("accelerate launch", OPTIONS, dash_underscore=True, argparse=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:

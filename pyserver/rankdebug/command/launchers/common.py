@@ -365,8 +365,9 @@ def launcher_entry(plan: LaunchPlan, parsed: Parsed, tool: str, kind: EntryKind)
     argv = plan.argv
     at = parsed.end
     if at >= len(argv):
-        plan.warn(f"{tool} is given no program to run", argv[-1].span if argv else plan.span,
-                  code="missing-entry")
+        if not any(d.code == "missing-value" for d in plan.diagnostics):  # said there
+            plan.warn(f"{tool} is given no program to run",
+                      argv[-1].span if argv else plan.span, code="missing-entry")
         return
     target = argv[at]
     set_entry(plan, kind, target, at, at + 1)

@@ -52,7 +52,7 @@ OPTIONS: tuple[Opt, ...] = (
     value("master_addr", "--master_addr", help="Address of the node with the TCP store."),
     value("master_port", "--master_port", help="Port of the TCP store."),
 )
-SPEC = Spec("composer", OPTIONS, abbrev=True)
+SPEC = Spec("composer", OPTIONS, abbrev=True, argparse=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:

@@ -73,7 +73,7 @@ OPTIONS: tuple[Opt, ...] = (
     flag("quiet", "-q", "--quiet", help="Log errors only."),
 )
 
-SPEC = Spec(NAME, OPTIONS, abbrev=True)
+SPEC = Spec(NAME, OPTIONS, abbrev=True, argparse=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:

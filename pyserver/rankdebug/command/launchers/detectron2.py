@@ -41,7 +41,7 @@ OPTIONS: tuple[Opt, ...] = (
     value("dist_url", "--dist-url", help="init_process_group's URL (tcp://host:port)."),
 )
 # Scripts add options of their own: those are not reported.
-SPEC = Spec("detectron2's parser", OPTIONS, abbrev=True, complete=False)
+SPEC = Spec("detectron2's parser", OPTIONS, abbrev=True, complete=False, argparse=True)
 
 # The source of a script built on detectron2's parser and launch().
 _PARSER = re.compile(r"\bdefault_argument_parser\b")

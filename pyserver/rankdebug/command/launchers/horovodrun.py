@@ -68,7 +68,7 @@ OPTIONS: tuple[Opt, ...] = (
     *(flag(f.lstrip("-").replace("-", "_"), f) for f in _FLAGS),
 )
 
-SPEC = Spec(NAME, OPTIONS, abbrev=True, single_dash_long=True)
+SPEC = Spec(NAME, OPTIONS, abbrev=True, single_dash_long=True, argparse=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:

@@ -43,7 +43,7 @@ OPTIONS: tuple[Opt, ...] = (
     value("tail_worker_log", "--tail_worker_log", help="Which worker logs to tail."),
 )
 
-SPEC = Spec(NAME, OPTIONS, abbrev=True)
+SPEC = Spec(NAME, OPTIONS, abbrev=True, argparse=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:

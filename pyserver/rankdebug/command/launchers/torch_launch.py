@@ -23,6 +23,7 @@ SPEC = Spec(
     NAME,
     (*OPTIONS, both_flag("use_env", "Pass the local rank in LOCAL_RANK, not --local-rank.")),
     abbrev=True,
+    argparse=True,
 )
 
 

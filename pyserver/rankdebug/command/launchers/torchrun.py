@@ -68,7 +68,7 @@ OPTIONS: tuple[Opt, ...] = (
     both_flag("virtual_local_rank", "LOCAL_RANK 0 for every worker, one GPU each."),
 )
 
-SPEC = Spec(NAME, OPTIONS, abbrev=True)
+SPEC = Spec(NAME, OPTIONS, abbrev=True, argparse=True)
 
 _DEVICE_WORDS = ("auto", "gpu", "cpu")
 
@@ -230,6 +230,12 @@ def _nproc(ctx: Context, parsed: Parsed, found: Setting | None) -> int | None:
     if value.isdigit():
         plan.nproc_per_node = int(value)
         return int(value)
+    if value not in _DEVICE_WORDS and not value.isidentifier():
+        # torch's determine_local_world_size: an int, or a device kind's name.
+        plan.warn(f"{found.label} {value} is not a count: torchrun takes a number, or a "
+                  "device kind (auto, cpu, gpu, xpu ...), and refuses anything else",
+                  word.span, code="bad-value", severity="error")
+        return None
     if value not in _DEVICE_WORDS:
         plan.warn(f"{found.label} {value} counts devices that cannot be seen from here",
                   word.span)

@@ -29,7 +29,7 @@ from rankdebug.command.words import Word
 
 ROW = launcher_table.BY_NAME["tune"]
 NAME = ROW.name
-SPEC = Spec("tune run", torchrun.OPTIONS, abbrev=True)
+SPEC = Spec("tune run", torchrun.OPTIONS, abbrev=True, argparse=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:

@@ -32,7 +32,7 @@ OPTIONS: tuple[Opt, ...] = (
     value("num_cores", "--num_cores", help="Number of TPU cores to use (1 or 8)."),
 )
 
-SPEC = Spec(NAME, OPTIONS, abbrev=True)
+SPEC = Spec(NAME, OPTIONS, abbrev=True, argparse=True)
 
 
 def matches(argv: Sequence[Word]) -> int | None:
