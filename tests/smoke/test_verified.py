@@ -263,3 +263,15 @@ def test_choices_the_script_makes_itself_are_not_uses(tmp_path: Path) -> None:
     assert (use.what, use.knob, use.line) == ("--device (default 'cuda')", "device", 4)
     cpu = of_command("torchrun --nproc_per_node 2 train.py", tmp_path, cpu=True)
     assert cpu.argv[-2:] == ["--device", "cpu"] and cpu.gpu_uses == []
+
+
+def test_ranks_out_of_the_hooks_reach_get_no_claim(tmp_path: Path) -> None:
+    # srun may start the ranks on other machines: the smoke folder's hook is not there.
+    shutil.copy(JOBS / "trainer" / "in_code.py", tmp_path / "train.py")
+    result = of_command("srun -N 2 --ntasks-per-node 4 python train.py", tmp_path)
+    assert result.hook == {} and "RANKDEBUG_SMOKE_STEPS" not in result.env
+    assert [c.name for c in result.changes if c.name in ("max_steps", "output_dir")] == []
+    assert ("max_steps", "not applied: the script builds its arguments in code, and the ranks "
+            "may start out of the run-time hook's reach") in result.not_applied
+    assert any(m.startswith("the smoke run cannot hold the job to 3 steps") for m in
+               result.missing)

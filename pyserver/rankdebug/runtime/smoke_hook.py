@@ -5,6 +5,11 @@ smoke run's claims hold where the script's own knobs cannot be set from outside:
 - ``RANKDEBUG_SMOKE_STEPS=N``: every torch optimizer's steps are counted (torch's global
   step hooks); before a step past the N-th, the rank ends (exit 0, after a barrier with its
   peers when it has a process group). A script whose own limit ends it first never meets it.
+  The rank ends as a ``SystemExit`` (the script's ``finally`` blocks and atexit handlers
+  run) after its process groups are destroyed, and, outside ``rankdebug launch`` (whose own
+  exit handler must run last), leaves before the interpreter's teardown: gloo's threads torn
+  down there can abort a rank ("terminate called without an active exception", seen under
+  load, pytorch/pytorch#190489), and a smoke run that stops itself must end with 0.
 - ``RANKDEBUG_SMOKE_TRAINING_ARGS`` (a JSON object): fields set on every ``TrainingArguments``
   as it is made, before its ``__post_init__`` checks them, for a script that builds its
   arguments in code (``max_steps``, ``output_dir``, ``save_strategy``...).
@@ -92,10 +97,14 @@ class StepLimit:
     """Counts each optimizer's steps; stops the rank before a step past ``limit``."""
 
     def __init__(self, limit: int) -> None:
+        import atexit
         import weakref
 
         self.limit = limit
         self.done: Any = weakref.WeakKeyDictionary()  # optimizer -> its steps so far
+        self.stopped = False
+        # Registered before anything else: it runs after every other atexit handler.
+        atexit.register(self.leave)
 
     def install(self, module: Any) -> None:
         pre = getattr(module, "register_optimizer_step_pre_hook", None)
@@ -125,9 +134,21 @@ class StepLimit:
                 work = dist.barrier(async_op=True)
                 if work is not None:
                     work.wait(timeout=datetime.timedelta(seconds=BARRIER_S))
+                dist.destroy_process_group()  # its threads end while Python is whole
         except Exception:  # a peer that does not come: end anyway
             pass
+        self.stopped = True
         raise SystemExit(0)
+
+    def leave(self) -> None:
+        """At exit after a stop: skip the interpreter's teardown (see the module's doc)."""
+        if self.stopped and not os.environ.get("RANKDEBUG_JOB"):
+            for stream in (sys.stdout, sys.stderr):
+                try:  # noqa: SIM105 (contextlib is not loaded this early)
+                    stream.flush()
+                except Exception:
+                    pass
+            os._exit(0)
 
 
 def steps_limit(text: str | None) -> int | None:

@@ -17,6 +17,11 @@ from rankdebug.smoke.model import Change, Input
 
 # A test of a knob's old value that leaves it alone (e.g. already small enough).
 Keep = Callable[[str | None], bool]
+# Launchers whose ranks start on this machine with its environment (the run-time hook's).
+LOCAL_LAUNCHERS = frozenset({
+    "python", "torchrun", "torch.distributed.launch", "deepspeed", "accelerate",
+    "llamafactory-cli", "colossalai", "tune", "litgpt", "xtuner", "swift", "axolotl",
+    "composer", "fabric", "detectron2", "xla_spawn", "other"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +139,21 @@ class Rewrite:
         if all(n != name for n, _ in self.not_applied):
             self.not_applied.append((name, why))
 
+    @property
+    def hook_reaches(self) -> bool:
+        """Whether the run-time hook reaches every rank: they start on this machine, from a
+        launcher that passes its environment on (not srun, mpirun or ray, whose ranks may
+        start on other machines, where the smoke folder is not)."""
+        return self.nodes == 1 and self.plan.launcher in LOCAL_LAUNCHERS
+
     def stop_after_steps(self, reason: str) -> None:
         """Have the smoke run end the job itself after its steps (``hook.py``); ``reason``:
         why the script's own limit cannot be trusted to."""
-        if self.stop_reason is None:
+        if not self.hook_reaches:
+            self.lack(f"the smoke run cannot hold the job to {self.settings.steps} steps "
+                      f"({reason}): its ranks may start on other machines, out of the run-time "
+                      "hook's reach")
+        elif self.stop_reason is None:
             self.stop_reason = reason
 
     def need(self, *packages: str) -> None:

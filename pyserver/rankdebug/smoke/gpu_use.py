@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rankdebug.smoke import reads
+
 # Calls whose arguments (or these keywords) pick a device or a backend.
 _CALLS = ("device", "init_process_group", "to", "set_device")
 _KEYWORDS = ("device", "backend", "map_location")
@@ -45,9 +47,8 @@ def scan(source: str | None, given: Mapping[str, str], *, configurator: bool) ->
     """The CUDA/NCCL uses of ``source``. ``given``: values the command line sets, by name
     (``_`` for ``-``); ``configurator``: module-level names are keys the command line sets
     (nanoGPT's configurator)."""
-    try:
-        tree = ast.parse(source or "")
-    except (SyntaxError, ValueError):
+    tree = reads.parse(source)
+    if tree is None:
         return []
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     top = set(tree.body)

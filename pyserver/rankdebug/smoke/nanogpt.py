@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Unpack
 
-from rankdebug.smoke import base, configs
+from rankdebug.smoke import base, configs, reads
 from rankdebug.smoke.args import ArgList
 from rankdebug.smoke.context import Rewrite, as_int, smaller
 from rankdebug.smoke.knobs import Found, Knobs, Rule, tune
@@ -32,9 +32,8 @@ def parallel(rw: Rewrite) -> int:
 
 def constants(source: str) -> dict[str, object]:
     """Module-level ``name = <literal>`` assignments (the configurator's keys)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = reads.parse(source)
+    if tree is None:
         return {}
     out: dict[str, object] = {}
     for node in tree.body:

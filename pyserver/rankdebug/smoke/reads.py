@@ -88,13 +88,21 @@ class Reading:
         return out
 
 
+def parse(source: str | None) -> ast.Module | None:
+    """The script's syntax tree; None for one that does not parse here (a syntax error, or
+    nesting too deep for the parser: a hostile file is read as unknown, never a crash)."""
+    try:
+        return ast.parse(source or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def read(source: str) -> Reading:
     """What ``source`` reads from its command line; a file that does not parse reads as
     unknown."""
     out = Reading()
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = parse(source)
+    if tree is None:
         out.unknown = True
         return out
     names = _tuples(tree)
@@ -198,9 +206,8 @@ def field_default(source: str, name: str) -> str | None:
     """The literal default of dataclass field or option ``name`` (``block_size: int = 64``,
     ``field(default=64)``, ``add_argument("--block_size", default=64)``), as text; None when
     it is not a literal or not found."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = parse(source)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         value: ast.expr | None = None
