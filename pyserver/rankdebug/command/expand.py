@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from rankdebug.command.hostlist import Stage, scontrol_hostnames
 from rankdebug.command.state import (
     EMPTY,
     Scalar,
@@ -422,6 +423,10 @@ class Expander:
         value = self._pure_substitution(node)
         if value is not None:
             return known(value)
+        slurm = self._scontrol(node)
+        if slurm is not None:
+            out, why = slurm
+            return known(out) if out is not None else unknown(src, f"{src[:60]}: {why}")
         held = self._cat_heredoc(node)
         if held is not None:
             return held
@@ -443,6 +448,27 @@ class Expander:
         if pure is None or any(v is None for v in vals):
             return None
         return pure(self.state, [v for v in vals if v is not None])
+
+    def _scontrol(self, node: Node) -> tuple[str | None, str] | None:
+        """`$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)` and `| wc -l`."""
+        body = [c for c in node.named_children if c.type != "comment"]
+        if len(body) != 1 or body[0].type not in ("pipeline", "command"):
+            return None
+        cmds = body[0].named_children if body[0].type == "pipeline" else [body[0]]
+        if not cmds or any(c.type != "command" for c in cmds) or _cmd_name(cmds[0]) != (
+                "scontrol"):
+            return None
+        stages = []
+        for cmd in cmds:
+            args = cmd.children_by_field_name("argument")
+            stages.append(Stage(_cmd_name(cmd), [text_of(self.scalar(a)) for a in args],
+                                [text(a) for a in args]))
+        env: dict[str, str | None] = {}
+        for name in ("SLURM_JOB_NODELIST", "SLURM_NNODES", "SLURM_JOB_NUM_NODES"):
+            var = self.state.lookup(name)
+            if var is not None and var.value is not None:
+                env[name] = text_of(var.value)
+        return scontrol_hostnames(stages, env)
 
     def _cat_heredoc(self, node: Node) -> Scalar | None:
         """`$(cat <<EOF ... EOF)`: the here-document, without its trailing newlines."""

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rankdebug import launcher_table
+from rankdebug.command.hostlist import expand_hostlist
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import Setting, basename, not_known, opaque_note, read_int
 from rankdebug.command.launchers.inner import launch_inner
@@ -309,6 +310,12 @@ def _tasks(plan: LaunchPlan, asked: _Asked, tasks: int, here: Span) -> None:
     """-n TASKS given: how they spread over the nodes."""
     nodes, per = asked.nodes, asked.per
     plan.world_size = tasks
+    if nodes is not None and per is not None and per * nodes != tasks:
+        # srun's own check (libsrun/opt.c): "can't honor --ntasks-per-node ... Ignoring
+        # --ntasks-per-node", the count the job's #SBATCH line handed down included.
+        plan.warn(f"srun ignores --ntasks-per-node={per}: {tasks} tasks are not {per} on each "
+                  f"of {nodes} nodes", here, severity="info", code="ntasks-per-node-ignored")
+        per = None
     if nodes is not None:
         plan.nnodes = nodes
         if nodes > 0 and tasks % nodes == 0:
@@ -337,59 +344,3 @@ def _node_rank(plan: LaunchPlan, here: Span) -> None:
     elif plan.nnodes is not None:
         plan.warn(f"srun starts tasks on all {plan.nnodes} nodes from here", here,
                   severity="info", code="multi-node")
-
-
-def expand_hostlist(text: str) -> list[str] | None:
-    """Slurm's host list: ``a,b``, ``node[01-03,7]``, ``rack[1-2]-n[1-2]`` → the names, in
-    order; None for what is not one (a file name given to -w, a bracket left open)."""
-    if "/" in text:  # -w FILE: a file of names
-        return None
-    out: list[str] = []
-    for item in _split_top(text):
-        names = [""]
-        rest = item
-        while rest:
-            head, bracket, tail = rest.partition("[")
-            if not bracket:
-                names = [n + rest for n in names]
-                break
-            inner, closed, rest = tail.partition("]")
-            if not closed:
-                return None
-            parts = _bracket(inner)
-            if parts is None:
-                return None
-            if len(names) * len(parts) > 100_000:  # not a host list anyone has
-                return None
-            names = [n + head + p for n in names for p in parts]
-        out += [n for n in names if n]
-    return out or None
-
-
-def _split_top(text: str) -> list[str]:
-    """Split at the commas outside brackets."""
-    items, depth, cur = [], 0, ""
-    for ch in text:
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            items.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    return [*items, cur]
-
-
-def _bracket(inner: str) -> list[str] | None:
-    """``01-03,7`` → ["01", "02", "03", "7"] (zero padding kept)."""
-    out: list[str] = []
-    for part in inner.split(","):
-        low, dash, high = part.partition("-")
-        if not low.isdigit() or (dash and not high.isdigit()):
-            return None
-        if not dash:
-            out.append(low)
-            continue
-        if int(high) - int(low) > 100_000:
-            return None
-        out += [str(i).zfill(len(low)) for i in range(int(low), int(high) + 1)]
-    return out
