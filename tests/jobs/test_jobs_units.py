@@ -129,19 +129,24 @@ def test_an_async_wait_its_handler_names_is_the_rank_s_collective() -> None:
     ``collectives.current`` names the collective, for the rank and its row."""
     user = [_frame("main", "/p/train.py", 26), _frame("<module>", "/p/train.py", 30)]
     current = {"op": "all_reduce", "group": "0", "seq": 1, "source": "flight recorder",
-               "file": "/p/train.py", "line": 26}
+               "file": "/p/train.py", "line": 26, "context": None, "label": "all_reduce #1"}
     rs = stk.RankStack(10, 0, "h", threads=[stk.Thread("MainThread", 1, 10, True, False, False,
                                                        user)],
                        collectives={"current": current, "groups": {}})
     assert stk._collective_of(rs) == {"name": "all_reduce", "file": "/p/train.py", "line": 26,
-                                      "thread": "MainThread"}
+                                      "thread": "MainThread", "seq": 1, "group": "0",
+                                      "context": None, "label": "all_reduce #1"}
+    rs.collective = stk._collective_of(rs)
     (row,) = stk.group([rs])
-    assert row.collective == "all_reduce"
-    # A blocking call shows on the stack: the stack says it, not the handler's account.
+    assert (row.collective, row.collective_text) == ("all_reduce", "all_reduce #1")
+    # The handler's account (PyTorch's records) is the truth; the stack, where it has none.
     blocking = [_frame("barrier", LIB + "distributed_c10d.py", 9), *user]
     rs.threads = [stk.Thread("MainThread", 1, 10, True, False, False, blocking)]
     found = stk._collective_of(rs)
-    assert found is not None and found["name"] == "barrier"
+    assert found is not None and found["name"] == "all_reduce"
+    rs.collectives = {"current": None, "groups": {}}
+    found = stk._collective_of(rs)
+    assert found is not None and (found["name"], found.get("label")) == ("barrier", None)
     # No handler (py-spy read it): nothing to add.
     rs.threads, rs.collectives = [stk.Thread("MainThread", 1, 10, True, False, False, user)], None
     assert stk._collective_of(rs) is None
@@ -496,8 +501,8 @@ def test_collective_check_names_the_rank_behind_and_the_numbers() -> None:
         "group": "0", "desc": "default_pg", "odd": [2],
         "message": "group 0 (default_pg): rank 2 is at all_reduce #1204; "
                    "ranks 0-1,3 at all_reduce #1205",
-        "positions": [{"ranks": [0, 1, 3], "op": "all_reduce", "seq": 1205},
-                      {"ranks": [2], "op": "all_reduce", "seq": 1204}]}]
+        "positions": [{"ranks": [0, 1, 3], "op": "all_reduce", "seq": 1205, "context": None},
+                      {"ranks": [2], "op": "all_reduce", "seq": 1204, "context": None}]}]
     assert check({r: state("all_reduce", 7) for r in range(4)}) == []
     assert check({0: {"error": "torch changed"}, 1: state(None, 3)}) == []
 
