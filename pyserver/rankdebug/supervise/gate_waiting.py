@@ -3,7 +3,9 @@
 A rank blocked inside a collective (its peer is stopped at a breakpoint) runs no Python, so
 neither debugpy's pause nor the attach signal takes effect until the collective returns. Its
 stack is read from outside (py-spy, without stopping it) and the gate shows the client a stop
-of its own: reason ``pause``, "waiting in all_reduce", the frames as read. debugpy's pause
+of its own: reason ``pause``, "waiting in all_reduce #4 (DDP bucket, from backward)" (the
+collective as the rank's Flight Recorder names it, ``runtime.collectives``), the frames as
+read. debugpy's pause
 stays asked: when the collective returns, the rank stops for real and the client gets
 debugpy's own ``stopped`` event and frames, with variables. Until then the gate answers the
 requests about that thread itself; Continue cancels the pause.
@@ -33,7 +35,9 @@ class WaitFrame:
 class Waiting:
     rank: int
     thread: int
-    what: str  # "all_reduce", or the innermost function when no collective is known
+    # "all_reduce #4 (DDP bucket, from backward)", "all_reduce" where the rank could not say
+    # more, or the innermost function when no collective is known
+    what: str
     frames: list[WaitFrame]  # innermost first
 
     def stopped_event_body(self) -> dict[str, Any]:
