@@ -6,8 +6,11 @@ Options are accelerate/commands/launch.py's ``launch_command_parser()`` (acceler
 
 ``--num_processes`` is the total number of processes; each of ``--num_machines``
 machines runs num_processes / num_machines. Values not on the command line come
-from ``--config_file`` (YAML) or, without one, from accelerate's default config
-file when the environment says where it is (HF_HOME, XDG_CACHE_HOME or HOME).
+from ``--config_file`` (YAML) or, without one and without ``--cpu``, from accelerate's
+default config file when the environment says where it is (HF_HOME, XDG_CACHE_HOME or
+HOME); the plan names the file read. As launch.py's launch_command: with no mode flag
+(``--multi_gpu``, ``--use_deepspeed`` ...), a config whose distributed_type is not a
+multi-process kind (``NO``) runs the script once, whatever num_processes says.
 """
 
 from __future__ import annotations
@@ -122,19 +125,27 @@ def matches(argv: Sequence[Word]) -> int | None:
 
 
 def _config_path(ctx: Context) -> str | None:
-    """accelerate's default config file, when the environment says where it is."""
+    """accelerate's default config file, when the environment says where it is
+    (commands/config/config_args.py: ``expanduser($HF_HOME or
+    ${XDG_CACHE_HOME:-~/.cache}/huggingface)/accelerate/default_config.yaml``)."""
     hf_home = ctx.env_value("HF_HOME")
-    if hf_home:
-        return str(Path(hf_home) / "accelerate" / "default_config.yaml")
     if "HF_HOME" in ctx.env:
-        return None
-    xdg = ctx.env_value("XDG_CACHE_HOME")
-    if xdg:
-        return str(Path(xdg) / "huggingface" / "accelerate" / "default_config.yaml")
+        home_dir = _expanduser(ctx, hf_home) if hf_home else None
+    elif "XDG_CACHE_HOME" in ctx.env:
+        xdg = ctx.env_value("XDG_CACHE_HOME")
+        cache = _expanduser(ctx, xdg) if xdg else None
+        home_dir = str(Path(cache) / "huggingface") if cache else None
+    else:
+        home_dir = _expanduser(ctx, "~/.cache/huggingface")
+    return str(Path(home_dir) / "accelerate" / "default_config.yaml") if home_dir else None
+
+
+def _expanduser(ctx: Context, path: str) -> str | None:
+    """``os.path.expanduser`` with the HOME the command runs with (None: not known)."""
+    if path != "~" and not path.startswith("~/"):
+        return path
     home = ctx.env_value("HOME")
-    if home and "XDG_CACHE_HOME" not in ctx.env:
-        return str(Path(home) / ".cache" / "huggingface" / "accelerate" / "default_config.yaml")
-    return None
+    return home + path[1:] if home else None
 
 
 class _Config:
@@ -171,6 +182,8 @@ def _config(ctx: Context, parsed: Parsed) -> _Config:
             plan.warn(f"the config file {word.value} is not a YAML mapping", word.span,
                       code="bad-config")
             return _Config(None, word.value, word.span, True)
+        plan.warn(f"accelerate reads the config {word.value}{_summary(values)}", word.span,
+                  severity="info", code="config-file")
         return _Config(values, word.value, word.span, False)
     path = _config_path(ctx)
     if path is None or parsed.has("cpu"):
@@ -178,9 +191,43 @@ def _config(ctx: Context, parsed: Parsed) -> _Config:
     text = ctx.read_text(path)
     values = load_yaml_mapping(text) if text is not None else None
     if values is not None:
-        plan.warn(f"accelerate reads its default config {path}", plan.span, severity="info",
-                  code="default-config")
+        plan.warn(f"accelerate reads its default config {path}{_summary(values)}", plan.span,
+                  severity="info", code="default-config")
     return _Config(values, path, plan.span, False)
+
+
+def _summary(values: Mapping[str, object]) -> str:
+    """What a config says about the processes, for the note that says it was read."""
+    said = [f"{key} {values[key]}" for key in ("distributed_type", "num_machines",
+                                                "num_processes") if values.get(key) is not None]
+    return f" ({', '.join(said)})" if said else ""
+
+
+# distributed_type values that start a process per device (launch.py's multi_gpu, plus
+# DeepSpeed, FSDP and Megatron-LM, which run through their own launchers).
+_MULTI = frozenset({"MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA",
+                    "MULTI_XPU", "MULTI_HPU", "MULTI_NEURON", "DEEPSPEED", "FSDP",
+                    "MEGATRON_LM", "XLA"})
+_MODE_FLAGS = ("multi_gpu", "tpu", "tpu_use_cluster", "use_deepspeed", "use_fsdp",
+               "use_megatron_lm")
+
+
+def _single_process(plan: LaunchPlan, parsed: Parsed, config: _Config) -> bool:
+    """launch.py's launch_command: with no mode flag, a config whose distributed_type is
+    none of the multi-process kinds goes to simple_launcher, one process, whatever its
+    num_processes says."""
+    if config.unknown or not config.values or any(parsed.has(f) for f in _MODE_FLAGS):
+        return False
+    kind = config.values.get("distributed_type")
+    if kind is None:
+        return False
+    text = str(kind).upper().removeprefix("DISTRIBUTEDTYPE.")
+    if text in _MULTI:
+        return False
+    plan.warn(f"distributed_type {kind} in {config.label}: accelerate runs the script in one "
+              "process (its simple launcher)", config.span, severity="info",
+              code="single-process")
+    return True
 
 
 class _Values:
@@ -222,8 +269,17 @@ def numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
     plan = ctx.plan
     config = _config(ctx, parsed)
     values = _Values(plan, parsed, config)
+    if _single_process(plan, parsed, config):
+        plan.nnodes, plan.nproc_per_node, plan.world_size, plan.node_rank = 1, 1, 1, 0
+        return
 
-    total = values.number("num_processes", None, "--num_processes")
+    if not parsed.has("num_processes") and config.values.get("num_processes") == -1:
+        # launch.py: "You need to manually pass in `--num_processes` using this config yaml."
+        plan.warn(f"num_processes is -1 in {config.label}: accelerate refuses to start without "
+                  "--num_processes", config.span, code="bad-value", severity="error")
+        total = None
+    else:
+        total = values.number("num_processes", None, "--num_processes")
     if total is None and values.setting("num_processes") is None and not parsed.opaque and (
         not config.unknown
     ):
