@@ -145,3 +145,17 @@ def test_the_editor_settings_choose_the_stop_mode() -> None:
     assert Settings().launch_options().stop == "together"
     assert apply(Settings(), {"stopRanks": "sometimes"}, problems).stop_ranks == "together"
     assert problems and "stopRanks" in problems[0]
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    ({"base_port": 99999}, "--base-port must be 0"),
+    ({"base_port": -5}, "--base-port must be 0"),
+    ({"collective_timeout": float("nan")}, "--collective-timeout must be"),
+    ({"collective_timeout": float("inf")}, "--collective-timeout must be"),
+    ({"host": "999.1.1.1"}, "is not an address to listen on"),
+    ({"host": "a\x00b"}, "is not an address to listen on"),
+])
+def test_options_out_of_range_are_one_line(options: dict[str, object], said: str) -> None:
+    """Each was a traceback (OverflowError from bind) or a wrong message before."""
+    with pytest.raises(BadInput, match=said):
+        LaunchOptions(**options)  # type: ignore[arg-type]

@@ -3,7 +3,9 @@ flags and the editor as settings, and the ``FILE:LINE`` breakpoints known at sta
 
 from __future__ import annotations
 
+import math
 import os
+import socket
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -41,8 +43,13 @@ class LaunchOptions:
     ssh_config: str | None = None
 
     def __post_init__(self) -> None:
-        if self.collective_timeout is not None and self.collective_timeout < 0:
+        if self.collective_timeout is not None and not (
+                math.isfinite(self.collective_timeout) and self.collective_timeout >= 0):
             raise BadInput("--collective-timeout must be 0 (off) or more seconds")
+        if not 0 <= self.base_port <= 65535:
+            raise BadInput(f"--base-port must be 0 (any free port) or a port from 1 to "
+                           f"65535, not {self.base_port}")
+        check_host(self.host)
         check_hosts(self.hosts)
         for value in self.breaks:
             parse_break(value)
@@ -55,6 +62,15 @@ class LaunchOptions:
     def attach_mode(self) -> Literal["start", "hit"]:
         """The mode the ranks run in: ``auto`` decided."""
         return "start" if self.attach == "start" else "hit"
+
+
+def check_host(host: str) -> None:
+    """An address the ranks can listen on, or BadInput saying why not."""
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BadInput(f"--host {host!r} is not an address to listen on: {reason}") from None
 
 
 def parse_break(value: str) -> tuple[str, int]:

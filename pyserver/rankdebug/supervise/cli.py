@@ -189,6 +189,11 @@ def _reserve(dplan: DebugPlan) -> tuple[str, str, dict[int, int]]:
                 registry.write_rank(job, {"rank": rank, "port": port, "host": opts.host,
                                           "state": "starting"})
     except (OSError, registry.RegistryError) as exc:
+        if isinstance(exc, OSError) and not exc.filename:  # no file: the ports, not the disk
+            with contextlib.suppress(OSError, registry.RegistryError):
+                registry.remove_job(job)
+            raise BadInput(f"cannot reserve ports on {opts.host}: {exc.strerror or exc}"
+                           ) from None
         raise _registry_failed(job, exc) from None
     return job, job_dir, ports
 
