@@ -230,12 +230,12 @@ def _flight_recorder(groups: dict[str, dict[str, Any]]
         if entry.get("is_p2p"):
             continue
         try:
-            name = str(entry["process_group"][0])
+            name, desc = (str(part) for part in entry["process_group"][:2])
             seq = int(entry["collective_seq_id"])
-        except (KeyError, IndexError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError):
             continue
-        group = groups.setdefault(name, {"desc": str(entry["process_group"][1]), "ranks": [],
-                                         "counter": None, "issued": None, "done": None})
+        group = groups.setdefault(name, {"desc": desc, "ranks": [], "counter": None,
+                                         "issued": None, "done": None})
         group["issued"] = max(group["issued"] or 0, seq)
         if not _is_open(entry):
             group["done"] = max(group["done"] or 0, seq)
