@@ -6,10 +6,11 @@ smoke run's claims hold where the script's own knobs cannot be set from outside:
   step hooks); before a step past the N-th, the rank ends (exit 0, after a barrier with its
   peers when it has a process group). A script whose own limit ends it first never meets it.
   The rank ends as a ``SystemExit`` (the script's ``finally`` blocks and atexit handlers
-  run) after its process groups are destroyed, and, outside ``rankdebug launch`` (whose own
-  exit handler must run last), leaves before the interpreter's teardown: gloo's threads torn
-  down there can abort a rank ("terminate called without an active exception", seen under
-  load, pytorch/pytorch#190489), and a smoke run that stops itself must end with 0.
+  run) after its process groups are destroyed, then leaves before the interpreter's
+  teardown: gloo's threads torn down there can abort a rank ("terminate called without an
+  active exception", seen under load, pytorch/pytorch#190489), and a smoke run that stops
+  itself must end with 0. Under ``rankdebug launch`` the rank-side exit handlers registered
+  before this hook run first (they tell the supervisor the rank finished).
 - ``RANKDEBUG_SMOKE_TRAINING_ARGS`` (a JSON object): fields set on every ``TrainingArguments``
   as it is made, before its ``__post_init__`` checks them, for a script that builds its
   arguments in code (``max_steps``, ``output_dir``, ``save_strategy``...).
@@ -142,13 +143,39 @@ class StepLimit:
 
     def leave(self) -> None:
         """At exit after a stop: skip the interpreter's teardown (see the module's doc)."""
-        if self.stopped and not os.environ.get("RANKDEBUG_JOB"):
-            for stream in (sys.stdout, sys.stderr):
-                try:  # noqa: SIM105 (contextlib is not loaded this early)
-                    stream.flush()
-                except Exception:
-                    pass
-            os._exit(0)
+        if not self.stopped or not run_earlier_handlers():
+            return
+        for stream in (sys.stdout, sys.stderr):
+            try:  # noqa: SIM105 (contextlib is not loaded this early)
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(0)
+
+
+# Exit handlers the rank side of ``rankdebug launch`` registers before this hook runs (so
+# they would run after it): its bootstrap runs first on PYTHONPATH, then chains to this file.
+_EARLIER_HANDLERS = (("rankdebug.runtime.debug", "_at_exit"), ("rankdebug.runtime.handler", "stop"))
+
+
+def run_earlier_handlers() -> bool:
+    """Run those of them this process has, once; False when one cannot be found (then the
+    interpreter's own exit runs them, teardown and all)."""
+    import atexit
+
+    for module_name, name in _EARLIER_HANDLERS:
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        handler = getattr(module, name, None)
+        if not callable(handler):
+            return False
+        atexit.unregister(handler)
+        try:
+            handler()
+        except Exception as exc:  # what atexit does with a failing handler
+            sys.stderr.write(f"rankdebug smoke: exit handler {module_name}.{name}: {exc!r}\n")
+    return True
 
 
 def steps_limit(text: str | None) -> int | None:
