@@ -201,11 +201,9 @@ def _remote(remote: across.Remote, parts: list[tuple[str, str, str]], job: Job,
         if error is not None:
             return [Seen(r.rank, r.pid, name, reason=f"{name}: {error.get('message')}")
                     for r in job.ranks if r.host == name]
-        found = [Seen.from_json(ln) for ln in lines
-                 if isinstance(ln, dict) and ln.get("event") == "rank"]
-        for s in found:
-            s.host = name
-        return found
+        # Its own ranks only: it names the others as unread (ours, and other hosts').
+        return [Seen.from_json(ln) for ln in lines if isinstance(ln, dict)
+                and ln.get("event") == "rank" and ln.get("host") == name]
 
     with ThreadPoolExecutor(max_workers=min(16, len(parts))) as pool:
         return [s for got in pool.map(one, parts) for s in got]

@@ -19,8 +19,8 @@ from rankdebug.ranks import label
 
 
 def unread(seen: list[Seen]) -> list[dict[str, Any]]:
-    return [{"rank": s.rank, "reason": s.reason or s.state} for s in seen
-            if s.state == "exited" or (s.reads == 0 and s.state != "raised")]
+    """Every rank no read reached (with ``ranks_read``, every rank of the job once)."""
+    return [{"rank": s.rank, "reason": s.reason or s.state} for s in seen if s.reads == 0]
 
 
 def collectives(seen: list[Seen]) -> list[dict[str, Any]]:
