@@ -70,17 +70,15 @@ def rewrite(rw: Rewrite) -> None:
     if reading.training_parsed:
         shrink(rw, flags, flags, reading)
         return
-    if not rw.hook_reaches:  # built in code, and the ranks may start elsewhere
-        why = UNCHECKED if reading.unknown else BUILT_IN_CODE
+    # TrainingArguments are built in code: set as they are made, and the run ends itself.
+    why = UNCHECKED if reading.unknown else BUILT_IN_CODE
+    if rw.hook_reaches:
+        shrink(rw, _run_time(rw, reading), flags, reading)
+    else:  # the ranks may start on other machines, where the hook is not
         for name in ("max_steps", "per_device_train_batch_size", "save_strategy",
                      "output_dir", "report_to"):
             rw.unapplied(name, f"{why}, and the ranks may start out of the run-time hook's "
                          "reach")
-        rw.stop_after_steps(why.removeprefix("not applied: "))
-        return
-    # TrainingArguments are built in code: set as they are made, and the run ends itself.
-    shrink(rw, _run_time(rw, reading), flags, reading)
-    why = UNCHECKED if reading.unknown else BUILT_IN_CODE
     rw.stop_after_steps(why.removeprefix("not applied: "))
     if not reading.argv and not reading.unknown and rw.args.items:
         rw.note("the script reads no command line: its arguments "
