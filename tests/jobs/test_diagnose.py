@@ -2,8 +2,9 @@
 each started both by ``rankdebug launch --arm`` (read through the ranks' handlers, with
 PyTorch's collective numbers) and as a plain torchrun found running (read through py-spy):
 a skipped collective, mismatched collectives, a dead rank, a rank spinning in a data loop, a
-rank blocked on a queue, a healthy job and one with a slow rank; under ``launch`` also a
-rank held at an exception and a rank that exits mid-training. Each checks the JSON
+rank blocked on a queue, ranks waiting in DDP's collectives (issued from C++), a healthy job
+and one with a slow rank; under ``launch`` also a rank held at an exception and a rank that
+exits mid-training. Each checks the JSON
 contract's shapes, the classes, and that the finding names the right rank, for the right
 reason, at the right line of the script (and that a healthy job blames no one).
 """
@@ -76,7 +77,7 @@ def _wait_at(tmp: Path, output: Any, quiet: int, timeout: float = 150.0) -> None
 # How many ranks stand still once each scenario is where it stays: all but a spinning,
 # exited or held one (a held rank's hook looks in on its debugger now and then); none of a
 # job that trains.
-QUIET = {"skip": WORLD, "mismatch": WORLD, "dead": WORLD - 1, "spin": WORLD - 1,
+QUIET = {"skip": WORLD, "mismatch": WORLD, "ddp": WORLD, "dead": WORLD - 1, "spin": WORLD - 1,
          "queue": WORLD, "raise": WORLD - 1, "exit": 1, "healthy": 0, "slow": 0}
 
 
@@ -218,8 +219,9 @@ def test_a_skipped_collective(tmp_path: Path, mode: str) -> None:
         assert "wait on each other" in found["why"]
         assert "issued 5" in found["why"]
         groups = {ln["group"]: ln for ln in lines if ln["event"] == "collectives"}
-        assert groups["0"]["positions"] == [{"ranks": [0, 1, 2], "op": "all_reduce", "seq": 6},
-                                            {"ranks": [3], "op": None, "seq": 5}]
+        assert groups["0"]["positions"] == [
+            {"ranks": [0, 1, 2], "op": "all_reduce", "seq": 6, "context": None},
+            {"ranks": [3], "op": None, "seq": 5, "context": None}]
         assert report.splitlines()[0].startswith(f"job {job.id}: 4 of 4 ranks read")
         assert "culprit: rank 3 never entered all_reduce #6" in report
         assert len(report.splitlines()) <= 12
@@ -356,3 +358,28 @@ def test_a_healthy_job_with_a_slow_rank(tmp_path: Path, mode: str) -> None:
     [healthy] = [ln for ln in lines if ln["event"] == "healthy"]
     assert "rank 3" in healthy["why"]  # said, not blamed
     assert all(c["state"] == "running" for c in classes(lines).values())
+
+
+@pytest.mark.parametrize("mode", ["armed", "plain"])
+def test_ddp_ranks_waiting_in_a_collective_issued_from_cpp(tmp_path: Path, mode: str) -> None:
+    """The others wait in DDP's own collectives (no torch.distributed frame on their stack;
+    some, past a broadcast's root, further on than others): their handlers say which, and
+    the rank they wait for is the one finding. py-spy sees no collective there: every rank
+    is blocked, each said as such, none blamed for the others."""
+    with _job(tmp_path, mode, "ddp") as job:
+        code, lines = diagnose(job)
+    assert code == 0
+    check_contract(lines)
+    found = culprits(lines)
+    odd = [f for f in found if f["ranks"] == [ODD]]
+    assert len(odd) == 1 and odd[0]["where"]["function"] == "next_batch", found
+    assert classes(lines)[(ODD,)]["state"] == "stuck"
+    if mode == "armed":
+        assert found == odd
+        assert "never entered" in odd[0]["why"] and "(DDP bucket" in odd[0]["why"]
+        others = [c for c in classes(lines).values() if ODD not in c["ranks"]]
+        assert all(c["state"] == "waiting" and c["where"]["function"] == "ddp"
+                   for c in others)
+    else:
+        assert all("collective" not in f["why"].split(";")[0] for f in found)
+        assert sorted(r for f in found for r in f["ranks"]) == [0, 1, 2, ODD]

@@ -14,6 +14,8 @@ writes MARKER_DIR/at-RANK just before the call it stays in. The odd rank is the 
   or raises where gloo sees its peer gone (held under ``rankdebug launch``);
 - raise: the odd rank raises in forward (under ``rankdebug launch`` it is held there; a
   plain torchrun would end the job);
+- ddp: a DistributedDataParallel model; the odd rank blocks in next_batch while the others
+  wait in DDP's bucket all_reduce, issued from C++ inside backward;
 - healthy: every rank trains (a matmul and an all_reduce a step) until MARKER_DIR/stop;
 - slow: as healthy, but the odd rank spends SLOW_S more in each step (slow_augment).
 """
@@ -127,6 +129,18 @@ def odd_one(rank, odd, t, sync):
     train_step(t)
 
 
+def ddp(rank, odd, t, sync):
+    from torch.nn.parallel import DistributedDataParallel
+
+    model = DistributedDataParallel(torch.nn.Linear(8, 8))
+    x = torch.randn(4, 8)
+    model(x).sum().backward()  # a first step: DDP's buckets are built
+    mark("at", rank)
+    if rank == odd:
+        next_batch(queue.Queue())
+    model(x).sum().backward()  # BACKWARD
+
+
 def main():
     rank = int(os.environ["RANK"])
     odd = int(os.environ["WORLD_SIZE"]) - 1
@@ -143,7 +157,8 @@ def main():
     if SCENARIO in ("healthy", "slow"):
         train(rank, odd, t)
     else:
-        {"skip": skip, "mismatch": mismatch}.get(SCENARIO, odd_one)(rank, odd, t, sync)
+        {"skip": skip, "mismatch": mismatch, "ddp": ddp}.get(SCENARIO, odd_one)(rank, odd, t,
+                                                                               sync)
     dist.destroy_process_group()
 
 

@@ -104,6 +104,7 @@ class _Words:
 
     def __init__(self, seen: list[Seen], groups: Groups, descs: dict[str, str]) -> None:
         self.groups, self.descs = groups, descs
+        self.further: dict[int, list[int]] = {}  # id of a waiting class -> ranks ahead of it
         self.seconds = max((s.seconds for s in seen), default=0.0)
 
     def group(self, name: str | None) -> str:
@@ -118,6 +119,8 @@ class _Words:
         text = str(c.get("op"))
         if c.get("seq") is not None:
             text += f" #{c['seq']}"
+        if c.get("context"):
+            text += f" ({c['context']})"
         if group and c.get("group") is not None:
             text += f" of {self.group(c['group'])}"
         return text
@@ -125,8 +128,9 @@ class _Words:
     def watched(self) -> str:
         return f"the {self.seconds:.1f} s watched"
 
-    def manner(self, s: Seen) -> str:
-        """How a stuck rank stays where it is."""
+    def manner(self, s: Seen, count: int = 1) -> str:
+        """How a stuck rank (or ``count`` alike) stays where it is."""
+        it = "it" if count == 1 else "they"
         inner = s.frames[0] if s.frames else None
         inside = (f" in {inner.name} ({os.path.basename(inner.file)}:{inner.line})"
                   if inner is not None and inner != s.where else "")
@@ -137,9 +141,10 @@ class _Words:
             going = ", going round in it" if s.moved else ""
             return f"busy (CPU {cpu:.0f}%{crowded}): spinning in Python{going}{debugger}"
         if s.manner == "blocked":
-            return f"blocked{inside}: CPU idle, it never woke{debugger}"
+            return f"blocked{inside}: CPU idle, {it} never woke{debugger}"
         if s.manner == "waking":
-            return f"waking up (CPU {cpu:.0f}%) but never leaving it{inside}{debugger}"
+            return (f"waking up (CPU {cpu:.0f}%) but never leaving"
+                    f"{inside}{debugger}")
         return "no longer moving" + debugger
 
 
@@ -159,7 +164,9 @@ def _kind(waiters: Class, s: Seen) -> str:
     a, b = waiters.collective or {}, s.collective or {}
     if (a.get("group") is not None and a.get("group") == b.get("group")
             and a.get("seq") is not None and b.get("seq") is not None):
-        return "mismatch" if a["seq"] == b["seq"] else "order"
+        if a["seq"] == b["seq"]:
+            return "mismatch"
+        return "ahead" if b["seq"] > a["seq"] else "order"
     if a.get("group") is not None and b.get("group") is not None:
         return "cross"
     return "different"
@@ -177,7 +184,7 @@ def _same_collective(waiters: Class, s: Seen) -> bool:
 def judge(seen: list[Seen], cls: list[Class], groups: Groups, descs: dict[str, str]
           ) -> Verdict:
     words = _Words(seen, groups, descs)
-    waiting = [c for c in cls if c.state == "waiting"]
+    waiting = _behind([c for c in cls if c.state == "waiting"])
     running = sorted(s.rank for s in seen if s.state == "running" and s.rank is not None)
     out = _ended(seen, cls, words, waiting[0] if waiting else None, running)
     notes: list[str] = []
@@ -189,6 +196,20 @@ def judge(seen: list[Seen], cls: list[Class], groups: Groups, descs: dict[str, s
     if out:
         return Verdict(out, None)
     return Verdict([], _healthy(seen, words, running, notes))
+
+
+def _behind(waiting: list[Class]) -> list[Class]:
+    """The waiting classes, less those further on in their group than another (they wait
+    behind the same ranks as the earliest one, which says it)."""
+    earliest: dict[str, int] = {}
+    for c in waiting:
+        group, seq = (c.collective or {}).get("group"), (c.collective or {}).get("seq")
+        if group is not None and isinstance(seq, int):
+            earliest[group] = min(seq, earliest.get(group, seq))
+    return [c for c in waiting if not (
+        isinstance((c.collective or {}).get("seq"), int)
+        and (c.collective or {}).get("seq", 0) > earliest.get(
+            str((c.collective or {}).get("group")), 1 << 62))]
 
 
 def _ended(seen: list[Seen], cls: list[Class], words: _Words, first: Class | None,
@@ -230,6 +251,17 @@ def _waits(w: Class, seen: list[Seen], words: _Words, done: set[frozenset[Hashab
     parts: dict[tuple[str, Hashable], list[Seen]] = {}
     for s in missing:
         parts.setdefault((_kind(w, s), key(s)), []).append(s)
+    # Ranks further on in the group (a broadcast's root and relays finish before the leaves
+    # do) wait behind the same rank: said beside it. Only with no such rank do their counts
+    # disagree for real (one more issued).
+    ahead = sorted(s.rank for (kind, _), them in parts.items() if kind == "ahead"
+                   for s in them if s.rank is not None)
+    holders = any(kind in ("stuck", "unread", "cross", "different") for kind, _ in parts)
+    if ahead and holders:
+        parts = {k: v for k, v in parts.items() if k[0] != "ahead"}
+        words.further[id(w)] = ahead
+    else:
+        parts = {(("order" if k[0] == "ahead" else k[0]), k[1]): v for k, v in parts.items()}
     out = []
     for (kind, k), them in parts.items():
         pair = frozenset({key(w.first), k})
@@ -265,11 +297,14 @@ def _sentence(kind: str, w: Class, them: list[Seen], words: _Words, groups: Grou
         return (f"{who} {is_} behind: {they} {wait} for {_verb(ranks, 'it', 'them')} in "
                 f"{words.coll(a)} at {_at(w.where)}, and {who} {_verb(ranks, 'makes', 'make')}"
                 f" progress in {_at(s.where)}: slow, not stuck")
+    further = words.further.get(id(w))
+    on = (f" ({label(further)} went past it and {_verb(further, 'waits', 'wait')} further "
+          f"on)" if further else "")
     if kind == "stuck":
         has = _verb(ranks, "it has", "they have")
         return (f"{who} never entered {words.coll(a)}, which {they} {wait} in at "
-                f"{_at(w.where)}: {has} stayed in {_at(s.where)} for {words.watched()}, "
-                f"{words.manner(s)}")
+                f"{_at(w.where)}{on}: {has} stayed in {_at(s.where)} for {words.watched()}, "
+                f"{words.manner(s, len(ranks))}")
     if kind == "mismatch":
         return (f"{who} {is_} in {b.get('op')} #{b.get('seq')} of {words.group(b.get('group'))}"
                 f" at {_at(s.where)}, while {they} {_verb(w.ranks, 'is', 'are')} in {a.get('op')}"
@@ -292,8 +327,8 @@ def _sentence(kind: str, w: Class, them: list[Seen], words: _Words, groups: Grou
         end = (f", which {they} {_verb(w.ranks, 'has', 'have')} not entered: the two groups "
                f"wait on each other" if cycle else " instead")
         return (f"{who} never entered {words.coll(a)}, which {they} {wait} in at "
-                f"{_at(w.where)}: {who} {_verb(ranks, 'waits', 'wait')} in {words.coll(b)} "
-                f"at {_at(s.where)}{end}{counts}")
+                f"{_at(w.where)}{on}: {who} {_verb(ranks, 'waits', 'wait')} in "
+                f"{words.coll(b)} at {_at(s.where)}{end}{counts}")
     return (f"{who} {is_} in {words.coll(b)} at {_at(s.where)}, not in the {a.get('op')} "
             f"that {they} {wait} in at {_at(w.where)}: the ranks are in different collectives")
 
@@ -321,7 +356,8 @@ def _blocked(seen: list[Seen], cls: list[Class], words: _Words, running: list[in
         rest = (f" while {label(running)} {_verb(running, 'runs', 'run')} on" if running
                 else "; no rank waits in a collective")
         out.append(Finding(c.ranks, f"{label(c.ranks)} {has} stayed in {_at(c.where)} for "
-                           f"{words.watched()}, {words.manner(c.first)}{rest}", c.where))
+                           f"{words.watched()}, {words.manner(c.first, len(c.ranks))}{rest}",
+                           c.where))
     return out
 
 

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from rankdebug.jobs.collective_check import _position
 from rankdebug.jobs.diagnose.classes import Class
 from rankdebug.jobs.diagnose.findings import Verdict
 from rankdebug.jobs.diagnose.seen import Seen
@@ -24,26 +25,25 @@ def unread(seen: list[Seen]) -> list[dict[str, Any]]:
 
 
 def collectives(seen: list[Seen]) -> list[dict[str, Any]]:
-    """Per process group a handler named: each rank's place in it at the last read (the
-    collective it waits in, else the number of the last it issued), ranks alike together."""
+    """Per process group a handler named: each rank's place in it at the last read, as
+    ``collective_check`` reads it (the collective it waits in or the recorder has open, else
+    the number of the last it issued), ranks alike together."""
     out: dict[str, dict[str, Any]] = {}
     for s in sorted(seen, key=lambda s: (s.rank is None, s.rank or 0)):
-        groups = (s.collectives or {}).get("groups")
-        if s.rank is None or not isinstance(groups, dict):
+        state = s.collectives
+        groups = (state or {}).get("groups")
+        if s.rank is None or state is None or not isinstance(groups, dict):
             continue
-        current = (s.collectives or {}).get("current") or {}
         for name, info in groups.items():
             if not isinstance(info, dict):
                 continue
             entry = out.setdefault(str(name), {"event": "collectives", "group": str(name),
                                                "desc": info.get("desc"), "positions": []})
-            here = isinstance(current, dict) and current.get("group") == name
-            op = current.get("op") if here else None
-            seq = current.get("seq") if here else info.get("issued")
-            slot = next((p for p in entry["positions"] if p["op"] == op and p["seq"] == seq),
-                        None)
+            at, context = _position(state, name)
+            slot = next((p for p in entry["positions"]
+                         if (p["op"], p["seq"]) == (at.op, at.seq)), None)
             if slot is None:
-                slot = {"ranks": [], "op": op, "seq": seq}
+                slot = {"ranks": [], "op": at.op, "seq": at.seq, "context": context}
                 entry["positions"].append(slot)
             slot["ranks"].append(s.rank)
     for entry in out.values():

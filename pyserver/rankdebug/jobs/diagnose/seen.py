@@ -108,13 +108,17 @@ def _main(rs: RankStack) -> Thread | None:
 
 def position(rs: RankStack) -> dict[str, Any] | None:
     """The collective the rank waits in: {"op", "seq", "group"} (seq and group from its
-    handler, None where only its stack names it)."""
+    handler, None where only its stack names it), and "context" where its handler says who
+    issued it (DDP's reducer inside ``backward``)."""
     current = (rs.collectives or {}).get("current")
     if isinstance(current, dict) and isinstance(current.get("op"), str):
         seq = current.get("seq")
         group = current.get("group")
-        return {"op": current["op"], "seq": seq if isinstance(seq, int) else None,
-                "group": str(group) if group is not None else None}
+        found = {"op": current["op"], "seq": seq if isinstance(seq, int) else None,
+                 "group": str(group) if group is not None else None}
+        if isinstance(current.get("context"), str) and current["context"]:
+            found["context"] = current["context"]  # who issued it: "DDP bucket, from backward"
+        return found
     if rs.collective:
         return {"op": str(rs.collective.get("name")), "seq": None, "group": None}
     return None
