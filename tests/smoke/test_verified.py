@@ -63,8 +63,10 @@ def test_trainer_arguments_built_in_code_are_set_at_run_time(tmp_path: Path) -> 
     # No flag: the script reads none (appending --max_steps 3 once changed nothing).
     assert answer["argv"] == ["torchrun", "--standalone", "--nproc_per_node", "2", "in_code.py"]
     by_name = {c["name"]: c for c in answer["changes"]}
-    assert by_name["max_steps"]["where"] == "TrainingArguments(...) at in_code.py:27, set at " \
-                                            "run time"
+    line = next(n for n, text in enumerate((folder / "in_code.py").read_text().splitlines(), 1)
+                if "TrainingArguments(output_dir" in text)
+    assert by_name["max_steps"]["where"] == f"TrainingArguments(...) at in_code.py:{line}, " \
+                                            "set at run time"
     assert (by_name["per_device_train_batch_size"]["from"],
             by_name["per_device_train_batch_size"]["to"]) == ("2", "1")
     assert by_name["output_dir"]["from"] == "out"
