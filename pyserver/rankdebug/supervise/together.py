@@ -78,6 +78,9 @@ class RankDebug:
     reads: int = 0  # stack reads since the job asked it to pause
     then: Callable[[], None] | None = None  # what to do at its next stop (run-to)
     resume: bool = False  # continued while shown waiting, its real stop on the way: go on
+    stops: int = 0  # stops seen; the one whose place is being read is the last
+    said: int = 0  # the last stop whose stopped event is out
+    unsaid: bool = False  # continued before its stopped event was out: said after it
 
 
 @dataclass
@@ -166,7 +169,8 @@ class Together:
         landed = asked and st.reason == "pause"
         if not moving and not landed and then is None and self.mode == "together":
             self._stop_others(rank)
-        self._locate(rank, st.reason)
+        st.stops += 1
+        self._locate(rank, st.reason, st.stops)
         if then is not None:
             then()
 
@@ -180,6 +184,11 @@ class Together:
         if gate is not None:
             gate.held = False
         self.job.record(rank, {"state": "running", "where": None, **_NOT_WAITING})
+        if st.said < st.stops:
+            # Its stop is not said yet (its place is being read): continued comes after it,
+            # so that a client stepping 10 ms after a stop still sees stopped, then continued.
+            st.unsaid = True
+            return
         self.job.emit_job({"event": "continued", "rank": rank})
 
     def _stop_others(self, first: int) -> None:
@@ -275,29 +284,33 @@ class Together:
                            **where, **numbered})
         # No stop of the others from here: only the job's own pause is shown waiting.
 
-    def _locate(self, rank: int, reason: str) -> None:
-        """Where the rank stopped (its top frame of user code), then the ``stopped`` event."""
+    def _locate(self, rank: int, reason: str, stop: int) -> None:
+        """Where the rank stopped (its top frame of user code), then the ``stopped`` event
+        of its ``stop``-th stop."""
         gate = self.gates[rank]
 
         def answered(then: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
             return lambda resp: self.job.post(lambda: then(resp))
 
+        def found(resp: dict[str, Any]) -> None:
+            self._stopped_at(rank, reason, resp, stop)
+
         def at(thread: int) -> None:
             self._rank(rank).thread = thread
             if not gate.request("stackTrace", {"threadId": thread, "startFrame": 0, "levels": 1},
-                                answered(lambda resp: self._stopped_at(rank, reason, resp))):
-                self._stopped_at(rank, reason, {})
+                                answered(found)):
+                found({})
 
         st = self._rank(rank)
         if reason == "pause" or st.thread is None:
             # A pause stops every thread and names any of them: show the main thread.
             if not gate.request("threads", {},
                                 answered(lambda resp: at(main_thread(resp, st.thread)))):
-                self._stopped_at(rank, reason, {})
+                found({})
         else:
             at(st.thread)
 
-    def _stopped_at(self, rank: int, reason: str, resp: dict[str, Any]) -> None:
+    def _stopped_at(self, rank: int, reason: str, resp: dict[str, Any], stop: int) -> None:
         frames = (resp.get("body") or {}).get("stackFrames") or []
         top = frames[0] if frames and isinstance(frames[0], dict) else {}
         name = top.get("name")
@@ -306,11 +319,19 @@ class Together:
         where = {"file": (top.get("source") or {}).get("path"), "line": top.get("line"),
                  "function": name}
         st = self._rank(rank)
-        if st.stopped:  # else it ran on meanwhile
+        latest = stop == st.stops
+        st.said = max(st.said, stop)
+        if st.stopped and latest:
             st.where = where
             self.job.record(rank, {"state": "paused", "where": dict(where, reason=reason),
                                    **_NOT_WAITING})
             self.job.emit_job({"event": "stopped", "rank": rank, "reason": reason, **where})
+        elif not latest or st.unsaid:
+            # It ran on before its stop was said (a client stepped at once): the stop, then
+            # that it went on, in order. A later stop is said on its own.
+            st.unsaid = st.unsaid and not latest
+            self.job.emit_job({"event": "stopped", "rank": rank, "reason": reason, **where})
+            self.job.emit_job({"event": "continued", "rank": rank})
         self._shown(rank)
 
     # --- group commands -------------------------------------------------------------------
