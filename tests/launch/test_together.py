@@ -19,6 +19,7 @@ import pytest
 from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool, wait_for
 
 from dap_client import DAPClient, DAPError
+from rankdebug.runtime import registry, wire
 
 TOGETHER = str(SCRIPTS / "together.py")
 CRASH = str(SCRIPTS / "crash_hold.py")
@@ -243,6 +244,9 @@ def test_a_traced_rank_paused_in_a_collective_continues_pauses_and_steps(tmp_pat
         assert {int(launch.event("continued", 20)["rank"]) for _ in range(2)} == {0, 1}
         again = _stop_of(launch, 0, waiting=False)  # the next step's all_reduce
         assert (again["reason"], again["line"]) == ("breakpoint", reduce), again
+        # Rank 1 must be in that all_reduce before it is paused (on a loaded machine it can
+        # still be in the step's sleep: its pause then lands there, a real stop, not a wait).
+        _wait_in_collective(str(launch.job), 1)
         launch.command({"command": "pause", "ranks": [1]})
         assert _stop_of(launch, 1, waiting=True)["waiting"] == "all_reduce"
         # Rank 1 went on to wait in that all_reduce with no stop its client could see (its
@@ -264,6 +268,23 @@ def test_a_traced_rank_paused_in_a_collective_continues_pauses_and_steps(tmp_pat
         _finish(launch, tmp_path, clients, TOGETHER)
     finally:
         launch.close()
+
+
+def _wait_in_collective(job: str, rank: int) -> None:
+    """Until the rank's own handler says its main thread waits in a collective."""
+    def waiting() -> bool:
+        entry = registry.read_rank(job, rank) or {}
+        path = entry.get("socket")
+        if not isinstance(path, str):
+            return False
+        try:
+            reply = wire.ask(path, {"command": "collectives"}, timeout=5.0)
+        except wire.WireError:
+            return False
+        state = reply.get("collectives") or {}
+        return state.get("current") is not None
+
+    wait_for(f"rank {rank} to wait in its collective", waiting, 60)
 
 
 def _jobs_rank(job: str, rank: int) -> dict[str, Any]:
