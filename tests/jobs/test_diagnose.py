@@ -171,8 +171,21 @@ def check_contract(lines: list[dict[str, Any]]) -> None:
     assert ranks == list(range(WORLD)), classes
 
 
-def classes(lines: list[dict[str, Any]]) -> dict[tuple[int, ...], dict[str, Any]]:
-    return {tuple(ln["ranks"]): ln for ln in lines if ln["event"] == "class"}
+class Classes(dict[tuple[int, ...], dict[str, Any]]):
+    """The class lines by their ranks; a missing one shows every line but the frames."""
+
+    def __init__(self, lines: list[dict[str, Any]]) -> None:
+        super().__init__((tuple(ln["ranks"]), ln) for ln in lines if ln["event"] == "class")
+        self.lines = lines
+
+    def __missing__(self, ranks: tuple[int, ...]) -> dict[str, Any]:
+        shown = [{k: v for k, v in ln.items() if k not in ("frames", "collectives")}
+                 for ln in self.lines]
+        raise AssertionError(f"no class of ranks {ranks}: {json.dumps(shown)[:6000]}")
+
+
+def classes(lines: list[dict[str, Any]]) -> Classes:
+    return Classes(lines)
 
 
 def culprits(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -5,20 +5,22 @@
     rankdebug diagnose JOB --hosts a,b  also the job's ranks on hosts a and b (over SSH)
 
 Nothing in the job is changed: armed ranks answer through their handlers, the others are read
-by py-spy. Exit status 0 when the job could be read (whatever it shows), 2 with the error
-envelope for a job that does not exist, a bad option, or a host that cannot be reached.
+by py-spy. Exit status 0 when the job could be read (whatever it shows), 1 when none of its
+ranks could (the lines say why, rank by rank), 2 with the error envelope for a job that does
+not exist, a bad option, a host that cannot be reached, or no py-spy where a rank needs it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from rankdebug.errors import BadInput, report
+from rankdebug.errors import FAILED, BadInput, report
 from rankdebug.jobs import across
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
@@ -69,45 +71,67 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, "--interval must be from 0 to 60, --timeout from 0 to 600 and "
                            "--watch from 0 to 600")
     try:
-        remote = across.remote_of(args)
-        found = discover_all(args, gpus=False)
+        got = _read(args)
     except BadInput as exc:
         return report(exc, as_json=args.json, prog=PROG)
+    except stk.StacksError as exc:  # no py-spy where a rank needs it
+        return _fail(args, str(exc))
+    except KeyboardInterrupt:
+        return 130
+    job, seen, w = got
+    groups, descs = fnd.groups_of(seen)
+    fnd.settle(seen, groups)
+    cls = classes(seen)
+    verdict = fnd.judge(seen, cls, groups, descs)
+    read = any(s.reads for s in seen)
+    if not read:  # nothing to judge by: neither healthy nor a culprit
+        verdict = fnd.Verdict([], None)
+    try:
+        if args.json:
+            for line in out.lines(cls, seen, verdict):
+                print(json.dumps(line, ensure_ascii=False))
+            print(json.dumps(out.done(time.monotonic() - t0, seen)), flush=True)
+        else:
+            head = out.Head(job.id, time.monotonic() - t0,
+                            len(w.reads) if w is not None else 0,
+                            w.seconds if w is not None else 0.0)
+            sys.stdout.write(out.text(head, cls, seen, verdict))
+            sys.stdout.flush()
+    except BrokenPipeError:  # `rankdebug diagnose JOB | head`: the reader has gone
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0 if read else FAILED
+
+
+def _read(args: argparse.Namespace) -> tuple[Job, list[Seen], Watch | None]:
+    """The job, every rank of it as seen (this host's read here, ``--hosts``' there), and
+    this host's reads; raises BadInput for a bad job or host."""
+    remote = across.remote_of(args)
+    found = discover_all(args, gpus=False)
     bad = [n for n in found.nodes if n.get("error")]
     if bad:
-        return _fail(args, str(bad[0]["error"]))
+        raise BadInput(str(bad[0]["error"]))
     job = find_job(found.jobs, args.job)
     if job is None:
-        return _fail(args, f"no job {args.job!r} (see `rankdebug jobs`)")
+        raise BadInput(f"no job {args.job!r} (see `rankdebug jobs`)")
     parts = across.parts(found, job) if remote is not None else []
     there = {name for _, name, _ in parts}
-    here = [r for r in job.ranks if r.host == found.host and r.rank is not None]
+    here = [r for r in job.ranks if r.host == found.host]
     seen: list[Seen] = []
     pending: Future[list[Seen]] | None = None
     if parts and remote is not None:
         pending = ThreadPoolExecutor(max_workers=1).submit(_remote, remote, parts, job, args)
     seen += _away(job, found.host, there)
     seen += _gone(job, found.host, here)
-    w = _watch(here, args)
-    seen += [_judge(r, w) for r in here if r.pid is not None]
-    seen += [Seen(r.rank, None, r.host, reason="not started yet") for r in here if r.pid is None]
+    numbered = [r for r in here if r.rank is not None]
+    w = _watch(numbered, args)
+    seen += [_judge(r, w) for r in numbered if r.pid is not None]
+    seen += [Seen(r.rank, r.pid, r.host, reason="not started yet" if r.pid is None
+                  else "its environment names no rank number")
+             for r in here if r.pid is None or r.rank is None]
     if pending is not None:
         seen += pending.result()
     seen += _missing(job, seen)
-    groups, descs = fnd.groups_of(seen)
-    fnd.settle(seen, groups)
-    cls = classes(seen)
-    verdict = fnd.judge(seen, cls, groups, descs)
-    body = out.lines(cls, seen, verdict)
-    if args.json:
-        for line in body:
-            print(json.dumps(line, ensure_ascii=False))
-        print(json.dumps(out.done(time.monotonic() - t0, seen)), flush=True)
-    else:
-        head = out.Head(job.id, time.monotonic() - t0, len(w.reads) if w is not None else 0,
-                        w.seconds if w is not None else 0.0)
-        sys.stdout.write(out.text(head, cls, seen, verdict))
-    return 0
+    return job, seen, w
 
 
 def _watch(ranks: list[Rank], args: argparse.Namespace) -> Watch | None:

@@ -319,8 +319,8 @@ def _sentence(kind: str, w: Class, them: list[Seen], words: _Words, groups: Grou
                 f"collective{'s' if abs(diff) != 1 else ''} of that group than {they}")
     if kind == "cross":
         mine, theirs = _issued(s, a.get("group")), _issued(w.first, a.get("group"))
-        counts = (f" ({who} issued {mine} of {words.group(a.get('group'))}'s collectives, "
-                  f"{they} {theirs})" if mine is not None and theirs is not None
+        counts = (f" ({who} issued {mine} collectives of group {a.get('group')}, {they} "
+                  f"{theirs})" if mine is not None and theirs is not None
                   and mine != theirs else "")
         h = str(b.get("group"))
         cycle = all(r in groups.get(h, set(w.ranks)) for r in w.ranks)
@@ -362,19 +362,34 @@ def _blocked(seen: list[Seen], cls: list[Class], words: _Words, running: list[in
 
 
 def _healthy(seen: list[Seen], words: _Words, running: list[int], notes: list[str]) -> str:
+    """What a job with no finding showed: the ranks that moved, those that stayed in one
+    function though awake (nobody waits for them, so nothing is said against them), the
+    slow ones."""
     read = [s for s in seen if s.state not in ("unknown", "exited")]
     parts = []
-    if running:
-        parts.append(f"{label(running)} made progress over {words.watched()}")
+    moved = sorted(s.rank for s in read if s.state == "running" and s.moved
+                   and s.rank is not None)
+    if moved:
+        parts.append(f"{label(moved)} made progress over {words.watched()}")
+    still: dict[tuple[str, str, int], list[Seen]] = {}
+    for s in read:
+        if s.state == "running" and not s.moved and s.where is not None:
+            still.setdefault((s.where.file, s.where.name, s.where.line), []).append(s)
+    for them in sorted(still.values(), key=lambda t: -len(t))[:3]:
+        ranks = sorted(s.rank for s in them if s.rank is not None)
+        how = {"busy": "busy", "waking": "waking up"}.get(them[0].manner or "", "awake")
+        parts.append(f"{label(ranks)} stayed in {_at(them[0].where)}, {how}")
+    if len(still) > 3:
+        parts.append(f"{len(still) - 3} more places")
     parts.extend(notes)
-    busy = [s for s in read if s.waited * 2 >= max(1, s.reads) and s.reads]
-    slowest = sorted(s.rank for s in read if s.reads and s.waited == 0 and s.rank is not None
-                     and s.state == "running")
-    if busy and slowest and not notes:
+    waiters = sorted(s.rank for s in read if s.reads and s.waited * 2 >= s.reads
+                     and s.rank is not None)
+    slowest = sorted(s.rank for s in read if s.reads and s.waited == 0 and s.moved
+                     and s.rank is not None)
+    if waiters and slowest and not notes:
         who = label(slowest)
-        parts.append(f"{who} {_verb(slowest, 'is', 'are')} the slowest: "
-                     f"{label(sorted(s.rank for s in busy if s.rank is not None))} waited in "
-                     f"a collective in most reads, {who} in none")
+        parts.append(f"{who} {_verb(slowest, 'is', 'are')} the slowest: {label(waiters)} "
+                     f"waited in a collective in most reads, {who} in none")
     unread = sorted(s.rank for s in seen if s.state == "unknown" and s.rank is not None)
     if unread:
         parts.append(f"{label(unread)} could not be read")

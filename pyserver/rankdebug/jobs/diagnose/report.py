@@ -54,7 +54,10 @@ def collectives(seen: list[Seen]) -> list[dict[str, Any]]:
 def lines(cls: list[Class], seen: list[Seen], verdict: Verdict) -> list[dict[str, Any]]:
     """Every line but ``done``."""
     out = [c.to_json() for c in cls]
-    out += [s.to_json() for s in sorted(seen, key=lambda s: (s.rank is None, s.rank or 0))]
+    # A rank nothing was seen of (not found on this host) has no line of its own: its class
+    # and ``done``'s ranks_unread say it (a world size of thousands would be as many lines).
+    out += [s.to_json() for s in sorted(seen, key=lambda s: (s.rank is None, s.rank or 0))
+            if s.pid is not None or s.state == "exited"]
     out += collectives(seen)
     out += [f.to_json() for f in verdict.findings]
     if verdict.healthy is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.diagnose.activity import Activity, Counters, look, measure
+from rankdebug.runtime import procstat
 
 Target = tuple[int, int | None, str | None]  # (pid, rank, host), as stacks.take takes them
 
@@ -46,6 +47,25 @@ class Watch:
 
 
 MAX_READS = 100
+SETTLE_S = 0.1  # at most, per read, for the ranks py-spy stopped to block again
+
+
+def _settle(pids: list[int]) -> None:
+    """Wait (briefly) until each main thread py-spy stopped has gone back to sleep: resumed,
+    a blocked thread restarts its system call and sleeps again, a wake that is py-spy's, not
+    the rank's, and must fall before the next look (one still running after ``SETTLE_S``, a
+    spinning one, is left as it is)."""
+    deadline = time.monotonic() + SETTLE_S
+    left = list(pids)
+    while left and time.monotonic() < deadline:
+        left = [pid for pid in left if _state(pid) in (b"R", b"t", b"T")]
+        if left:
+            time.sleep(0.002)
+
+
+def _state(pid: int) -> bytes | None:
+    found = procstat.fields(f"/proc/{pid}/task/{pid}/stat")
+    return found[procstat.STATE] if found else None
 
 
 def watch(targets: list[Target], sockets: dict[int, str], *, interval: float, timeout: float,
@@ -62,6 +82,7 @@ def watch(targets: list[Target], sockets: dict[int, str], *, interval: float, ti
         now = time.monotonic()
         before = {pid: look(pid, now) for pid in pids}
         taken = stk.take(targets, timeout=timeout, sockets=sockets)
+        _settle([rs.pid for rs in taken if rs.via == "py-spy"])
         now = time.monotonic()
         after = {pid: look(pid, now) for pid in pids}
         reads.append(Read({rs.pid: rs for rs in taken}, before, after))
