@@ -371,9 +371,20 @@ def _healthy(seen: list[Seen], words: _Words, running: list[int], notes: list[st
                    and s.rank is not None)
     if moved:
         parts.append(f"{label(moved)} made progress over {words.watched()}")
+    # The slowest: caught in a collective in the fewest reads, fewer than any rank that
+    # mostly was (waiting there for it), and in less than half. A read can catch it in one
+    # as a peer is stopped by py-spy: counted, not required to be none.
+    waiters = [s for s in read if s.reads and s.waited * 2 >= s.reads and s.rank is not None]
+    floor = min((s.waited for s in waiters), default=0)
+    behind = [s for s in read if s.reads and s.state == "running" and s.rank is not None
+              and s.waited * 2 < s.reads and s.waited < floor] if waiters and not notes \
+        else []
+    least = min((s.waited for s in behind), default=0)
+    slowest = [s for s in behind if s.waited == least]
     still: dict[tuple[str, str, int], list[Seen]] = {}
     for s in read:
-        if s.state == "running" and not s.moved and s.where is not None:
+        if s.state == "running" and not s.moved and s.where is not None \
+                and s not in slowest:
             still.setdefault((s.where.file, s.where.name, s.where.line), []).append(s)
     for them in sorted(still.values(), key=lambda t: -len(t))[:3]:
         ranks = sorted(s.rank for s in them if s.rank is not None)
@@ -382,14 +393,16 @@ def _healthy(seen: list[Seen], words: _Words, running: list[int], notes: list[st
     if len(still) > 3:
         parts.append(f"{len(still) - 3} more places")
     parts.extend(notes)
-    waiters = sorted(s.rank for s in read if s.reads and s.waited * 2 >= s.reads
-                     and s.rank is not None)
-    slowest = sorted(s.rank for s in read if s.reads and s.waited == 0 and s.moved
-                     and s.rank is not None)
-    if waiters and slowest and not notes:
-        who = label(slowest)
-        parts.append(f"{who} {_verb(slowest, 'is', 'are')} the slowest: {label(waiters)} "
-                     f"waited in a collective in most reads, {who} in none")
+    if slowest:
+        ranks = sorted(s.rank for s in slowest if s.rank is not None)
+        who = label(ranks)
+        caught = max(s.waited for s in slowest)
+        seen_in = f"in {caught} of {slowest[0].reads}" if caught else "in none"
+        place = ("" if slowest[0].moved else
+                 f" (in {_at(slowest[0].where)} at every read)")
+        parts.append(f"{who} {_verb(ranks, 'is', 'are')} the slowest: "
+                     f"{label(sorted(s.rank for s in waiters if s.rank is not None))} waited "
+                     f"in a collective in most reads, {who} {seen_in}{place}")
     unread = sorted(s.rank for s in seen if s.state == "unknown" and s.rank is not None)
     if unread:
         parts.append(f"{label(unread)} could not be read")
