@@ -20,7 +20,7 @@ export function join(argv: readonly string[]): string {
  * output stays in the terminal.
  */
 /** The `rankdebug` verbs, as `rankdebug --help` lists them (tests/test_cli.py keeps the two alike). */
-export const CLI_VERBS = ['plan', 'launch', 'server', 'jobs', 'stacks', 'attach', 'eval', 'smoke'] as const;
+export const CLI_VERBS = ['plan', 'launch', 'server', 'jobs', 'stacks', 'diagnose', 'attach', 'eval', 'smoke'] as const;
 
 export function shimScript(): string {
     return `#!/bin/sh
