@@ -333,7 +333,13 @@ async def test_memory_returns_near_its_baseline_after_documents_close(
                                                              "ranks": "1"})
         await execute(fresh_client, "rankdebug.launchJson", {"uri": doc.uri, "line": 12})
         doc.close()
+    # Idle is when its last analysis is done: on a loaded machine the pool may still be
+    # analysing the last big document for seconds (256 MB read then, once, in CI).
     after = await idle_rss(fresh_client, tmp_path, server.pid)
+    deadline = time.monotonic() + 30
+    while after - base > 20 and time.monotonic() < deadline:
+        await asyncio.sleep(1.0)
+        after = min(after, rss_mb(server.pid))
     print(f"server RSS idle: baseline {base:.0f} MB, after 8 cycles of a 5,000-line script "
           f"{after:.0f} MB")
     assert after - base <= 20, (base, after)
