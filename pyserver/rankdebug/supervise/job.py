@@ -609,8 +609,9 @@ class Supervisor:
         if conn.node is not None:
             self.record(rank, {"pid": msg.get("pid", conn.pid), "state": "raised",
                                "raised": said})
-        self.emit({"event": "raised", "rank": rank, "pid": msg.get("pid", conn.pid), **said,
-                   "job": self.job})
+        if self.json_mode:  # for a person, the rank says it itself on the same stderr
+            self.emit({"event": "raised", "rank": rank, "pid": msg.get("pid", conn.pid),
+                       **said, "job": self.job})
 
     def _on_command(self, cmd: dict[str, Any], reply: bool = False) -> dict[str, Any]:
         """One command from --control's stdin or a client of ctl.sock; what to answer the
