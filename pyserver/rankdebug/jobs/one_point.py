@@ -2,14 +2,14 @@
 
 Ranks read at different moments of a training job are often a step apart, and an unchanged
 weight then looks diverged. So ``rankdebug eval`` of several running ranks reads every rank
-after the same optimizer step, told apart by the default group's collective count
+after the same optimizer step, told apart by the rank's collective count
 (``runtime.at_step``): each rank reads after the first step that ends past every rank's
 count when asked, and a rank that passed it before it was asked reads a later one, which its
 reply says: the compare tries again. Stopped ranks (paused by the debugger, held at an
 exception) are read where they are. The compare event says which point it was:
 
 - ``"at": {"collective": {"op": "optimizer.step", "seq": S}}``: after the optimizer step
-  that ended at collective #S of the default group, on every rank;
+  that ended at the rank's collective #S (over its process groups), on every rank;
 - ``"at": {"paused": true}``: every rank was stopped, and read where it stands;
 - ``"at": null``: read as each answered (``--now``, one rank, no process group, or no step
   within ``--timeout``); each result then carries ``seq``, and the compare warns when the

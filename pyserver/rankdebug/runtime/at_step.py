@@ -3,9 +3,12 @@ optimizer step, not whenever its request happened to land (ranks read at differe
 are a step apart often enough on a training job, and an unchanged weight then looks
 diverged).
 
-The clock is the default process group's collective count (``seq``): under data parallel
-training every rank issues the same collectives, so after the same optimizer step every rank
-has the same count, whether the collectives came from Python or from DDP's reducer in C++.
+The clock is the rank's collective count over the process groups it is in (``seq``): under
+data parallel training (DDP, ZeRO) and symmetric tensor parallelism every rank issues as
+many collectives per step, so after the same optimizer step every rank has the same count,
+whether the collectives came from Python or from C++ (DDP's reducer). Where ranks issue
+different numbers (pipeline stages), the counts never agree and the compare says it could
+not read one point.
 A compare (``jobs.one_point``) asks each rank for its count, takes one past the largest,
 T, and each rank evaluates after its first ``optimizer.step()`` (any
 ``torch.optim.Optimizer``: plain, under accelerate, a GradScaler, DeepSpeed's inner one)
@@ -32,17 +35,29 @@ HOLD_MAX_S = 120.0  # a hold that nothing releases (the handler died) ends by it
 
 
 def seq() -> int | None:
-    """The default process group's collective count, None where there is none."""
+    """The rank's collective count over every process group it is in, None where there is
+    none. Every group, not the default one alone: DeepSpeed's ZeRO, Megatron and FSDP with
+    a mesh issue their collectives on groups of their own (measured: a DeepSpeed job's
+    default group stays at 0 while it trains)."""
     dist = sys.modules.get("torch.distributed")
     if dist is None:
         return None
     try:
         if not dist.is_available() or not dist.is_initialized():
             return None
-        group = dist.distributed_c10d._get_default_group()
-        return int(group._get_sequence_number_for_group())
-    except Exception:  # an older torch, a backend without the count: no clock
+        c10d = dist.distributed_c10d
+        world = getattr(c10d, "_world", None)
+        groups = list(world.pg_map) if world is not None else [c10d._get_default_group()]
+    except Exception:  # an older torch: no clock
         return None
+    total, counted = 0, False
+    for group in groups:
+        try:
+            total += int(group._get_sequence_number_for_group())
+            counted = True
+        except Exception:  # a backend without the count
+            continue
+    return total if counted else None
 
 
 def stopped() -> bool:
