@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from launched import Launch, cli, cli_json, start, steps, wait_for
+from launched import Launch, cli, cli_json, start, steps, tool, wait_for
 
 EXPR = "model[0].weight"
 COMPARES = 30
@@ -62,5 +62,35 @@ def test_a_weight_compared_on_a_training_job_is_read_at_one_step(tmp_path: Path)
         assert "read after the same optimizer step on every rank" in human.stdout, human
         (tmp_path / "stop").write_text("")
         assert launch.exited(120) == 0
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(600)
+def test_a_deepspeed_zero_job_is_read_at_one_step(tmp_path: Path) -> None:
+    """DeepSpeed's ZeRO issues its collectives on a data-parallel group of its own (the
+    default group's count stays 0): the count over every group still finds one step."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "smoke" / "deepspeed"
+    launch = Launch(["--arm", "--", tool("deepspeed"), "--num_gpus", "2",
+                     str(example / "pretrain.py"), "--deepspeed", "--deepspeed_config",
+                     str(example / "ds_config.json"), "--train-iters", "100000",
+                     "--seq-length", "32", "--log-interval", "100000", "--save-interval",
+                     "100000", "--eval-interval", "100000"], tmp_path)
+    try:
+        launch.event("job")
+        assert launch.job is not None
+        job = launch.job
+
+        def compared() -> dict[str, Any] | None:
+            lines = cli_json("eval", job, "all", "engine.module.head.weight", timeout=120)
+            compare = lines[-1]
+            return compare if len(lines) == 3 and all(
+                line.get("event") == "result" for line in lines[:2]) else None
+
+        first = wait_for("both ranks to answer", compared, 180)
+        for compare in [first, *(compared() for _ in range(4))]:
+            assert compare is not None
+            assert compare["at"] is not None and compare["at"]["collective"]["seq"] > 0, compare
+            assert len(compare["groups"]) == 1, compare
     finally:
         launch.close()
