@@ -91,7 +91,9 @@ export class Server implements vscode.Disposable {
             command: cmd,
             args: [...args, 'server'],
             // Bytecode is cached, as for the CLI (cli.ts): the next start imports it compiled.
-            options: { env: { ...process.env, PYTHONUTF8: '1' } },
+            // The C allocator (lsp/memory.py system_allocator), set here so that the server
+            // need not start itself again; a user's own PYTHONMALLOC is kept.
+            options: { env: { ...process.env, PYTHONUTF8: '1', ...(process.env.PYTHONMALLOC ? {} : { PYTHONMALLOC: 'malloc', RANKDEBUG_SERVER_ALLOCATOR: '1' }) } },
         };
         const clientOptions: LanguageClientOptions = {
             documentSelector: LANGUAGES.flatMap((language) => [

@@ -29,7 +29,6 @@ from rankdebug.runtime.wire import ask_all
 
 POINT_TIMEOUT_S = 5.0
 TRIES = 3  # a rank that passed the step before its hook was in place reads a later one
-NO_FRAME = "no frame of"  # runtime.frame_pick: the frame named is not on the stack
 
 Ask = Callable[[int | None], list[dict[str, Any]]]
 
@@ -61,7 +60,7 @@ def read(args: argparse.Namespace, ranks: list[Rank],
             return ask(None), None, (
                 f"{label(slow)} reached no optimizer step within {args.timeout:g} s: every "
                 "rank was read where it was instead (give a longer --timeout for a slow step)")
-        if any(str(r.get("message", "")).startswith(NO_FRAME) for r in replies):
+        if any(r.get("no_frame") for r in replies):
             # The frame --frame names runs before the step, not at it (a Trainer's
             # training_step): read where the ranks are, and say so.
             return ask(None), None, (

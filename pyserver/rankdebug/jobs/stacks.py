@@ -178,6 +178,8 @@ def group(stacks: list[RankStack], odd: set[int] | None = None) -> list[Group]:
             exception = str(thread.raised.get("exception")) if thread.raised else None
             key = (thread.main, _thread_role(thread), thread.key(), exception)
             row = rows.get(key)
+            if row is not None and row.ranks[-1] is rs:
+                continue  # another thread of a rank already in the row
             found = _collective_in(rs, thread)
             if row is None:
                 rows[key] = Group(
@@ -186,10 +188,8 @@ def group(stacks: list[RankStack], odd: set[int] | None = None) -> list[Group]:
                     summary=summary(thread.frames),
                     collective=found["name"] if found else None, active=thread.active,
                     raised=exception)
-            elif row.ranks[-1] is not rs:  # a rank's threads come together: not yet in it
-                row.ranks.append(rs)
             else:
-                continue
+                row.ranks.append(rs)
             if found:
                 texts.setdefault(key, {}).setdefault(_text(found), []).append(rs)
     for key, by_text in texts.items():

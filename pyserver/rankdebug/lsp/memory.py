@@ -30,7 +30,8 @@ def system_allocator() -> None:
     default back. Measured on a 5,000-line script opened, edited and closed 8 times: idle
     afterwards 26 MB above the server's baseline with pymalloc, whose arenas stay while any
     object in them lives, 12 MB with malloc, whose freed pages ``collect`` hands back; an
-    analysis costs about 15% more CPU. A user's own PYTHONMALLOC is kept."""
+    analysis costs about 15% more CPU. A user's own PYTHONMALLOC is kept. The extension
+    starts the server with it set (``extension/src/server.ts``), so it starts once."""
     if sys.platform != "linux" or _trim is None:
         return
     if os.environ.get(_MARK) == "1":

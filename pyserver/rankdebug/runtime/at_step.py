@@ -60,17 +60,12 @@ def seq() -> int | None:
     return total if counted else None
 
 
-def stopped() -> bool:
-    """Whether the main thread cannot move (the debugger holds it, or it is held at an
-    uncaught exception): its values are read where it is."""
+def point() -> dict[str, Any]:
+    """Where this rank is: its collective count and whether its main thread is stopped
+    (the debugger holds it, or it is held at an uncaught exception)."""
     from rankdebug.runtime import kept
 
-    return kept.stopped_main()
-
-
-def point() -> dict[str, Any]:
-    """Where this rank is: its collective count and whether it is stopped."""
-    return {"event": "point", "seq": seq(), "stopped": stopped()}
+    return {"event": "point", "seq": seq(), "stopped": kept.stopped_main()}
 
 
 class _Wait:

@@ -255,6 +255,20 @@ def hold_enabled(env: Mapping[str, str]) -> bool:
     return env.get("RANKDEBUG_HOLD", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+def watch_uncaught(debug: Any) -> None:
+    """Once debugpy is loaded, its stops at an uncaught exception are listed as held ranks
+    for the command line (``hold.watch_debugger``). Registered, not imported: hold is loaded
+    only when debugpy is (hold imports debug, so debug cannot import it back)."""
+    if _watch_debugger not in debug.after_debugpy:
+        debug.after_debugpy.append(_watch_debugger)
+
+
+def _watch_debugger() -> None:
+    from rankdebug.runtime import hold
+
+    hold.watch_debugger()
+
+
 def install_hold(rank: int, local_rank: int | None, world_size: int | None) -> None:
     """Hold this rank at an uncaught exception (``rankdebug.runtime.hold``): the hooks are
     set now, at no cost; the module is imported only when an exception reaches them."""
@@ -364,10 +378,9 @@ def act(env: MutableMapping[str, str]) -> None:
     if not chosen and not armed:
         return
     try:
-        # hold: a chosen or armed rank's debugger stops at an uncaught exception are listed
-        # as held, for the command line (it adds itself to debug.after_debugpy).
-        from rankdebug.runtime import debug, hold  # noqa: F401
+        from rankdebug.runtime import debug
 
+        watch_uncaught(debug)
         debug.prepare(rank, local_rank, world_size, chosen=chosen)
         if armed:
             debug.serve_handler(armed=True)  # in RANKDEBUG_ARM

@@ -106,8 +106,9 @@ def breakpoint(
 def _stop(frame: FrameType, me: tuple[int, int | None, int | None], key: str | None,
           store: Any) -> None:
     """Stop here in the debugger; ``me`` is (rank, local rank, world size)."""
-    from rankdebug.runtime import debug, hold  # noqa: F401  (hold: see bootstrap.act)
+    from rankdebug.runtime import bootstrap, debug
 
+    bootstrap.watch_uncaught(debug)
     rank = me[0]
     if debug.state.pid != os.getpid():
         debug.prepare(*me)

@@ -451,13 +451,14 @@ def state() -> dict[str, Any] | None:
         name = here["group"]
         group = groups.get(name or "", {})
         waiting = open_.get(name or "")
+        issued_by = context(_stack(here["frame"]))
         if waiting:  # the newest: the call on the stack issued it
             entry = waiting[-1]
             current = {"op": _op_name(entry), "seq": int(entry["collective_seq_id"]),
-                       "source": "flight recorder", "context": context(_stack(here["frame"]))}
+                       "source": "flight recorder", "context": issued_by}
         else:
             current = {"op": here["op"], "seq": group.get("counter"), "source": "stack",
-                       "context": context(_stack(here["frame"]))}
+                       "context": issued_by}
         current.update(group=name, file=here["file"], line=here["line"])
     else:
         try:

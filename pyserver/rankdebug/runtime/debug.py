@@ -188,8 +188,8 @@ def _port(text: str) -> int:
     return 0
 
 
-# Run once debugpy is imported; ``hold`` adds its watch of the debugger's stops at uncaught
-# exceptions when it is imported (hold imports this module: no import back).
+# Run once debugpy is imported; ``bootstrap.watch_uncaught`` adds hold's watch of the
+# debugger's stops at uncaught exceptions (hold imports this module: no import back).
 after_debugpy: list[Callable[[], None]] = []
 
 

@@ -142,8 +142,8 @@ def evaluate_now(asked: Asked, spawn: Spawn) -> dict[str, Any]:
                     result["line"] = exc.line
             except frame_pick.Ambiguous as exc:
                 result.update(event="error", message=str(exc), candidates=exc.candidates)
-            except LookupError as exc:  # no such frame
-                result.update(event="error", message=str(exc).strip("'\""))
+            except LookupError as exc:  # no such frame (an index, FILE:LINE or a name)
+                result.update(event="error", message=str(exc).strip("'\""), no_frame=True)
             except BaseException as exc:  # the repr raised, or SystemExit: the user's code
                 result.update(event="error", message=f"{type(exc).__name__}: {exc}")
 

@@ -24,7 +24,8 @@ reply per request, several requests per connection:
     {"command": "stacks"}                        -> {"event": "stacks", "threads": [...],
                                                      "collectives": ``runtime.collectives``}
     {"command": "point"}                         -> {"event": "point", "seq", "stopped"}
-        (the default group's collective count, and whether the main thread is stopped:
+        (the rank's collective count over its process groups, and whether the main
+        thread is stopped:
         where a compare starts from, ``at_step``)
 
     {"command": "collectives"}                   -> {"event": "collectives", "collectives": ...}

@@ -484,6 +484,3 @@ def _record_raised(info: dict[str, Any] | None) -> None:
 def _held_now(info: dict[str, Any]) -> bool:
     return any(h.debugger and h.info == info for h in held())
 
-
-if watch_debugger not in debug.after_debugpy:
-    debug.after_debugpy.append(watch_debugger)

@@ -189,22 +189,21 @@ def _reserve(dplan: DebugPlan) -> tuple[str, str, dict[int, int]]:
                 registry.write_rank(job, {"rank": rank, "port": port, "host": opts.host,
                                           "state": "starting"})
     except (OSError, registry.RegistryError) as exc:
-        if isinstance(exc, OSError) and not exc.filename:  # no file: the ports, not the disk
-            with contextlib.suppress(OSError, registry.RegistryError):
-                registry.remove_job(job)
-            raise BadInput(f"cannot reserve ports on {opts.host}: {exc.strerror or exc}"
-                           ) from None
-        raise _registry_failed(job, exc) from None
+        raise _registry_failed(job, exc, opts.host) from None
     return job, job_dir, ports
 
 
-def _registry_failed(job: str, exc: OSError | registry.RegistryError) -> BadInput:
-    """What a registry that cannot be written (full, read-only, not the user's) gives:
-    the job's entry removed, and one line."""
+def _registry_failed(job: str, exc: OSError | registry.RegistryError,
+                     host: str | None = None) -> BadInput:
+    """What a registry that cannot be written (full, read-only, not the user's), or ports
+    that cannot be reserved on ``host``, give: the job's entry removed, and one line."""
     with contextlib.suppress(OSError, registry.RegistryError):
         registry.remove_job(job)
-    return BadInput(str(exc) if isinstance(exc, registry.RegistryError)
-                    else registry.unwritable(exc))
+    if isinstance(exc, registry.RegistryError):
+        return BadInput(str(exc))
+    if host is not None and not exc.filename:  # no file: the ports, not the disk
+        return BadInput(f"cannot reserve ports on {host}: {exc.strerror or exc}")
+    return BadInput(registry.unwritable(exc))
 
 
 def _register(job: str, dplan: DebugPlan, run: JobRun) -> None:

@@ -167,10 +167,9 @@ def check(msg: Mapping[str, Any]) -> tuple[str, str]:
 
 def check_command(msg: Mapping[str, Any]) -> str:
     """The command a line of ``--control``'s stdin asks for; raises Bad otherwise."""
-    what, name = check(msg) if "event" not in msg else ("event", "")
-    if what != "command":
+    if "event" in msg:
         raise Bad("a line of --control is a command, e.g. {\"command\": \"pause\"}")
-    return name
+    return check(msg)[1]
 
 
 def error(message: str) -> dict[str, Any]:

@@ -106,6 +106,7 @@ class Supervisor:
         self._ranks_scanned_at = 0.0
         self._first_said = False
         self._reader_lost = False
+        self._reader_poll = self._watch_reader()
 
     # --- output ---------------------------------------------------------------------
 
@@ -116,11 +117,7 @@ class Supervisor:
                     self.out.write(json.dumps(event) + "\n")
                     self.out.flush()
                 except (OSError, ValueError):  # its reader is gone: the loop ends the job
-                    self._reader_lost = True
-                    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
-                        null = os.open(os.devnull, os.O_WRONLY)
-                        os.dup2(null, self.out.fileno())
-                        os.close(null)
+                    self._lose_reader()
             else:
                 self.say(_human(event))
 
@@ -128,27 +125,38 @@ class Supervisor:
         """Whether the program reading ``--json`` (an editor, a script) has gone: the pipe
         or socket on stdout has no reader left. A file or a terminal never says so (the
         way to run a job on without a reader: README, "Outside VS Code")."""
-        if not self.json_mode:
-            return False
         if self._reader_lost:
             return True
+        if self._reader_poll is None:
+            return False
+        if not any(ev & (select.POLLERR | select.POLLHUP) for _, ev in self._reader_poll.poll(0)):
+            return False
+        self._lose_reader()
+        return True
+
+    def _watch_reader(self) -> select.poll | None:
+        """A poller of stdout when ``--json`` goes to a pipe or socket (a reader that can go
+        away); None for a file or a terminal. Looked at once: stdout does not change."""
+        if not self.json_mode:
+            return None
         try:
             fd = self.out.fileno()
             mode = os.fstat(fd).st_mode
         except (OSError, ValueError, io.UnsupportedOperation):
-            return False
+            return None
         if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-            return False
+            return None
         poller = select.poll()
         poller.register(fd, 0)  # POLLERR and POLLHUP are always reported
-        if not any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0)):
-            return False
+        return poller
+
+    def _lose_reader(self) -> None:
+        """Its reader is gone: what is still buffered for stdout goes nowhere, quietly."""
         self._reader_lost = True
-        with contextlib.suppress(OSError):  # what is still buffered goes nowhere, quietly
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
             null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, fd)
+            os.dup2(null, self.out.fileno())
             os.close(null)
-        return True
 
     # --- what the group layer (together.py) asks of the job ------------------------------
 
@@ -623,7 +631,7 @@ class Supervisor:
             except CommandError as exc:
                 if not reply:
                     self.emit({"event": "error", "command": name, "message": str(exc)})
-                return {"error": {"message": str(exc)}}
+                return ctl_wire.error(str(exc))
             return {"ok": True, "ranks": acted}
         if name == "stop":
             self.stop_reason = "asked to stop"
