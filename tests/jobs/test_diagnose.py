@@ -364,7 +364,7 @@ def test_a_healthy_job(tmp_path: Path, mode: str) -> None:
 @pytest.mark.parametrize("mode", ["armed", "plain"])
 def test_a_healthy_job_with_a_slow_rank(tmp_path: Path, mode: str) -> None:
     with _job(tmp_path, mode, "slow") as job:
-        code, lines = diagnose(job)
+        code, lines = diagnose(job, "--samples", "5")  # 5: a loaded machine blurs 3
     assert code == 0
     check_contract(lines)
     assert culprits(lines) == [], culprits(lines)

@@ -28,7 +28,7 @@ from rankdebug.jobs.diagnose import findings as fnd
 from rankdebug.jobs.diagnose import report as out
 from rankdebug.jobs.diagnose.classes import classes
 from rankdebug.jobs.diagnose.expected import gone_here
-from rankdebug.jobs.diagnose.seen import Seen, judge, place
+from rankdebug.jobs.diagnose.seen import Seen, judge, place, position
 from rankdebug.jobs.diagnose.seen import _marks as marks
 from rankdebug.jobs.diagnose.watch import Target, Watch, watch
 from rankdebug.jobs.discover import Job, Rank, find_job
@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object a line")
     parser.add_argument("--samples", type=int, default=3,
                         help="reads of every rank, at least 2 (default %(default)s; fewer "
-                             "when every rank has already moved)")
+                             "when every rank has already moved and none was in a "
+                             "collective)")
     parser.add_argument("--watch", type=float, default=2.0, metavar="SECONDS",
                         help="while ranks wait in a collective, read on for this long before "
                              "naming the rank they wait for: a slow one comes meanwhile "
@@ -142,7 +143,9 @@ def _watch(ranks: list[Rank], args: argparse.Namespace) -> Watch | None:
 
     def enough(w: Watch) -> bool:
         if len(w.reads) < args.samples:
-            return _all_moved(w)
+            # Every rank moved: healthy, unless some read caught a rank in a collective,
+            # then the full count tells the slowest from those that wait for it.
+            return _all_moved(w) and not _caught_waiting(w)
         if w.seconds >= args.watch:
             return True
         # Ranks wait in a collective: the rank they wait for may yet come (a slow one).
@@ -151,6 +154,11 @@ def _watch(ranks: list[Rank], args: argparse.Namespace) -> Watch | None:
 
     return watch(targets, sockets, interval=args.interval, timeout=args.timeout,
                  enough=enough)
+
+
+def _caught_waiting(w: Watch) -> bool:
+    return any(position(rs) is not None for read in w.reads for rs in read.stacks.values()
+               if rs.error is None)
 
 
 def _all_moved(w: Watch) -> bool:
