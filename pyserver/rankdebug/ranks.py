@@ -1,5 +1,11 @@
 """Which ranks: the rank-spec grammar (``all``, ``N``, ``A-B``, ``localN``, ``nodeN``,
-comma-joined) and the quick-pick's choice (a spec and/or the word ``arm``).
+comma-joined), selectors by parallel coordinates (``tp=0``, ``pp=1 tp=0-3``, ``dp=0 and
+tp=0``, ``pp=last``, ``tp=0,2``) and the quick-pick's choice (a spec and/or the word ``arm``).
+
+A text with ``=`` is a selector, resolved to rank numbers against a coordinate table
+(:func:`select_coords`, or :func:`resolve` for any RANKS argument) before anything else
+reads it; rank numbers are written ``rank=1`` inside one (``rank=1 or tp=0``), so ``1,tp=0``
+is refused with that hint.
 
 ``nodeN`` (also typed ``node N``) is every rank of node N; it needs the job's ranks known and
 is resolved to rank numbers before any rank sees the spec.
@@ -11,7 +17,7 @@ Every layer reads a spec through here; the rank's bootstrap keeps a stdlib copy 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -81,6 +87,9 @@ def items(spec: str) -> list[str]:
         if not item:
             continue
         if not _ITEM.match(item):
+            if is_selector(spec):
+                raise RanksError(f"--ranks: {_short(spec.strip())} selects by parallel "
+                                 f"coordinates, which are not known here; {NO_COORDS}", 1, 1)
             raise RanksError(f"--ranks: cannot read {_short(item)} (use N, A-B, all, localN "
                              "or nodeN)", 1, at)
         for number in re.findall(r"\d+", item, re.ASCII):
@@ -117,7 +126,17 @@ def normalise(raw: object, default: str = DEFAULT) -> str:
 
 
 def parse_choice(text: str, *, allow_arm: bool = True) -> Choice:
-    """A typed or remembered choice: a spec, ``arm``, or both (``1,3 arm``, ``1,3+arm``)."""
+    """A typed or remembered choice: a spec, ``arm``, or both (``1,3 arm``, ``1,3+arm``).
+    A selector (``tp=0 arm``) is kept as typed, less the word ``arm``, and checked for its
+    syntax only: the job's coordinates resolve it."""
+    if is_selector(text):
+        words = text.split()
+        arm = any(_ARM.match(w) for w in words)
+        if arm and not allow_arm:
+            raise RanksError(f"give ranks like {EXAMPLES} or {SELECTOR_EXAMPLES}")
+        spec = " ".join(w for w in words if not _ARM.match(w)) if arm else text.strip()
+        parse_selector(spec)
+        return Choice(spec, arm)
     arm = False
     rest: list[str] = []
     for word in re.split(r"[\s+]+", _NODE_WORD.sub("node", text.strip())):
@@ -188,6 +207,308 @@ def label(ranks: Sequence[int]) -> str:
     return ("ranks " if len(set(ranks)) > 1 else "rank ") + compact(ranks)
 
 
+# --- Selectors by parallel coordinates -------------------------------------------------------
+#
+#   selector := conj ("or" conj)*          union
+#   conj     := term (["and"] term)*       a space or "and" is "and"
+#   term     := DIM "=" value ("," value)*
+#   value    := N | A-B | first | last | all | *
+#
+# DIM is a name the job's coordinates use (dp, tp, pp, cp, ep, dp_shard, ...; any case) or
+# ``rank``. Values are checked against the dimension's size before anything is resolved.
+
+Spans = list[tuple[int, int]]
+"""Inclusive rank ranges, sorted and merged: what a spec or selector resolves to."""
+
+Coords = Mapping[int, Mapping[str, int]]
+"""rank → {dimension: index}: a job's (or a command's) parallel coordinates."""
+
+RANK_DIM = "rank"
+SELECTOR_EXAMPLES = "tp=0, pp=1 tp=0-3, dp=0 and tp=0, pp=last or tp=0,2"
+NO_COORDS = ("parallel coordinates come from the command (Megatron/MindSpeed parallel sizes, "
+             "torchtitan's [parallelism], DeepSpeed or verl tensor-parallel sizes) or from a "
+             "running job's device mesh; give rank numbers instead (e.g. 0-3)")
+_TOKEN = re.compile(r"(?P<space>\s+)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d+)|"
+                    r"(?P<op>[=,*-])", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value of a term: ``lo``-``hi`` (inclusive), or a word: first, last, all."""
+
+    lo: int | str
+    hi: int | str
+    column: int
+
+
+@dataclass(frozen=True)
+class Term:
+    """``dim=values``: ``dim`` lower-cased, ``column`` 1-based where it was written."""
+
+    dim: str
+    values: tuple[Value, ...]
+    column: int
+
+
+Selector = tuple[tuple[Term, ...], ...]
+"""A parsed selector: a union of conjunctions of terms."""
+
+
+def is_selector(text: str) -> bool:
+    """Whether ``text`` selects by coordinates (it has an ``=``) rather than by number."""
+    return "=" in text
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    """(kind, text, 1-based column) of each token but spaces; raises at the first character
+    that no token starts with."""
+    out: list[tuple[str, str, int]] = []
+    at = 0
+    while at < len(text):
+        m = _TOKEN.match(text, at)
+        if m is None:
+            bad = text[at]
+            why = (" (a range is A-B, both ends included)" if bad == ":" else
+                   " (digits and names are ASCII)" if not bad.isascii() else "")
+            raise RanksError(f"--ranks: cannot read {bad!r} in a selector{why}; give e.g. "
+                             f"{SELECTOR_EXAMPLES}", 1, at + 1)
+        kind = m.lastgroup or "space"
+        if kind != "space":
+            out.append((kind, m.group(), at + 1))
+        at = m.end()
+    return out
+
+
+def _number(text: str, column: int) -> int:
+    if len(text.lstrip("0")) > MAX_DIGITS or int(text) > MAX_RANK:
+        raise RanksError(f"--ranks: {_short(text)} is past any index there can be "
+                         f"({MAX_RANK:,})", 1, column)
+    return int(text)
+
+
+class _Parser:
+    """Recursive descent over :func:`_tokens`; every error names its column."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = _tokens(text)
+        self.i = 0
+
+    def peek(self, k: int = 0) -> tuple[str, str, int] | None:
+        return self.toks[self.i + k] if self.i + k < len(self.toks) else None
+
+    def end_column(self) -> int:
+        return len(self.text.rstrip()) + 1
+
+    def fail(self, message: str, column: int) -> RanksError:
+        return RanksError(f"--ranks: {message}", 1, column)
+
+    def selector(self) -> Selector:
+        conjs = [self.conj()]
+        while (tok := self.peek()) is not None:
+            if tok[0] == "word" and tok[1].lower() == "or":
+                self.i += 1
+                conjs.append(self.conj(after="or"))
+            elif tok[1] in "=-":
+                raise self.fail(f"cannot read {tok[1]!r} here: a term is one dimension, '=' "
+                                "and its values (e.g. tp=0-3)", tok[2])
+            else:
+                self.term()  # says what is wrong with it (a rank number, a lone ',')
+        return tuple(conjs)
+
+    def conj(self, after: str | None = None) -> tuple[Term, ...]:
+        terms = [self.term(after)]
+        while (tok := self.peek()) is not None and tok[0] == "word":
+            word = tok[1].lower()
+            if word == "or":
+                break
+            if word == "and":
+                self.i += 1
+                terms.append(self.term("and"))
+            else:
+                terms.append(self.term())
+        return tuple(terms)
+
+    def term(self, after: str | None = None) -> Term:
+        tok = self.peek()
+        if tok is None:
+            what = f"{after!r} needs a term after it" if after else "a term is missing"
+            raise self.fail(f"{what} (e.g. tp=0)", self.end_column())
+        kind, text, column = tok
+        if kind == "num" or (kind == "op" and text in "-*"):
+            raise self.fail(f"rank numbers and coordinates cannot be mixed in one spec: write "
+                            f"rank={text} inside a selector (e.g. rank={text} or tp=0), or "
+                            "give only rank numbers", column)
+        if kind != "word":
+            raise self.fail(f"{text!r} needs a dimension before it (e.g. tp=0)", column)
+        if text.lower() in ("and", "or"):
+            raise self.fail(f"{text!r} joins two terms and needs one before it (e.g. dp=0 "
+                            f"{text.lower()} tp=0)", column)
+        nxt = self.peek(1)
+        if nxt is None or nxt[1] != "=":
+            raise self.fail(f"{_short(text)} needs '=' and a value (e.g. {text.lower()}=0)",
+                            nxt[2] if nxt else column + len(text))
+        self.i += 2
+        values = [self.value(text, nxt[2] + 1)]
+        while (tok := self.peek()) is not None and tok[1] == ",":
+            self.i += 1
+            following = self.peek(1)
+            if following is not None and following[1] == "=":
+                raise self.fail("',' joins values of one dimension (tp=0,2); join dimensions "
+                                "with a space or 'and' (pp=1 tp=0)", tok[2])
+            values.append(self.value(text, tok[2] + 1))
+        return Term(text.lower(), tuple(values), column)
+
+    def value(self, dim: str, column: int) -> Value:
+        tok = self.peek()
+        if tok is None or (tok[0] not in ("num", "word") and tok[1] != "*"):
+            raise self.fail(f"{dim}= needs a value (e.g. {dim}=0, {dim}=0-3, {dim}=last)",
+                            tok[2] if tok else column)
+        self.i += 1
+        kind, text, at = tok
+        if kind == "word":
+            word = text.lower()
+            if word not in ("first", "last", "all"):
+                raise self.fail(f"{_short(text)} is not a value of {dim} (give N, A-B, first, "
+                                "last or all)", at)
+            return Value(word, word, at)
+        if text == "*":
+            return Value("all", "all", at)
+        lo = _number(text, at)
+        hi = lo
+        nxt = self.peek()
+        if nxt is not None and nxt[1] == "-":
+            self.i += 1
+            end = self.peek()
+            if end is None or end[0] != "num":
+                raise self.fail(f"the range {text}- needs an end (e.g. {text}-{lo + 1})",
+                                end[2] if end else self.end_column())
+            self.i += 1
+            hi = _number(end[1], end[2])
+            if hi < lo:
+                raise self.fail(f"empty range {lo}-{hi}", at)
+        return Value(lo, hi, at)
+
+
+def parse_selector(text: str) -> Selector:
+    """The selector ``text`` parsed (not yet checked against any job); raises RanksError
+    with the column of the first fault."""
+    if len(text) > MAX_SPEC:
+        raise RanksError(f"--ranks: the selector is {len(text):,} characters long (at most "
+                         f"{MAX_SPEC:,})", 1, MAX_SPEC + 1)
+    if not text.strip():
+        raise RanksError(f"--ranks is empty; give e.g. {EXAMPLES}, or a selector such as tp=0")
+    return _Parser(text).selector()
+
+
+def sizes_of(coords: Coords) -> dict[str, int]:
+    """Each dimension's size as the table shows it (its largest index + 1), in the order the
+    dimensions first appear."""
+    sizes: dict[str, int] = {}
+    for where in coords.values():
+        for dim, index in where.items():
+            sizes[dim] = max(sizes.get(dim, 0), index + 1)
+    return sizes
+
+
+def _bounds(term: Term, size: int) -> list[tuple[int, int]]:
+    """The term's values as inclusive index ranges, each checked against ``size``."""
+    out = []
+    for v in term.values:
+        if v.lo == "all":
+            out.append((0, size - 1))
+        elif v.lo == "first":
+            out.append((0, 0))
+        elif v.lo == "last":
+            out.append((size - 1, size - 1))
+        else:
+            assert isinstance(v.lo, int) and isinstance(v.hi, int)
+            if v.hi >= size:
+                bad = v.hi if v.lo == v.hi else f"{v.lo}-{v.hi}"
+                raise RanksError(f"--ranks: {term.dim}={bad} is past the job's {term.dim} "
+                                 f"(size {size}: {term.dim}=0-{size - 1})", 1, v.column)
+            out.append((v.lo, v.hi))
+    return out
+
+
+def _describe(dims: Iterable[str]) -> str:
+    names = list(dims)
+    return ", ".join(names) if names else "no dimensions"
+
+
+def select_coords(text: str, world: int | None, coords: Coords | None,
+                  sizes: Mapping[str, int] | None = None, *, hint: str = NO_COORDS) -> Spans:
+    """The ranks the selector ``text`` picks, as merged spans.
+
+    ``coords`` maps rank → {dimension: index} (a plain dict, or a lazy mapping such as
+    ``coords.Layout.table()``); ``sizes`` gives each dimension's size (default: from the
+    table); ``world`` bounds ``rank=`` and the ranks considered (default: the table's).
+    ``hint`` says where coordinates come from when ``coords`` is empty. Raises RanksError,
+    one line with a column: syntax, an unknown dimension, a value past a size, no match.
+    """
+    parsed = parse_selector(text)
+    if not coords:
+        raise RanksError(f"--ranks: {_short(text.strip())} selects by parallel coordinates, and "
+                         f"this job's are not known; {hint}", 1,
+                         parsed[0][0].column)
+    table_sizes = dict(sizes) if sizes is not None else sizes_of(coords)
+    by_name = {d.lower(): d for d in table_sizes}
+    top = world if world is not None else max(coords) + 1
+    checked: list[list[tuple[str, list[tuple[int, int]]]]] = []
+    for conj in parsed:
+        terms = []
+        for term in conj:
+            if term.dim == RANK_DIM and RANK_DIM not in by_name:
+                terms.append((RANK_DIM, _bounds(term, top)))
+                continue
+            dim = by_name.get(term.dim)
+            if dim is None:
+                raise RanksError(f"--ranks: unknown dimension {_short(term.dim)}: this job has "
+                                 f"{_describe(table_sizes)}", 1, term.column)
+            terms.append((dim, _bounds(term, table_sizes[dim])))
+        checked.append(terms)
+
+    def picks(rank: int) -> bool:
+        where = coords.get(rank)
+        if where is None:
+            return False
+        for terms in checked:
+            for dim, ranges in terms:
+                index = rank if dim == RANK_DIM and RANK_DIM not in by_name else where.get(dim)
+                if index is None or not any(lo <= index <= hi for lo, hi in ranges):
+                    break
+            else:
+                return True
+        return False
+
+    spans: Spans = []
+    for rank in sorted(r for r in coords if 0 <= r < top):
+        if picks(rank):
+            if spans and spans[-1][1] == rank - 1:
+                spans[-1] = (spans[-1][0], rank)
+            else:
+                spans.append((rank, rank))
+    if not spans:
+        raise RanksError(f"--ranks: no rank of this job has {_short(' '.join(text.split()))}", 1,
+                         parsed[0][0].column)
+    return spans
+
+
+def spans_spec(spans: Spans) -> str:
+    """Spans as a plain spec: ``[(0, 2), (4, 4)]`` → ``0-2,4``."""
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in spans)
+
+
+def resolve(text: str, world: int | None, coords: Coords | None,
+            sizes: Mapping[str, int] | None = None, *, hint: str = NO_COORDS) -> str:
+    """Any RANKS argument as a plain spec: a selector resolved to rank numbers (see
+    :func:`select_coords`), a plain spec checked and returned as written. The one call a verb
+    needs before its existing plain-spec handling."""
+    if is_selector(text):
+        return spans_spec(select_coords(text, world, coords, sizes, hint=hint))
+    return ",".join(items(text))
+
+
 def _numbers_only(parts: Sequence[str]) -> bool:
     return all(i != "all" and not i.startswith(("local", "node")) for i in parts)
 
@@ -210,12 +531,18 @@ def _select_unknown(parts: list[str], world: int | None) -> Selection:
     return Selection(canonical, None)
 
 
-def select(spec: str, ranks: Sequence[RankLike], world_size: int | None = None) -> Selection:
+def select(spec: str, ranks: Sequence[RankLike], world_size: int | None = None,
+           coords: Coords | None = None, *, hint: str = NO_COORDS) -> Selection:
     """Check ``spec`` against the job's ranks and resolve it to a list when they are known.
 
     ``ranks`` is the launch plan's rank list (empty when unknown); ``world_size`` bounds
-    explicit numbers when the list is empty but the size is known.
+    explicit numbers when the list is empty but the size is known. A selector is resolved
+    through ``coords`` (see :func:`select_coords`) to rank numbers.
     """
+    if is_selector(spec):
+        world = len(ranks) if ranks else world_size
+        spans = select_coords(spec, world, coords, hint=hint)
+        return Selection(spans_spec(spans), [r for lo, hi in spans for r in range(lo, hi + 1)])
     parts = items(spec)
     if not ranks:
         return _select_unknown(parts, world_size)
@@ -266,3 +593,4 @@ def chosen(spec: str, rank: int, local_rank: int | None) -> bool:
             if int(lo) <= rank <= int(hi or lo):
                 return True
     return False
+
