@@ -3,5 +3,5 @@
 # example (examples/train.sh) end to end in this terminal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh demo
 exec .venv/bin/python scripts/demo.py
