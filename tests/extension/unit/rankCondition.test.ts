@@ -28,3 +28,29 @@ describe('core/rankCondition', () => {
         assert.equal(bindCondition(bindCondition('x', '1'), '2'), 'ranks 2 and x');
     });
 });
+
+describe('core/rankCondition against the gates', () => {
+    // Written by scripts/gen_wire.py: each condition with what supervise/gate_breaks.py
+    // reads from it (spec null: not bound).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const cases = require('./fixtures/rank-conditions.json') as { condition: string; spec: string | null; rest: string | null }[];
+
+    it('reads every condition as the gates do', () => {
+        assert.ok(cases.length > 20);
+        for (const c of cases) {
+            const got = readCondition(c.condition);
+            if (c.spec === null) {
+                assert.equal(got.spec, undefined, `${JSON.stringify(c.condition)} is not bound for the gates`);
+            } else {
+                assert.equal(got.spec, c.spec, JSON.stringify(c.condition));
+                assert.equal(got.rest ?? null, c.rest, JSON.stringify(c.condition));
+            }
+        }
+    });
+
+    it('rebinds a condition the gates read as bound, keeping one binding', () => {
+        assert.equal(bindCondition('rank 2', '0'), 'ranks 0');
+        assert.equal(bindCondition('rank 2 and loss > 4', '0,1'), 'ranks 0,1 and loss > 4');
+        assert.equal(bindCondition('ranks 1, 3 and x', '2'), 'ranks 2 and x');
+    });
+});
