@@ -1,8 +1,9 @@
 """Writes what is generated from the declared messages (``rankdebug.protocol``): the JSON
 Schema in docs/schema/ and the extension's TypeScript types; and, from the rank grammar
 (``rankdebug.ranks``, ``supervise.gate_breaks``), the patterns the extension reads rank
-conditions with and the cases its unit test checks them against (the gates' answers). ``--check``: exit 1 (and say
-which) when a written file differs from what would be written now.
+conditions with and the cases its unit test checks them against (the gates' answers).
+``--check``: exit 1 (and say which) when a written file differs from what would be written
+now.
 
     python scripts/gen_wire.py [--check]
 """
