@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rankdebug.command.plan import LaunchPlan
-from rankdebug.debugplan.options import LOOPBACK, LaunchOptions
+from rankdebug.debugplan.options import DEFAULT_HANG_S, LOOPBACK, LaunchOptions
 from rankdebug.debugplan.origin import Origin
 from rankdebug.errors import BadInput
 
@@ -26,6 +26,8 @@ def option_flags(spec: str, options: LaunchOptions) -> list[str]:
         argv += ["--base-port", str(options.base_port)]
     if options.collective_timeout is not None:
         argv += ["--collective-timeout", f"{options.collective_timeout:g}"]
+    if options.hang_seconds != DEFAULT_HANG_S:
+        argv += ["--hang-seconds", f"{options.hang_seconds:g}"]
     if options.attach != "auto":
         argv += ["--attach", options.attach]
     if options.stop != "together":

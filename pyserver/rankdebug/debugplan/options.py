@@ -13,6 +13,7 @@ from rankdebug.errors import BadInput
 from rankdebug.ssh import check_hosts
 
 DEFAULT_TIMEOUT_S = 86400.0
+DEFAULT_HANG_S = 120.0  # no rank progressed for this long: the job is said to hang
 LOOPBACK = "127.0.0.1"
 AttachMode = Literal["auto", "start", "hit"]
 StopMode = Literal["together", "alone"]
@@ -41,6 +42,8 @@ class LaunchOptions:
     # The job's other nodes, reached over SSH (this machine is node 0), and ssh -F.
     hosts: tuple[str, ...] = ()
     ssh_config: str | None = None
+    # Seconds without progress in any rank before the job is said to hang (0: not watched).
+    hang_seconds: float = DEFAULT_HANG_S
 
     def __post_init__(self) -> None:
         if self.collective_timeout is not None and not (
@@ -49,6 +52,7 @@ class LaunchOptions:
         if not 0 <= self.base_port <= 65535:
             raise BadInput(f"--base-port must be 0 (any free port) or a port from 1 to "
                            f"65535, not {self.base_port}")
+        check_hang(self.hang_seconds)
         check_host(self.host)
         check_hosts(self.hosts)
         for value in self.breaks:
@@ -62,6 +66,22 @@ class LaunchOptions:
     def attach_mode(self) -> Literal["start", "hit"]:
         """The mode the ranks run in: ``auto`` decided."""
         return "start" if self.attach == "start" else "hit"
+
+
+def check_hang(seconds: float) -> None:
+    if not (math.isfinite(seconds) and (seconds == 0 or seconds >= 1)):
+        raise BadInput(f"--hang-seconds must be 0 (off) or at least 1 second, not {seconds:g}")
+
+
+def parse_hang(text: str) -> float:
+    """``--hang-seconds``' value: seconds (0: off); BadInput for anything else."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise BadInput(f"--hang-seconds must be 0 (off) or at least 1 second, not "
+                       f"{text!r}") from None
+    check_hang(seconds)
+    return seconds
 
 
 def check_host(host: str) -> None:

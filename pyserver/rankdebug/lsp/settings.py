@@ -10,6 +10,7 @@ values fall back to the defaults, each reported once in the log.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -19,7 +20,7 @@ from typing import Any, Literal
 import attrs
 from pygls import uris
 
-from rankdebug.debugplan.options import STOP_MODES, LaunchOptions, StopMode
+from rankdebug.debugplan.options import DEFAULT_HANG_S, STOP_MODES, LaunchOptions, StopMode
 from rankdebug.ssh import is_host
 
 SECTION = "rankdebug"
@@ -51,6 +52,8 @@ class Settings:
     # First port of the per-rank debugpy attach configurations written to launch.json.
     debugpy_base_port: int = 5678
     collective_timeout: float | None = None
+    # Seconds without progress before a job started from here is said to hang (0: off).
+    hang_seconds: float = DEFAULT_HANG_S
     wait: bool = True
     attach_on: AttachOn = "hit"
     # together: when a chosen rank stops, the other chosen ranks are paused too.
@@ -117,6 +120,7 @@ class Settings:
             stop=self.stop_ranks,
             hosts=self.hosts,
             ssh_config=self.ssh_config or None,
+            hang_seconds=self.hang_seconds,
         )
 
     def run_env(self) -> dict[str, str]:
@@ -155,6 +159,13 @@ def _timeout(v: Any) -> float | None:
     if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0:
         return float(v)
     raise ValueError("expected seconds (a number >= 0) or null")
+
+
+def _hang(v: Any) -> float:
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+            and (v == 0 or v >= 1):
+        return float(v)
+    raise ValueError("expected 0 (off) or at least 1 second")
 
 
 def _env(v: Any) -> dict[str, str]:
@@ -199,6 +210,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "basePort": ("base_port", _port),
     "debugpyBasePort": ("debugpy_base_port", _port),
     "collectiveTimeout": ("collective_timeout", _timeout),
+    "hangSeconds": ("hang_seconds", _hang),
     "wait": ("wait", _bool),
     "attachOn": ("attach_on", _choice("start", "hit")),
     "stopRanks": ("stop_ranks", _choice(*STOP_MODES)),

@@ -73,6 +73,17 @@ EVENTS: dict[str, Message] = {m.tag: m for m in (
              message=Field("str", "what went wrong"),
              command=Field("str", "the command it answers", optional=True, null=True),
              rank=Field("int", "the rank it concerns", optional=True, null=True), job=_JOB),
+    _message("hang", "No rank has made progress for `--hang-seconds` (said once per hang; "
+             "never while a chosen rank is stopped in the debugger or held at an exception).",
+             job=Field("str", "the job's id"),
+             seconds=Field("number", "how long no rank has made progress"),
+             why=Field("str", "one sentence: the first culprit's, else what was seen"),
+             culprits=Field("[object]", "the diagnosis' culprit findings, {ranks, why, where: "
+                            "{file, line, function} | null} (`rankdebug diagnose --json`'s "
+                            "`culprit` lines); empty when it names none")),
+    _message("hang_over", "A rank made progress again after a `hang`: the hang is over.",
+             job=Field("str", "the job's id"),
+             seconds=Field("number", "how long no rank had made progress")),
     _message("exited", "The job ended: last, once.",
              code=Field("int", "its exit status")),
 )}

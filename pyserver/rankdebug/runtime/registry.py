@@ -145,6 +145,14 @@ def update_rank(job: str, rank: int, **fields: Any) -> dict[str, Any]:
     return current
 
 
+def update_job(job: str, **fields: Any) -> None:
+    """Merge ``fields`` into the job's ``job.json`` (only its supervisor writes it)."""
+    path = os.path.join(job_dir(job), "job.json")
+    current = _read(path) or {"job": job}
+    current.update(fields)
+    _write(path, current)
+
+
 def read_rank(job: str, rank: int) -> dict[str, Any] | None:
     return _read(os.path.join(job_dir(job), f"rank-{rank}.json"))
 

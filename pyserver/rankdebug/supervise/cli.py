@@ -50,7 +50,7 @@ from rankdebug.debugplan.job_env import (
     package_dir,
     prepare_boot_dir,
 )
-from rankdebug.debugplan.options import STOP_MODES
+from rankdebug.debugplan.options import DEFAULT_HANG_S, STOP_MODES, parse_hang
 from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.runtime import marks, registry
 from rankdebug.ssh import SshOptions, parse_hosts
@@ -81,6 +81,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="first port to try for the chosen ranks (default: any free port)")
     parser.add_argument("--collective-timeout", type=float, default=None, metavar="SECONDS",
                         help="raise process-group timeouts to this (default one day; 0: off)")
+    parser.add_argument("--hang-seconds", default=None, metavar="SECONDS",
+                        help="say when no rank has made progress for this long: a hang event "
+                        "naming the culprit ranks, once per hang, and hang_over when it goes "
+                        "on (default 120; 0: off). Never while a chosen rank is stopped in "
+                        "the debugger")
     parser.add_argument("--break", dest="breaks", action="append", default=[],
                         metavar="FILE:LINE", help="a breakpoint known at start (repeatable)")
     parser.add_argument("--attach", choices=("auto", "start", "hit"), default="auto",
@@ -167,6 +172,8 @@ def debug_plan(args: argparse.Namespace) -> DebugPlan:
         stop=args.stop,
         hosts=parse_hosts(args.hosts),
         ssh_config=args.ssh_config,
+        hang_seconds=(DEFAULT_HANG_S if args.hang_seconds is None
+                      else parse_hang(args.hang_seconds)),
     )
     caller = debugplan.Caller(cwd=str(Path.cwd()), cli=(sys.executable, "-m", "rankdebug"))
     dplan = debugplan.make(plan, origin, caller, args.ranks or None, options)
@@ -213,6 +220,7 @@ def _register(job: str, dplan: DebugPlan, run: JobRun) -> None:
         "pid": os.getpid(), "state": "running", "command": run.argv, "cwd": run.cwd,
         "launcher": run.launcher, "ranks": run.chosen, "rank_spec": run.rank_spec,
         "world_size": plan.world_size, "start_time": start_time, "armed": dplan.options.arm,
+        "hang": None,  # {seconds, why, culprits} while the hang watch says it hangs
     })
     infos = {r.rank: r for r in plan.ranks}
     for rank, port in run.ports.items():
@@ -334,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
             node.discard()
         return report(_registry_failed(job, exc), as_json=args.json, prog=PROG)
     sup = Supervisor(job_proc, job, job_dir, args.json, control=args.control, remotes=nodes,
-                     spread=spread)
+                     spread=spread, hang_seconds=dplan.options.hang_seconds)
     event: dict[str, object] = {
         "event": "job", "job": job, "dir": job_dir, "pid": os.getpid(),
         "ranks": job_proc.chosen, "rank_spec": job_proc.rank_spec,

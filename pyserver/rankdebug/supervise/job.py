@@ -40,6 +40,7 @@ from rankdebug.runtime import marks, peercred, registry, wire
 from rankdebug.supervise import ctl_wire, janitor, procs
 from rankdebug.supervise.adapters import Adapter, start_adapter, with_rankdebug_on_path
 from rankdebug.supervise.gate import Gate
+from rankdebug.supervise.hang_watch import HangWatch
 from rankdebug.supervise.rank_exits import RankExits
 from rankdebug.supervise.remote import RemoteError, RemoteNode, node_argv, node_env
 from rankdebug.supervise.together import GROUP_COMMANDS, CommandError, Together
@@ -79,6 +80,7 @@ class Supervisor:
     err: TextIO = field(default_factory=lambda: sys.stderr)
     remotes: list[RemoteNode] = field(default_factory=list)  # the job's other nodes
     spread: bool = False  # the launcher here starts the other nodes' ranks (srun, mpirun)
+    hang_seconds: float = 0.0  # say when no rank progressed for this long (0: off)
 
     def __post_init__(self) -> None:
         self.events: queue.Queue[tuple[str, int, dict[str, Any] | None]] = queue.Queue()
@@ -107,6 +109,11 @@ class Supervisor:
         self._first_said = False
         self._reader_lost = False
         self._reader_poll = self._watch_reader()
+        self._held_raised: set[int] = set()  # ranks held at an uncaught exception
+        self._attached: set[int] = set()  # chosen ranks whose client has configured them
+        self.hang_watch = HangWatch(self.hang_seconds, self.job, self.job_dir,
+                                    self._user_holds,
+                                    lambda event: self.post(lambda: self._on_hang(event)))
 
     # --- output ---------------------------------------------------------------------
 
@@ -340,6 +347,7 @@ class Supervisor:
         try:
             self.start()
             self.serve_ctl()
+            self.hang_watch.start()
         except OSError as exc:
             self.say(f"cannot start {self.plan.argv[0]!r}: {exc.strerror or exc}")
             return 127 if isinstance(exc, FileNotFoundError) else 126
@@ -512,6 +520,8 @@ class Supervisor:
 
     def _on_eof(self, cid: int) -> None:
         conn = self._conns.pop(cid, None)
+        if conn is not None and conn.rank is not None:
+            self._held_raised.discard(conn.rank)
         if (conn is not None and conn.rank is not None and conn.chosen and not conn.finished
                 and launcher_table.get(self.plan.launcher).rank_end_fails):
             first = self.rank_exits.first_before(conn.rank)
@@ -586,6 +596,7 @@ class Supervisor:
             )
         elif event == "attached":
             fields.update(state="attached")
+            self._attached.add(rank)
             gate = self._gates.get(rank)
             if gate is None or gate.traced_from_start:  # else the gate reports it itself
                 self.emit({"event": "attached", "rank": rank, "pid": msg.get("pid"),
@@ -614,6 +625,7 @@ class Supervisor:
         rank itself (after this supervisor's earlier updates); a rank on another node cannot
         reach this registry, so it is recorded here."""
         said = {k: msg.get(k) for k in ("exception", "message", "file", "line", "function")}
+        self._held_raised.add(rank)
         if conn.node is not None:
             self.record(rank, {"pid": msg.get("pid", conn.pid), "state": "raised",
                                "raised": said})
@@ -693,6 +705,31 @@ class Supervisor:
                            "port": adapter.client_port, "pid": pid})
         self.emit({"event": "listening", "rank": rank, "host": adapter.client_host,
                    "port": adapter.client_port, "pid": pid, "job": self.job})
+
+    # --- the hang watch ------------------------------------------------------------------
+
+    def _user_holds(self) -> bool:
+        """Whether the user holds the job (any thread): a chosen rank stopped, or being
+        paused, in the debugger, one waiting for its client, or a rank held at an uncaught
+        exception. Peers then wait in their collectives as they should: no hang."""
+        waits = self.plan.env.get("RANKDEBUG_WAIT") == "1"
+        try:
+            if self._held_raised or any(st.stopped or st.pausing or st.waiting is not None
+                                        for st in list(self.together.ranks.values())):
+                return True
+            return any(c.waiting or (waits and c.rank is not None and self._chosen(c.rank)
+                                     and c.rank not in self._attached and not c.finished)
+                       for c in list(self._conns.values()))
+        except RuntimeError:  # changed as it was read (the loop thread): ask again next tick
+            return True
+
+    def _on_hang(self, event: dict[str, Any]) -> None:
+        """A ``hang`` or ``hang_over`` of the watch: said, and kept in the job's entry."""
+        self.emit(event)
+        hang = ({k: event[k] for k in ("seconds", "why", "culprits")}
+                if event["event"] == "hang" else None)
+        with contextlib.suppress(OSError, registry.RegistryError):
+            registry.update_job(self.job, hang=hang)
 
     # --- gates (--attach hit) ------------------------------------------------------------
 
@@ -818,6 +855,7 @@ class Supervisor:
                 # The rank runs on behind its gate, open to the next client: listening again.
                 self.record(rank, {"state": "listening", "host": gate.host, "port": gate.port})
         elif what == "configured":
+            self._attached.add(rank)
             pid = conn.pid if conn is not None else None
             self.record(rank, {"state": "attached", "pid": pid})
             self.emit({"event": "attached", "rank": rank, "pid": pid, "job": self.job})
@@ -910,6 +948,7 @@ class Supervisor:
             self.say(f"processes still alive after SIGKILL: {left}")
 
     def _cleanup(self) -> None:
+        self.hang_watch.stop()
         if self.proc is not None and self.proc.poll() is None:
             self._end_all()
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -985,6 +1024,9 @@ _LINES: dict[str, Callable[[dict[str, Any]], str]] = {
                             f"to {e.get('host')}:{e.get('port')}"),
     "attached": lambda e: f"rank {e.get('rank')}: debugger attached",
     "role": lambda e: f"rank {e.get('rank')}: a Ray actor, role {e.get('role')}",
+    "hang": lambda e: (f"the job looks stuck: {e.get('why')} (rankdebug diagnose "
+                       f"{e.get('job')} says more)"),
+    "hang_over": lambda e: f"the job makes progress again, after {e.get('seconds')} s",
     "exited": lambda e: f"job ended with exit status {e.get('code')}",
     "stopped": _paused,
     "continued": lambda e: f"rank {e.get('rank')}: running",

@@ -164,6 +164,28 @@ export interface ErrorWire {
     job?: string;
 }
 
+/** No rank has made progress for `--hang-seconds` (said once per hang; never while a chosen rank is stopped in the debugger or held at an exception). */
+export interface HangWire {
+    event: 'hang';
+    /** the job's id */
+    job: string;
+    /** how long no rank has made progress */
+    seconds: number;
+    /** one sentence: the first culprit's, else what was seen */
+    why: string;
+    /** the diagnosis' culprit findings, {ranks, why, where: {file, line, function} | null} (`rankdebug diagnose --json`'s `culprit` lines); empty when it names none */
+    culprits: Record<string, unknown>[];
+}
+
+/** A rank made progress again after a `hang`: the hang is over. */
+export interface HangOverWire {
+    event: 'hang_over';
+    /** the job's id */
+    job: string;
+    /** how long no rank had made progress */
+    seconds: number;
+}
+
 /** The job ended: last, once. */
 export interface ExitedWire {
     event: 'exited';
@@ -171,4 +193,4 @@ export interface ExitedWire {
     code: number;
 }
 
-export type LaunchWire = JobWire | ListeningWire | AttachedWire | StoppedWire | ContinuedWire | ArrivedWire | BlockedWire | RaisedWire | RoleWire | ErrorWire | ExitedWire;
+export type LaunchWire = JobWire | ListeningWire | AttachedWire | StoppedWire | ContinuedWire | ArrivedWire | BlockedWire | RaisedWire | RoleWire | ErrorWire | HangWire | HangOverWire | ExitedWire;
