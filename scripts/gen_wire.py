@@ -67,8 +67,17 @@ def condition_cases() -> str:
     return json.dumps(cases, indent=1, ensure_ascii=False) + "\n"
 
 
+SPECS = [[], [0], [0, 1], [1, 0], [0, 1, 2], [0, 1, 2, 4], [3, 1], [0, 1, 3, 4, 5, 8, 9],
+         [5, 5, 6], [0, 2, 4, 6], list(range(0, 1024)), [1048575, 1048574]]
+
+
+def spec_cases() -> str:
+    return json.dumps([{"ranks": r, "spec": ranks.compact(r)} for r in SPECS]) + "\n"
+
+
 def outputs() -> dict[Path, str]:
     return {
+        ROOT / "tests" / "extension" / "unit" / "fixtures" / "rank-specs.json": spec_cases(),
         ROOT / "extension" / "src" / "core" / "generated" / "rankGrammar.ts": rank_grammar_ts(),
         ROOT / "tests" / "extension" / "unit" / "fixtures" / "rank-conditions.json":
             condition_cases(),

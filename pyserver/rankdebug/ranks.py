@@ -189,7 +189,9 @@ def numbers(item: str) -> list[int]:
 
 
 def compact(ranks: Sequence[int]) -> str:
-    """Rank numbers as the shortest spec: ``[0, 1, 2, 4]`` → ``0-2,4``."""
+    """Rank numbers as a short spec: ``[0, 1, 2, 4]`` → ``0-2,4``; two in a row stay two
+    (``0,1``). The extension's ``formatSpec`` writes the same (tested against cases made
+    here: scripts/gen_wire.py)."""
     known = sorted(set(ranks))
     parts = []
     i = 0
@@ -197,7 +199,12 @@ def compact(ranks: Sequence[int]) -> str:
         j = i
         while j + 1 < len(known) and known[j + 1] == known[j] + 1:
             j += 1
-        parts.append(str(known[i]) if i == j else f"{known[i]}-{known[j]}")
+        if i == j:
+            parts.append(str(known[i]))
+        elif j == i + 1:
+            parts += [str(known[i]), str(known[j])]
+        else:
+            parts.append(f"{known[i]}-{known[j]}")
         i = j + 1
     return ",".join(parts)
 

@@ -153,7 +153,7 @@ def test_an_async_wait_its_handler_names_is_the_rank_s_collective() -> None:
 
 
 def test_ranks_label() -> None:
-    assert stk.ranks_label([0, 1, 2, 4, 5, 7], [1] * 6) == "ranks 0-2,4-5,7"
+    assert stk.ranks_label([0, 1, 2, 4, 5, 7], [1] * 6) == "ranks 0-2,4,5,7"
     assert stk.ranks_label([3], [9]) == "rank 3"
     assert stk.ranks_label([None, 2], [9, 8]) == "rank 2 pid 9"
 
@@ -500,7 +500,7 @@ def test_collective_check_names_the_rank_behind_and_the_numbers() -> None:
     assert found == [{
         "group": "0", "desc": "default_pg", "odd": [2],
         "message": "group 0 (default_pg): rank 2 is at all_reduce #1204; "
-                   "ranks 0-1,3 at all_reduce #1205",
+                   "ranks 0,1,3 at all_reduce #1205",
         "positions": [{"ranks": [0, 1, 3], "op": "all_reduce", "seq": 1205, "context": None},
                       {"ranks": [2], "op": "all_reduce", "seq": 1204, "context": None}]}]
     assert check({r: state("all_reduce", 7) for r in range(4)}) == []

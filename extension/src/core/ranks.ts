@@ -59,7 +59,8 @@ export function rankLabel(r: PlanRank): string {
     return parts.join(' · ');
 }
 
-/** Rank numbers as a compact spec for display and memory: [0,1,2,3,8] → "0-3,8". */
+/** Rank numbers as a compact spec for display and memory: [0,1,2,3,8] → "0-3,8", [0,1] →
+ *  "0,1" — as ranks.compact writes them (the unit test checks cases it made). */
 export function formatSpec(ranks: Iterable<number>): string {
     const sorted = [...new Set(ranks)].filter((r) => Number.isInteger(r) && r >= 0).sort((a, b) => a - b);
     const parts: string[] = [];
@@ -67,7 +68,7 @@ export function formatSpec(ranks: Iterable<number>): string {
         let j = i;
         while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
         if (j === i) parts.push(String(sorted[i]));
-        else if (j === i + 1) parts.push(`${sorted[i]},${sorted[j]}`);
+        else if (j === i + 1) parts.push(String(sorted[i]), String(sorted[j]));
         else parts.push(`${sorted[i]}-${sorted[j]}`);
         i = j + 1;
     }

@@ -79,3 +79,13 @@ describe('core/ranks', () => {
         assert.equal(filtersItems(two, '1,3'), false);
     });
 });
+
+describe('core/ranks formatSpec against ranks.compact', () => {
+    it('writes every spec as the Python side does', () => {
+        // Written by scripts/gen_wire.py from rankdebug.ranks.compact.
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const cases = require('./fixtures/rank-specs.json') as { ranks: number[]; spec: string }[];
+        assert.ok(cases.length >= 10);
+        for (const c of cases) assert.equal(formatSpec(c.ranks), c.spec, JSON.stringify(c.ranks.slice(0, 8)));
+    });
+});
