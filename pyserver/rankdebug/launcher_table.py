@@ -104,6 +104,11 @@ TABLE: tuple[Launcher, ...] = (
     # MosaicML Composer's launcher: one process per rank, RANK and the rest set for each.
     Launcher("composer", ("composer",), ("composer.cli", "composer.cli.launcher"),
              rank_vars=_TORCH, python_form=True),
+    # A script whose Lightning Trainer(...)/Fabric(...) starts its processes: the script's own
+    # process is rank 0 (no variable at its start), the copies it starts have LOCAL_RANK.
+    # (Before fabric's row: the word `lightning` of a process is `lightning run model`.)
+    Launcher("lightning", (), (), rank_vars=f"{_TORCH},LOCAL_RANK/LOCAL_RANK/WORLD_SIZE,=0",
+             starts_ranks=False),
     # Lightning Fabric's `fabric run` (also `lightning run model`): torchrun's run() in its
     # own process.
     Launcher("fabric", ("fabric", "lightning"), ("lightning.fabric.cli", "lightning_fabric.cli"),

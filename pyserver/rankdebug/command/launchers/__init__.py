@@ -11,7 +11,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from rankdebug.command.launchers import detectron2, litgpt, mpirun, python, srun, xtuner
+from rankdebug.command.launchers import (
+    detectron2,
+    lightning,
+    litgpt,
+    mpirun,
+    python,
+    srun,
+    xtuner,
+)
 from rankdebug.command.launchers.base import Context, LauncherModule, first_match
 from rankdebug.command.launchers.common import basename, set_entry, visible_devices, why
 from rankdebug.command.launchers.inner import RANK_MODULES
@@ -35,7 +43,7 @@ __all__ = [
 # Order matters: the launchers that start ranks first (`python -m torch.distributed.run` is
 # torchrun's before it is python's), python last.
 MODULES: tuple[LauncherModule, ...] = (*RANK_MODULES, mpirun, srun, litgpt, xtuner,
-                                        detectron2, python)
+                                        detectron2, lightning, python)
 
 # Option tables, for hovers and completion (launchers without one have no SPEC).
 _SPECS: dict[str, Spec] = {

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 
 from rankdebug import launcher_table
-from rankdebug.command.launchers import detectron2
+from rankdebug.command.launchers import detectron2, lightning
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import (
     is_python,
@@ -59,9 +59,12 @@ def parse(ctx: Context, start: int) -> None:
     set_entry(plan, call.kind, call.target, call.index, call.args_from)
     if call.kind == "script":
         warn_unknown_program(plan, "script", call.target)
-        facts = _script_facts(ctx, call.target.value) if call.target.value is not None else None
+        facts = script_facts(ctx, call.target.value) if call.target.value is not None else None
         if facts is not None and facts[2]:
             detectron2.parse(ctx, call.args_from)
+            return
+        if facts is not None and facts[3] is not None and lightning.plan_script(
+                ctx, facts[3], call.target):
             return
         if facts is None:
             _spawn_flag_unread(plan, call.args_from, call.target)
@@ -82,9 +85,10 @@ def is_ray_driver(source: str | None) -> bool:
 
 _ADDRESS = re.compile(r"\bray\.init\([^)]*\baddress\s*=\s*(?!None\b)")
 # (path, mtime, size) -> (a Ray driver, ray.init(address=...) in it, starts its own workers
-# from a flag): the language server plans a document's commands at every edit, and a
-# script's text changes far less often.
-_FACTS: dict[tuple[str, int, int], tuple[bool, bool, bool]] = {}
+# from a flag, its Lightning Trainer/Fabric call): the language server plans a document's
+# commands at every edit, and a script's text changes far less often.
+_Facts = tuple[bool, bool, bool, "lightning.Call | None"]
+_FACTS: dict[tuple[str, int, int], _Facts] = {}
 _FACTS_MAX = 256
 # A flag that makes a script start its own workers (detectron2's), for a script not read.
 _SPAWN_FLAGS = ("--num-gpus",)
@@ -95,7 +99,7 @@ def spawning_script(ctx: Context, script: Word) -> bool:
     flag; then it is planned as python runs it."""
     if script.value is None or not script.value.endswith(".py"):
         return False
-    facts = _script_facts(ctx, script.value)
+    facts = script_facts(ctx, script.value)
     return facts is not None and facts[2]
 
 
@@ -111,9 +115,10 @@ def _spawn_flag_unread(plan: LaunchPlan, start: int, script: Word) -> None:
             return
 
 
-def _script_facts(ctx: Context, name: str) -> tuple[bool, bool, bool] | None:
+def script_facts(ctx: Context, name: str) -> _Facts | None:
     """Whether the script ``name`` is a Ray driver, whether it joins a cluster by address,
-    and whether it starts its own workers from a flag; None when it cannot be read."""
+    whether it starts its own workers from a flag, and its Lightning Trainer/Fabric call;
+    None when it cannot be read."""
     path = ctx.resolve(name)
     try:
         info = path.stat() if path is not None else None
@@ -126,7 +131,8 @@ def _script_facts(ctx: Context, name: str) -> tuple[bool, bool, bool] | None:
     if facts is None:
         source = ctx.read_text(str(path))
         facts = (is_ray_driver(source), bool(source and _ADDRESS.search(source)),
-                 bool(source and detectron2.spawns_from_flag(source)))
+                 bool(source and detectron2.spawns_from_flag(source)),
+                 lightning.find_call(source) if source else None)
         if len(_FACTS) >= _FACTS_MAX:
             _FACTS.clear()
         _FACTS[key] = facts

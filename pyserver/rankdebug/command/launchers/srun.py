@@ -23,9 +23,11 @@ from dataclasses import dataclass
 
 from rankdebug import launcher_table
 from rankdebug.command.hostlist import expand_hostlist
+from rankdebug.command.launchers import lightning
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.launchers.common import Setting, basename, not_known, opaque_note, read_int
 from rankdebug.command.launchers.inner import launch_inner
+from rankdebug.command.launchers.python import script_facts
 from rankdebug.command.launchers.wrappers import program_entry
 from rankdebug.command.options import (
     Opt,
@@ -151,6 +153,19 @@ def parse(ctx: Context, start: int) -> None:
         return
     _numbers(ctx, parsed, plan.argv[start - 1].span)
     program_entry(ctx, parsed.end)
+    _lightning(ctx, parsed)
+
+
+def _lightning(ctx: Context, parsed: Parsed) -> None:
+    """A Lightning script as the tasks' program: its Trainer's numbers against Slurm's."""
+    entry = ctx.plan.entry
+    if entry is None or entry.kind != "script" or entry.target.value is None:
+        return
+    facts = script_facts(ctx, entry.target.value)
+    if facts is not None and facts[3] is not None:
+        name = parsed.word("job_name")
+        lightning.check_slurm(ctx, facts[3], entry.target,
+                              name.value if name is not None else None)
 
 
 def _task_vars(span: Span) -> dict[str, Word]:
