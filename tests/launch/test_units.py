@@ -133,3 +133,59 @@ def test_dap_endpoints_send_each_message_at_once() -> None:
     a, b = socket.socketpair()
     Endpoint(a).close()
     b.close()
+
+
+def test_one_port_rule_for_the_supervisor_the_ranks_and_launch_json(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The supervisor offers the chosen ranks base, base+1, ... in order (as launch.json's
+    debugpy configurations say); a rank it reserved nothing for takes any free port, never
+    base + its rank number (which could be another rank's reserved port)."""
+    from rankdebug.runtime import debug
+    from rankdebug.runtime.port_rule import on_port_or_any, port_of
+    from rankdebug.supervise import ports
+
+    base = next(b for b in range(20000, 60000, 97)
+                if all(ports.is_free("127.0.0.1", b + i) for i in range(3)))
+    got = ports.choose([1, 3, 5], "127.0.0.1", base, taken=set())
+    assert got == {r: port_of(base, i) for i, r in enumerate([1, 3, 5])}
+    assert port_of(0, 3) == 0 and port_of(65535, 1) == 0
+    monkeypatch.setenv("RANKDEBUG_PORTS", f"1:{base},3:{base + 1}")
+    monkeypatch.setenv("RANKDEBUG_BASE_PORT", str(base))  # an older supervisor's variable
+    monkeypatch.delenv("RANKDEBUG_NODE", raising=False)
+    assert debug._port_for(3) == base + 1
+    assert debug._port_for(1) == base
+    assert debug._port_for(2) == 0  # base + 2 would be rank 5's
+    tries: list[int] = []
+
+    def start(port: int) -> int:
+        tries.append(port)
+        if port:
+            raise OSError("taken")
+        return 4242
+    assert on_port_or_any(base, start) == 4242 and tries == [base, 0]
+
+    def refuse(port: int) -> int:
+        tries.append(port)
+        raise OSError("no port at all")
+    tries.clear()
+    with pytest.raises(OSError):
+        on_port_or_any(0, refuse)
+    assert tries == [0]  # any free port failing is not tried again
+
+
+def test_launch_json_ports_follow_the_rule() -> None:
+    from rankdebug import debugplan
+    from rankdebug.command import plan_argv
+    from rankdebug.debugplan import Caller
+    from rankdebug.debugplan.launch_json import launch_json
+    from rankdebug.debugplan.options import LaunchOptions
+    from rankdebug.debugplan.origin import Origin
+    from rankdebug.runtime.port_rule import port_of
+
+    plan = plan_argv(["torchrun", "--nproc_per_node", "8", "t.py"], cwd=Path("/"))
+    d = debugplan.make(plan, Origin.of_argv(["x"]), Caller(cwd="/"), "2,5,7",
+                       LaunchOptions(base_port=6000))
+    out = launch_json(d, workspace=None, extra_env={})
+    ports = {c["name"].split("rank ")[1].split(" ")[0]: c["connect"]["port"]
+             for c in out["configurations"] if c.get("type") == "debugpy" and "connect" in c}
+    assert ports == {"2": port_of(6000, 0), "5": port_of(6000, 1), "7": port_of(6000, 2)}

@@ -127,7 +127,6 @@ def rank_settings(dplan: DebugPlan, places: JobPlaces) -> dict[str, str]:
         "RANKDEBUG_RANKVARS": _rank_vars(dplan),
         "RANKDEBUG_HOST": opts.host,
         "RANKDEBUG_PORTS": ",".join(f"{r}:{p}" for r, p in sorted(places.ports.items())),
-        "RANKDEBUG_BASE_PORT": str(opts.base_port),
         "RANKDEBUG_WAIT": "1" if opts.wait else "0",
         "RANKDEBUG_TIMEOUT": str(opts.timeout),
         "RANKDEBUG_DEBUGPY": str(places.debugpy_dir),

@@ -14,6 +14,7 @@ from rankdebug.debugplan.configs import (
 )
 from rankdebug.debugplan.model import DebugPlan
 from rankdebug.errors import BadInput
+from rankdebug.runtime.port_rule import port_of
 
 
 def launch_json(dplan: DebugPlan, *, workspace: str | None,
@@ -43,7 +44,8 @@ def launch_json(dplan: DebugPlan, *, workspace: str | None,
         "ranks": spec,
     }
     host, base = dplan.options.host, dplan.options.base_port
-    ports = {rank: base + i for i, rank in enumerate(sorted(chosen))}
+    # The ports the supervisor offers first (supervise/ports.choose): those free at launch.
+    ports = {rank: port_of(base, i) for i, rank in enumerate(sorted(chosen))}
     ours = [
         {**c, "name": f"{title}: rank {c['ranks'][0]} (rankdebug)"}
         for c in attach_configurations(sorted(chosen), host, ports, None)

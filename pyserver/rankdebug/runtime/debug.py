@@ -6,8 +6,8 @@ Imported by the bootstrap in chosen ranks only. Reads its settings from the envi
     RANKDEBUG_JOB        job id (registry folder name)
     RANKDEBUG_CTL        the supervisor's control socket (AF_UNIX); absent: write the registry
     RANKDEBUG_HOST       address to listen on (127.0.0.1)
-    RANKDEBUG_PORTS      "rank:port,..." ports the supervisor reserved
-    RANKDEBUG_BASE_PORT  port of rank 0 for ranks not in RANKDEBUG_PORTS (0: any free port)
+    RANKDEBUG_PORTS      "rank:port,..." ports the supervisor reserved (any other chosen
+                         rank takes any free port: runtime/port_rule.py)
     RANKDEBUG_WAIT       "1": wait for a client before the script runs on
     RANKDEBUG_DEBUGPY    a folder holding (a link to) the ``debugpy`` package
     RANKDEBUG_ADAPTER_PYTHON  the interpreter for debugpy's adapter process
@@ -175,8 +175,7 @@ def _port_for(rank: int) -> int:
         r, _, p = item.partition(":")
         if r.strip() == str(rank):
             return _port(p)
-    base = _port(_env("RANKDEBUG_BASE_PORT", "0"))
-    return _port(str(base + rank)) if base else 0
+    return 0  # not reserved (a rank the plan could not name): any free port
 
 
 def _port(text: str) -> int:
@@ -252,15 +251,13 @@ def listen() -> tuple[str, int]:
     # No supervisor started an adapter for this rank: the one debugpy spawns runs owner-only
     # all the same (``adapter_wrapper``), unless no private folder can hold the wrapper.
     host = _env("RANKDEBUG_HOST", "127.0.0.1") or "127.0.0.1"
-    port = _port_for(state.rank)
+    from rankdebug.runtime.port_rule import on_port_or_any
+
     with _stdio_detached():
-        try:
-            got = _listen_on(debugpy, adapter_python, host, port)
-        except RuntimeError:
-            if port == 0:
-                raise
-            # The reserved port was taken meanwhile (the wrapper is spent: a new one).
-            got = _listen_on(debugpy, adapter_python, host, 0)
+        # A reserved port taken meanwhile: any free one (the wrapper is spent: a new one).
+        got = on_port_or_any(_port_for(state.rank),
+                             lambda port: _listen_on(debugpy, adapter_python, host, port),
+                             (RuntimeError,))
     state.listening = (str(got[0]), int(got[1]))
     send("listening", host=state.listening[0], port=state.listening[1],
          local_rank=state.local_rank, world_size=state.world_size)

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rankdebug.adapter import peer
+from rankdebug.runtime.port_rule import on_port_or_any
 from rankdebug.supervise import dapwire
 from rankdebug.supervise.gate_breaks import with_lines
 from rankdebug.supervise.gate_client import ClientSession
@@ -165,12 +166,7 @@ class Gate:
 
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family)
-    except OSError:
-        if port == 0:
-            raise
-        return socket.create_server((host, 0), family=family)  # the port was taken meanwhile
+    return on_port_or_any(port, lambda p: socket.create_server((host, p), family=family))
 
 
 def _refuse(conn: socket.socket, why: str) -> None:

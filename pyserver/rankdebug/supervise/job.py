@@ -37,6 +37,7 @@ from typing import Any, TextIO
 from rankdebug import launcher_table
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.runtime import marks, peercred, registry, wire
+from rankdebug.runtime.port_rule import on_port_or_any
 from rankdebug.supervise import ctl_wire, janitor, procs
 from rankdebug.supervise.adapters import Adapter, start_adapter, with_rankdebug_on_path
 from rankdebug.supervise.gate import Gate
@@ -246,12 +247,7 @@ class Supervisor:
         port = 0 if gated else self.plan.ports.get(rank, 0)
         host = "127.0.0.1" if gated else self.plan.host
         try:
-            try:
-                adapter: Adapter | str = start_adapter(host, port, env)
-            except OSError:
-                if port == 0:
-                    raise
-                adapter = start_adapter(host, 0, env)  # the port was taken
+            adapter: Adapter | str = on_port_or_any(port, lambda p: start_adapter(host, p, env))
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             adapter = f"cannot start the debug adapter: {exc}"
         self.events.put(("adapter", rank, {"adapter": adapter}))

@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator, Sequence
 
 from rankdebug.runtime import registry
+from rankdebug.runtime.port_rule import port_of
 
 
 @contextlib.contextmanager
@@ -59,7 +60,7 @@ def choose(ranks: Sequence[int], host: str, base: int, taken: set[int]) -> dict[
     free port when ``base`` is 0. Call under ``registry_lock`` and record the result."""
     out: dict[int, int] = {}
     used = set(taken)
-    candidate = base
+    candidate = port_of(base, 0)
     for rank in ranks:
         if base <= 0:
             port = any_free(host)
