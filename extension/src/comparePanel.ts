@@ -40,6 +40,9 @@ interface Request {
     fn?: string;
     /** When the user asked (ms since the epoch): the log and the e2e suite time the panel from it. */
     t0: number;
+    /** Which ranks (a rank list; default all), read where they are now (`--now`, a job that hangs reaches no step): Why Is This Job Stuck?'s one rank per class. */
+    ranks?: string;
+    now?: boolean;
 }
 
 interface Message {
@@ -114,8 +117,9 @@ class ComparePanel implements vscode.Disposable {
         const seq = ++this.seq;
         this.render({ busy: vscode.l10n.t('Evaluating {0} in every rank…', request.expr) });
         const shownMs = Date.now() - request.t0;
-        const args = ['eval', request.job, 'all', request.expr, '--json', '--timeout', '10'];
+        const args = ['eval', request.job, request.ranks ?? 'all', request.expr, '--json', '--timeout', '10'];
         if (request.fn) args.push('--function', request.fn);
+        if (request.now) args.push('--now');
         if (this.tolerance !== null) args.push('--tolerance', String(this.tolerance));
         try {
             const run = await runCli(await this.python(), args, { timeoutMs: 60000, signal: abort.signal });
@@ -292,6 +296,18 @@ export class ComparePanels implements vscode.Disposable {
         const t0 = Date.now();
         const fn = target.session ? await this.selectedFunction(target.session) : undefined;
         await this.show({ job: target.job, expr, from: target.rank, fn, t0 });
+    }
+
+    /** An expression asked for, evaluated now in these ranks of the job (in `fn`'s frame where given). */
+    async compareIn(job: string, ranks: readonly number[], fn: string | undefined, title: string): Promise<void> {
+        const expr = await pickExpression({
+            title,
+            placeholder: vscode.l10n.t('A Python expression evaluated in every rank, e.g. loss.item() or model.fc.weight'),
+            offered: [],
+            recent: this.recent.list(),
+        });
+        if (!expr) return;
+        await this.show({ job, expr, fn, t0: Date.now(), ranks: ranks.join(','), now: true });
     }
 
     /** The job (and rank, session) the command was run on (see compareExpression). */

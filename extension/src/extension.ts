@@ -9,6 +9,7 @@ import { debugCommand, debugTerminalSelection, generateLaunchJson, type Context 
 import { ComparePanels } from './comparePanel';
 import { looksLikeLaunch } from './core/lineHint';
 import { registerDebugType } from './debug';
+import { DEBUG_RANK_COMMAND, WhyStuck } from './diagnose/whyStuck';
 import { JobState } from './jobState';
 import { GroupStore } from './core/groupStore';
 import { JobsFilter } from './jobsFilter';
@@ -45,7 +46,8 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const filter = new JobsFilter(jobs, execute);
     const binder = new BreakpointBinder(execute, state);
     const smoke = new SmokeRuns(context.globalStorageUri, ctx);
-    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, groups, compare, smoke);
+    const whyStuck = new WhyStuck({ python, jobs, attach, compare });
+    context.subscriptions.push(server, state, terminals, jobs, attach, stacks, evaluate, groups, compare, smoke, whyStuck);
 
     const reg = (id: string, fn: (...args: unknown[]) => unknown): void => {
         context.subscriptions.push(
@@ -92,6 +94,8 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     reg('rankdebug.bindBreakpoint', (...args) => binder.bind(args));
     reg('rankdebug.compareAcrossRanks', (...args) => compare.compare(args));
     reg('rankdebug.compareExpression', (...args) => compare.compareExpression(args));
+    reg('rankdebug.whyStuck', (arg) => whyStuck.run(arg));
+    reg(DEBUG_RANK_COMMAND, (job, rank) => whyStuck.debugRank(job, rank));
 
     context.subscriptions.push(...registerDebugType(server, state));
 

@@ -56,7 +56,12 @@ export class RankAttach implements vscode.Disposable {
         log().info(`attach: ${node?.kind ?? 'palette'} ${job.id}${row ? ` rank ${row.rank}` : ''}`);
         const ranks = row ? [row] : await this.pickRanks(job);
         if (!ranks?.length) return;
-        const todo = this.claim(job, ranks, row !== undefined);
+        await this.attachRanks(job, ranks, row !== undefined);
+    }
+
+    /** Attach to these ranks of the job (Why Is This Job Stuck?: the culprit, one rank per class); `told`: say when one has a session already. */
+    async attachRanks(job: JobInfo, ranks: RankInfo[], told = true): Promise<void> {
+        const todo = this.claim(job, ranks, told);
         if (!todo.length) return;
         try {
             await this.connect(job, todo);

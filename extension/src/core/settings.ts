@@ -23,6 +23,8 @@ export interface ExtensionSettings {
     waitForClient: boolean;
     /** Seconds; null keeps `rankdebug launch`'s default (one day). */
     collectiveTimeout: number | null;
+    /** Seconds with no rank making progress before a launched job is said to hang (`rankdebug launch --hang-seconds`); 0: off. */
+    hangSeconds: number;
     justMyCode: boolean;
     rememberRanks: boolean;
     attachOn: AttachOn;
@@ -54,6 +56,7 @@ export const DEFAULTS: ExtensionSettings = {
     basePort: 0,
     waitForClient: true,
     collectiveTimeout: null,
+    hangSeconds: 120,
     justMyCode: true,
     rememberRanks: true,
     attachOn: 'hit',
@@ -95,6 +98,7 @@ const VALID: { [K in keyof ExtensionSettings]: Valid } = {
     basePort: isPort,
     waitForClient: isBool,
     collectiveTimeout: isSeconds,
+    hangSeconds: (v) => typeof v === 'number' && Number.isFinite(v) && (v === 0 || v >= 1),
     justMyCode: isBool,
     rememberRanks: isBool,
     attachOn: oneOf('start', 'hit'),
@@ -149,6 +153,7 @@ export function toServerSettings(s: ExtensionSettings, interpreter: string[], wo
         basePort: s.basePort,
         debugpyBasePort: s.debugpyBasePort,
         collectiveTimeout: s.collectiveTimeout,
+        hangSeconds: s.hangSeconds,
         wait: s.waitForClient,
         attachOn: s.attachOn,
         stopRanks: s.stopRanks,

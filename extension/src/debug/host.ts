@@ -6,6 +6,7 @@
 import type * as vscode from 'vscode';
 import type { JobEntry } from '../core/jobs';
 import type { Localize } from '../core/localize';
+import type { HangListener } from '../diagnose/hangNotices';
 
 export type { Localize };
 
@@ -48,6 +49,8 @@ export interface AdapterHost extends HostBase {
      * output goes to the parent's debug console. True when it started.
      */
     startChildSession(parent: vscode.DebugSession, config: vscode.DebugConfiguration): Thenable<boolean>;
+    /** Told when the job's supervisor says it hangs (`hang`) or moved on (`hang_over`). */
+    readonly hang?: HangListener;
 }
 
 export type DebugHost = ResolverHost & AdapterHost & SessionEvents;

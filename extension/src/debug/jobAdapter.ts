@@ -5,12 +5,14 @@
  * file (eventsFile.ts) when it has one. A `listening` rank gets a child session `rank N`; the
  * ranks' `stopped`/`continued`/`blocked`/`raised`/`arrived` events go to the jobs' state (live
  * states, group command reports); the `job` event names the job's folder, where its control
- * socket is. The job's exit (or, for a job it does not own, its last rank's end) ends the parent.
+ * socket is; the hang watch's `hang`/`hang_over` go to the host's `hang` (the notification). The
+ * job's exit (or, for a job it does not own, its last rank's end) ends the parent.
  */
 import type * as vscode from 'vscode';
 import { rankConfiguration } from '../core/debugPlan';
 import type { StopMode } from '../core/control';
 import { parseEvent, rankLabel, type JobEvent, type LaunchEvent, type ListeningEvent } from '../core/events';
+import { parseHangEvent, type HangEvent, type HangOverEvent } from '../core/hangEvents';
 import type { JobState, TrackedJob } from '../jobState';
 import type { RankdebugConfiguration } from './configuration';
 import { EventsFile } from './eventsFile';
@@ -208,6 +210,11 @@ export class JobAdapter implements vscode.DebugAdapter {
 
     /** One line of `rankdebug launch --json`: an event, or the job's output for its terminal. */
     private onLine(line: string): void {
+        const hang = parseHangEvent(line);
+        if (hang) {
+            this.onHang(hang);
+            return;
+        }
         const ev: LaunchEvent | undefined = parseEvent(line);
         if (!ev) {
             if (line.trim()) this.job?.print(line);
@@ -239,6 +246,13 @@ export class JobAdapter implements vscode.DebugAdapter {
                 if (tracked) this.state.rankEvent(tracked, ev);
                 break;
         }
+    }
+
+    /** The hang watch's word, with the job's id when the line has none. */
+    private onHang(ev: HangEvent | HangOverEvent): void {
+        const job = ev.job ?? this.tracked?.job ?? null;
+        if (ev.event === 'hang') this.host.hang?.hang({ ...ev, job });
+        else this.host.hang?.hangOver({ ...ev, job });
     }
 
     /** The job's id, its folder (the control socket's), and for a job this session did not start its supervisor's pid. */

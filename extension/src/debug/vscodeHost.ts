@@ -4,6 +4,8 @@
  */
 import * as vscode from 'vscode';
 import { listJobs } from '../core/jobs';
+import { HangNotices } from '../diagnose/hangNotices';
+import { noticeHost } from '../diagnose/whyStuck';
 import { log } from '../log';
 import { cliPrefix } from '../python';
 import { getSettings } from '../settings';
@@ -29,6 +31,7 @@ export function vscodeHost(): DebugHost {
         onDidStartDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidStartDebugSession(listener, thisArgs, disposables),
         onDidTerminateDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidTerminateDebugSession(listener, thisArgs, disposables),
         emitter: <T>() => new vscode.EventEmitter<T>(),
+        hang: new HangNotices(noticeHost()),
         createTerminal: (name, pty) => vscode.window.createTerminal({ name, iconPath: new vscode.ThemeIcon('debug-alt'), pty }),
         startChildSession: (parent, config) =>
             vscode.debug.startDebugging(parent.workspaceFolder, config, {

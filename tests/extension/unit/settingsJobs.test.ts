@@ -28,6 +28,9 @@ describe('core/settings', () => {
         assert.equal(s.unknownValues, 'hint');
         assert.equal(s.showNotifications, 'onError');
         assert.equal(s.inheritEnv, false);
+        // The hang watch: 0 (off) or at least a second, as `rankdebug launch --hang-seconds` takes it.
+        const hang = (v: unknown): number => readSettings((k) => (k === 'hangSeconds' ? v : undefined)).hangSeconds;
+        assert.deepEqual([hang(0), hang(30), hang(0.5), hang(-1), hang('60'), hang(Infinity)], [0, 30, 120, 120, 120, 120]);
     });
 
     it('keeps host lists that are host names only, and makes the CLI flags of them', () => {
@@ -54,6 +57,7 @@ describe('core/settings', () => {
             basePort: 29500,
             debugpyBasePort: 5678,
             collectiveTimeout: 600,
+            hangSeconds: 120,
             wait: false,
             attachOn: 'hit',
             stopRanks: 'alone',

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as vscode from 'vscode';
+import type { HangEvent, HangOverEvent } from '../../../../extension/src/core/hangEvents';
 import type { AttachSpec, JobSpec, RankdebugConfiguration } from '../../../../extension/src/debug/configuration';
 import { JobAdapter, stopModeOf } from '../../../../extension/src/debug/jobAdapter';
 import { SessionRegistry } from '../../../../extension/src/debug/sessions';
@@ -198,6 +199,27 @@ describe('debug/jobAdapter', () => {
         );
         await until(() => p.terminated, 'the parent to end');
         assert.deepEqual(p.outputs('console'), []);
+    });
+
+    it('tells the host of a hang and its end (with the job id of the job event), and never prints them in the terminal', async () => {
+        const told: HangEvent[] = [];
+        const over: HangOverEvent[] = [];
+        const p = parent({
+            __job: job(
+                `out({ event: 'job', job: 'J8', pid: 1 });
+                 out({ event: 'hang', job: 'J8', seconds: 120.5, why: 'rank 1 never reached all_reduce #12', culprits: [{ ranks: [1], why: 'rank 1 never reached all_reduce #12', where: null }] });
+                 console.log('step 2 loss 0.4');
+                 out({ event: 'hang_over', seconds: 130 });
+                 setTimeout(() => process.exit(0), 300);`,
+            ),
+        });
+        Object.assign(p.host, { hang: { hang: (ev: HangEvent) => told.push(ev), hangOver: (ev: HangOverEvent) => over.push(ev) } });
+        p.request('launch');
+        await until(() => p.terminated, 'the parent to end');
+        assert.deepEqual(told, [{ event: 'hang', job: 'J8', seconds: 120.5, why: 'rank 1 never reached all_reduce #12', culprits: [{ ranks: [1], why: 'rank 1 never reached all_reduce #12', where: null }] }]);
+        assert.deepEqual(over, [{ event: 'hang_over', job: 'J8', seconds: 130 }]);
+        assert.match(p.terminal, /step 2 loss 0\.4/);
+        assert.doesNotMatch(p.terminal, /"event":"hang/);
     });
 
     it('reads the stop mode of a launch argv', () => {
