@@ -8,6 +8,8 @@ import os
 import socket
 import struct
 
+from rankdebug.runtime import proc
+
 
 def _hex_addr(host: str, port: int) -> str:
     """``host:port`` as /proc/net/tcp{,6} writes it: each 32-bit word of the address as the
@@ -29,31 +31,14 @@ def peer_uid(conn: socket.socket, tries: int = 5) -> int | None:
     except OSError:
         return None
     want = (_hex_addr(str(peer[0]), int(peer[1])), _hex_addr(str(mine[0]), int(mine[1])))
-    table = "/proc/net/tcp6" if ":" in str(peer[0]) else "/proc/net/tcp"
-    # The kernel writes the table in pieces and a socket that moves meanwhile can be
-    # skipped: read it whole in one go, and again if the entry is missing.
+    v6 = ":" in str(peer[0])
+    wanted = (want[0].encode(), want[1].encode())
+    # Read whole in one go, and again if the entry is missing (it may have moved).
     for _ in range(tries):
-        for line in _read_whole(table).splitlines()[1:]:
-            parts = line.split()
-            if len(parts) > 7 and (parts[1], parts[2]) == want:
+        for parts in proc.tcp_rows(v6):
+            if len(parts) > 7 and (parts[1], parts[2]) == wanted:
                 return int(parts[7])
     return None
-
-
-def _read_whole(path: str) -> str:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return ""
-    chunks = []
-    try:
-        while chunk := os.read(fd, 1 << 22):
-            chunks.append(chunk)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("ascii", "replace")
 
 
 def allowed(conn: socket.socket) -> bool:

@@ -15,6 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rankdebug.runtime import procstat
+from rankdebug.runtime.proc import pids, read, read_head, tcp_rows
+
+__all__ = ["pids", "read", "read_head"]  # read here by the scan's callers
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -30,49 +33,6 @@ PROC_STATES = {
 }
 
 _PYTHON_NAME = re.compile(rb"^(python|pypy)[0-9.]*[a-z]?$")
-
-
-def read(path: str, limit: int = 1 << 22) -> bytes | None:
-    """The whole file (up to ``limit`` bytes), or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        chunks = []
-        size = 0
-        while size < limit:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def read_head(path: str, size: int = 4096) -> bytes | None:
-    """The first ``size`` bytes of a file (one read), or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        return os.read(fd, size)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def pids() -> list[int]:
-    try:
-        return [int(n) for n in os.listdir("/proc") if n.isdigit()]
-    except OSError:
-        return []
 
 
 def is_python_argv0(cmdline: bytes) -> bool:
@@ -249,10 +209,8 @@ def uptime() -> float:
 def listening_ports() -> set[int]:
     """TCP ports some socket listens on (IPv4 and IPv6), from /proc/net/tcp{,6}."""
     ports: set[int] = set()
-    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
-        data = read(name) or b""
-        for line in data.split(b"\n")[1:]:
-            parts = line.split()
+    for v6 in (False, True):
+        for parts in tcp_rows(v6):
             if len(parts) > 3 and parts[3] == b"0A":
                 local = parts[1]
                 try:

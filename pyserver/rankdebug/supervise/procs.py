@@ -17,7 +17,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 
-from rankdebug.runtime import bootstrap, procstat
+from rankdebug.runtime import bootstrap, proc, procstat
 from rankdebug.runtime.procstat import is_zombie
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -53,16 +53,10 @@ def parent_death_signal(sig: int) -> Callable[[], None] | None:
 def _parents() -> dict[int, int]:
     """pid -> ppid for every process visible in /proc."""
     out: dict[int, int] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for name in names:
-        if not name.isdigit():
-            continue
-        parent = procstat.ppid(int(name))
+    for pid in proc.pids():
+        parent = procstat.ppid(pid)
         if parent is not None:
-            out[int(name)] = parent
+            out[pid] = parent
     return out
 
 
@@ -92,13 +86,8 @@ def rank_pids(pids: Iterable[int]) -> dict[int, int]:
     ``RANKDEBUG_ACTED`` (the rank's pid, set by its bootstrap): they are left out."""
     found: dict[int, int] = {}
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                raw = f.read().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        env = dict(item.split("=", 1) for item in raw if "=" in item)
-        if env.get("RANKDEBUG_ACTED"):
+        env = proc.environ(pid)
+        if env is None or env.get("RANKDEBUG_ACTED"):
             continue
         got = bootstrap.detect_rank(env)
         if got is not None:
@@ -119,12 +108,8 @@ def with_env(name: str, value: str) -> list[int]:
     for pid in _parents():
         if pid == me:
             continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = f.read()
-        except OSError:
-            continue
-        if needle in env.split(b"\0"):
+        env = proc.environ_bytes(pid)
+        if env is not None and needle in env.split(b"\0"):
             out.append(pid)
     return out
 
