@@ -2,6 +2,7 @@
 
     rankdebug attach --pid 1234 --json
     rankdebug attach JOB RANK --json
+    rankdebug attach JOB 'pp=last dp=0 tp=0' --json   the one rank a selector names
     rankdebug attach JOB RANK --hosts a,b --json   a rank on host a or b (over SSH)
 
 prints, once the port listens, the line ``rankdebug launch`` prints for its ranks:
@@ -23,8 +24,9 @@ import argparse
 import json
 import sys
 
+from rankdebug import ranks
 from rankdebug.errors import BadInput
-from rankdebug.jobs import across, tunnel
+from rankdebug.jobs import across, job_coords, tunnel
 from rankdebug.jobs import attach as att
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import Job, Rank, find_job, rank_of_pid
@@ -34,7 +36,9 @@ from rankdebug.runtime.wire import WireError, ask
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Make a running rank listen for a debugger (no restart)."
     parser.add_argument("job", nargs="?", help="job id, id prefix or launcher pid")
-    parser.add_argument("rank", nargs="?", type=int, help="the rank of JOB to attach")
+    parser.add_argument("rank", nargs="?", help="the rank of JOB to attach: its number, or a "
+                                                "selector of the job's parallel coordinates "
+                                                "that names one rank ('pp=last dp=0 tp=0')")
     parser.add_argument("--pid", type=int, help="the process to attach, instead of JOB RANK")
     parser.add_argument("--json", action="store_true", help="JSON on stdout")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -76,11 +80,31 @@ def _target(args: argparse.Namespace) -> tuple[Job | None, Rank | None]:
     job = find_job(found.jobs, args.job)
     if job is None:
         raise _Refused(f"no job {args.job!r} (see `rankdebug jobs`)", 2)
-    rank = job.rank(args.rank)
+    number = _number(args.rank, job, found.host)
+    rank = job.rank(number)
     if rank is None or rank.pid is None:
-        raise _Refused(f"job {job.id} has no running rank {args.rank}", 2)
+        raise _Refused(f"job {job.id} has no running rank {number}", 2)
+    args.rank = number
     args.pid = rank.pid
     return job, rank
+
+
+def _number(text: str, job: Job, host: str) -> int:
+    """RANK as a number: as written, or the one rank a selector names."""
+    if text.isascii() and text.isdigit() and len(text) < 8:
+        return int(text)
+    if not ranks.is_selector(text):
+        raise _Refused(f"RANK must be a rank number or a selector such as tp=0 (got "
+                       f"{text[:40]!r})", 2)
+    try:
+        spec = job_coords.resolve(text, job, host)
+    except ranks.RanksError as exc:
+        raise _Refused(str(exc).replace("--ranks", "RANK"), 2) from None
+    picked = [n for item in ranks.items(spec) for n in ranks.numbers(item)]
+    if len(picked) != 1:
+        raise _Refused(f"RANK {text!r} names {ranks.label(picked)} of job {job.id}; attach "
+                       "takes one (narrow it, e.g. add dp=0)", 2)
+    return picked[0]
 
 
 def _listen(args: argparse.Namespace, pid: int, rank: Rank | None) -> tuple[str, int]:

@@ -5,7 +5,8 @@
     rankdebug eval JOB 0-3 "loss.item()" --tolerance 1e-6
     rankdebug eval JOB 0 "self.state.global_step" --frame training_step
 
-RANKS uses the quick-pick's grammar (``all``, ``0-3``, ``1,3``, ``local0``). Every rank
+RANKS uses the quick-pick's grammar (``all``, ``0-3``, ``1,3``, ``local0``) or selects by the
+ranks' parallel coordinates (``tp=0``, ``pp=1 tp=0-3``: ``jobs.job_coords``). Every rank
 with a handler answers: ranks of a job started with ``rankdebug launch --arm``, chosen
 ranks (running, or paused under the debugger) and ranks held at an exception. The code runs
 in a thread of each rank, as a small REPL (``runtime.repl``: statements run, prints are
@@ -40,7 +41,7 @@ from typing import Any
 
 from rankdebug import ranks as rank_spec
 from rankdebug.errors import BAD_INPUT, FAILED, BadInput, envelope
-from rankdebug.jobs import compare, one_point
+from rankdebug.jobs import compare, job_coords, one_point
 from rankdebug.jobs.discover import Job, Rank, discover, find_job
 from rankdebug.runtime.wire import WireError, ask, ask_all
 
@@ -49,7 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Run code in live ranks (armed, chosen or held) and compare the "
                           "values across ranks.")
     parser.add_argument("job", help="job id, id prefix or launcher pid")
-    parser.add_argument("ranks", help="which ranks: 0, 1,3, 0-3, all or local0")
+    parser.add_argument("ranks", help="which ranks: 0, 1,3, 0-3, all, local0, or by the "
+                                      "job's parallel coordinates: tp=0, 'pp=1 tp=0-3', "
+                                      "pp=last")
     parser.add_argument("expr", help="Python code, e.g. 'optimizer.param_groups[0]'; "
                                      "statements run, the last expression is the value")
     parser.add_argument("--json", action="store_true", help="JSON lines on stdout")
@@ -192,7 +195,7 @@ def _targets(args: argparse.Namespace) -> tuple[Job, list[Rank], list[Rank]]:
     if job is None:
         raise BadInput(f"no job {args.job!r} (see `rankdebug jobs`)")
     try:
-        picked, missing = _pick(job, args.ranks)
+        picked, missing = _pick(job, job_coords.resolve(args.ranks, job, found.host))
     except rank_spec.RanksError as exc:
         raise BadInput(str(exc).replace("--ranks", "RANKS")) from None
     if missing:

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from rankdebug.errors import BAD_INPUT, BadInput, envelope
-from rankdebug.jobs import across
+from rankdebug.jobs import across, job_coords
 from rankdebug.jobs.discover import (
     Discovery,
     Job,
@@ -71,19 +71,24 @@ def render(found: Discovery) -> str:
             raised = f"  {raised_text(r.raised)}" if r.raised else ""
             if r.collective:
                 raised += f"  waiting in {collective_text(r.collective)}"
+            where = f"  {job_coords.text(r.coords)}" if r.coords else ""
             lines.append(f"    rank {rank:>3}  local {local:>2}  pid {r.pid or '-':>7}  "
                          f"{r.state:<9} {r.proc_state or '-':<9} cpu {cpu:>5}  "
-                         f"rss {_mib(r.rss):>6}{gpu}{port}{raised}")
+                         f"rss {_mib(r.rss):>6}{gpu}{where}{port}{raised}")
     for w in found.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"
 
 
-def discover_all(args: argparse.Namespace, **kw: Any) -> Discovery:
+def discover_all(args: argparse.Namespace, coords: bool = False, **kw: Any) -> Discovery:
     """This machine's jobs, and with ``--hosts`` the other hosts' merged in (see
-    ``jobs.across``); raises BadInput for a bad --hosts."""
+    ``jobs.across``); raises BadInput for a bad --hosts. ``coords``: ask this machine's
+    ranks for the parallel coordinates they have not recorded (``jobs.job_coords``; the
+    other hosts' ``jobs`` asks theirs)."""
     remote = across.remote_of(args)
     found = discover(**kw)
+    if coords:
+        job_coords.fill(found.jobs, found.host)
     if remote is None:
         return found
     verb = ["jobs", "--json", *(["--no-gpu"] if getattr(args, "no_gpu", False) else [])]
@@ -100,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sample > 0:
         first = discover(gpus=False)
         time.sleep(args.sample)
-    found = discover_all(args, gpus=not args.no_gpu, previous=first)
+    found = discover_all(args, coords=True, gpus=not args.no_gpu, previous=first)
     if args.job:
         job: Job | None = find_job(found.jobs, args.job)
         if job is None:

@@ -4,6 +4,7 @@ collapsed into one row, the odd ones marked.
     rankdebug stacks JOB            plain text
     rankdebug stacks JOB --json     the JSON of ``rankdebug.jobs.stacks.report``
     rankdebug stacks --pid 123 --pid 124
+    rankdebug stacks JOB --ranks 'tp=0'   only some ranks: numbers, or parallel coordinates
     rankdebug stacks JOB --hosts a,b   also the job's ranks on hosts a and b (over SSH)
 
 Exit status: 0 when every rank was read, 1 when some could not be, 2 for a bad request.
@@ -18,7 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from rankdebug.errors import BadInput
-from rankdebug.jobs import across
+from rankdebug.jobs import across, job_coords
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import find_job, rank_of_pid
@@ -31,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job", nargs="?", help="job id, id prefix or launcher pid")
     parser.add_argument("--pid", type=int, action="append", default=[],
                         help="a process to read (repeatable), instead of a job")
+    parser.add_argument("--ranks", default=None, metavar="RANKS",
+                        help="only these ranks of JOB: 0-3, 1,3, local0, or by the job's "
+                             "parallel coordinates: tp=0, 'pp=1 tp=0-3', pp=last")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--nonblocking", action="store_true",
                         help="do not pause the ranks while reading (stacks may be torn)")
@@ -75,6 +79,12 @@ def _targets(args: argparse.Namespace
         if job is None:
             raise ValueError(f"no job {args.job!r} (see `rankdebug jobs`)")
         parts = across.parts(found, job)
+        if args.ranks is not None:
+            keep = job_coords.pick(args.ranks, job, found.host)  # raises RanksError
+            job.ranks = [r for r in job.ranks if r in keep]
+            # Another host reads the same ranks, by number: only a host that has some.
+            args.ranks_there = ",".join(str(r.rank) for r in keep)
+            parts = [p for p in parts if any(r.host == p[1] for r in keep)]
         elsewhere = {name for _, name, _ in parts}
         # A rank of another host that no --hosts reaches: its pid is that host's, never
         # one to read here.
@@ -103,6 +113,8 @@ def _targets(args: argparse.Namespace
 def run(args: argparse.Namespace) -> int:
     if bool(args.job) == bool(args.pid):
         return _fail(args, "give a JOB or one or more --pid")
+    if args.ranks is not None and not args.job:
+        return _fail(args, "--ranks picks ranks of a JOB; give the JOB")
     if args.samples < 1 or args.interval < 0:
         return _fail(args, "--samples must be 1 or more and --interval 0 or more")
     try:
@@ -121,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
     if parts and remote is not None:  # the other hosts read theirs meanwhile
         verb = ["--samples", str(args.samples), "--interval", str(args.interval),
                 "--timeout", str(args.timeout), *(["--nonblocking"] if args.nonblocking
-                                                  else [])]
+                                                  else []),
+                *(["--ranks", args.ranks_there] if args.ranks is not None else [])]
         reader = ThreadPoolExecutor(max_workers=1).submit(
             across.remote_stacks, remote, parts, verb, args.timeout * args.samples + 60)
     try:

@@ -31,6 +31,12 @@ reply per request, several requests per connection:
     {"command": "collectives"}                   -> {"event": "collectives", "collectives": ...}
         (the same, without the stacks: what the supervisor asks of a rank late in a group
         step, for the collective's sequence number)
+    {"command": "coords"}                        -> {"event": "coords", "coords", "sizes",
+                                                     "source"}
+        (the rank's parallel coordinates from the job's own layout, ``runtime.coords``:
+        {"dp": 1, "tp": 3}, each dimension's size, "device_mesh" | "megatron" |
+        "process_groups"; all null while the job has none; recorded into the registry
+        once found)
     a request that fails                         -> {"event": "error", "message": ...}
 
 Every line gets exactly one reply, whatever it holds: a line that is not a JSON object
@@ -256,7 +262,8 @@ def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-COMMANDS = ("ping", "stacks", "collectives", "eval", "digest", "release", "attach", "point")
+COMMANDS = ("ping", "stacks", "collectives", "eval", "digest", "release", "attach", "point",
+            "coords")
 MAX_TIMEOUT_S = 86400.0
 MAX_RANGES = 1024
 MAX_NAME = 1000  # characters of a frame's or function's name
@@ -354,6 +361,10 @@ def _handle(command: str, request: dict[str, Any]) -> dict[str, Any]:
         return {"event": "stacks", "threads": stacks(), "collectives": _collectives()}
     if command == "collectives":
         return {"event": "collectives", "collectives": _collectives()}
+    if command == "coords":
+        from rankdebug.runtime import coords
+
+        return coords.answer(_start_thread)
     if command == "point":
         from rankdebug.runtime import at_step
 

@@ -3,6 +3,7 @@
     rankdebug diagnose JOB              a short report
     rankdebug diagnose JOB --json       one JSON object a line (see ``rankdebug.jobs.diagnose``)
     rankdebug diagnose JOB --hosts a,b  also the job's ranks on hosts a and b (over SSH)
+    rankdebug diagnose JOB --ranks tp=0 only some ranks: numbers, or parallel coordinates
 
 Nothing in the job is changed: armed ranks answer through their handlers, the others are read
 by py-spy. Exit status 0 when the job could be read (whatever it shows), 1 when none of its
@@ -21,7 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from rankdebug.errors import FAILED, BadInput, report
-from rankdebug.jobs import across
+from rankdebug.jobs import across, job_coords
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.diagnose import findings as fnd
@@ -56,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default %(default)s)")
     parser.add_argument("--timeout", type=float, default=10.0,
                         help="seconds to wait for one read of the ranks (default %(default)s)")
+    parser.add_argument("--ranks", default=None, metavar="RANKS",
+                        help="read only these ranks: 0-3, 1,3, local0, or by the job's "
+                             "parallel coordinates: tp=0, 'pp=1 tp=0-3', pp=last (the ranks "
+                             "they wait for may be among the others)")
     across.add_arguments(parser)
 
 
@@ -115,6 +120,14 @@ def _read(args: argparse.Namespace) -> tuple[Job, list[Seen], Watch | None]:
     if job is None:
         raise BadInput(f"no job {args.job!r} (see `rankdebug jobs`)")
     parts = across.parts(found, job) if remote is not None else []
+    only: set[int] | None = None
+    if args.ranks is not None:
+        keep = job_coords.pick(args.ranks, job, found.host)  # raises RanksError
+        job.ranks = [r for r in job.ranks if r in keep]
+        only = {r.rank for r in keep if r.rank is not None}
+        # Another host reads the same ranks, by number: only a host that has some.
+        args.ranks_there = ",".join(map(str, sorted(only)))
+        parts = [p for p in parts if any(r.host == p[1] for r in keep)]
     there = {name for _, name, _ in parts}
     here = [r for r in job.ranks if r.host == found.host]
     seen: list[Seen] = []
@@ -122,7 +135,7 @@ def _read(args: argparse.Namespace) -> tuple[Job, list[Seen], Watch | None]:
     if parts and remote is not None:
         pending = ThreadPoolExecutor(max_workers=1).submit(_remote, remote, parts, job, args)
     seen += _away(job, found.host, there)
-    seen += _gone(job, found.host, here)
+    seen += [s for s in _gone(job, found.host, here) if only is None or s.rank in only]
     numbered = [r for r in here if r.rank is not None]
     w = _watch(numbered, args)
     seen += [_judge(r, w) for r in numbered if r.pid is not None]
@@ -131,7 +144,7 @@ def _read(args: argparse.Namespace) -> tuple[Job, list[Seen], Watch | None]:
              for r in here if r.pid is None or r.rank is None]
     if pending is not None:
         seen += pending.result()
-    seen += _missing(job, seen)
+    seen += _missing(job, seen, only)
     return job, seen, w
 
 
@@ -201,15 +214,16 @@ def _gone(job: Job, host: str, here: list[Rank]) -> list[Seen]:
             for rank in gone_here(job, host) if rank not in known]
 
 
-def _missing(job: Job, seen: list[Seen]) -> list[Seen]:
-    """Ranks of the world that nothing found: not on this host (another node's)."""
+def _missing(job: Job, seen: list[Seen], only: set[int] | None = None) -> list[Seen]:
+    """Ranks of the world (of ``only``, with --ranks) that nothing found: not on this host
+    (another node's)."""
     size = job.world_size
     if size is None or size > MAX_WORLD:
         return []
     known = {s.rank for s in seen}
     return [Seen(rank, None, None, reason="not found on this host (another node's? "
                                           "--hosts reaches it)")
-            for rank in range(size) if rank not in known]
+            for rank in range(size) if rank not in known and (only is None or rank in only)]
 
 
 def _remote(remote: across.Remote, parts: list[tuple[str, str, str]], job: Job,
@@ -217,7 +231,8 @@ def _remote(remote: across.Remote, parts: list[tuple[str, str, str]], job: Job,
     """``rankdebug diagnose`` of each other host's part of the job, at once: its ``rank``
     lines; a host that fails leaves its ranks unknown, saying why."""
     verb = ["--json", "--samples", str(args.samples), "--interval", str(args.interval),
-            "--timeout", str(args.timeout), "--watch", str(args.watch)]
+            "--timeout", str(args.timeout), "--watch", str(args.watch),
+            *(["--ranks", args.ranks_there] if args.ranks is not None else [])]
 
     def one(part: tuple[str, str, str]) -> list[Seen]:
         ssh_host, name, there_id = part

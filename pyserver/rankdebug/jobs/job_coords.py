@@ -1,0 +1,113 @@
+"""Ranks' parallel coordinates (``{"dp": 1, "tp": 3}``), as the running job lays them out.
+
+A rank reads them from its own DeviceMesh or Megatron's ``parallel_state`` when asked
+(``runtime.coords``, the handler's ``coords`` request) and records them in its registry
+entry once found, so ``rankdebug jobs`` reads the registry first and asks only the ranks
+that serve a control socket and have recorded none yet, all at once, each for at most
+``ASK_S``. A rank that cannot answer (it holds the GIL in native code) keeps null. Ranks of
+a job rankdebug did not start have a socket only once its handler is in them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # discover reads ``valid`` from here
+    from rankdebug.jobs.discover import Job, Rank
+
+ASK_S = 1.0
+MAX_DIMS = 16
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+
+
+def valid(value: object, order: object = None) -> dict[str, int] | None:
+    """``value`` as coordinates ({name: index >= 0}, 1 to ``MAX_DIMS`` names), else None;
+    in ``order`` (a list of the names: the registry sorts an entry's keys) where it names
+    each of them once."""
+    if not isinstance(value, dict) or not 0 < len(value) <= MAX_DIMS:
+        return None
+    out: dict[str, int] = {}
+    for name, index in value.items():
+        if not (isinstance(name, str) and _NAME.fullmatch(name) and isinstance(index, int)
+                and not isinstance(index, bool) and 0 <= index < 1 << 31):
+            return None
+        out[name] = index
+    if (isinstance(order, list) and len(order) == len(out)
+            and all(isinstance(name, str) for name in order) and set(order) == set(out)):
+        return {name: out[name] for name in order}
+    return out
+
+
+def fill(jobs: Iterable[Job], host: str, timeout: float = ASK_S) -> None:
+    """Ask every rank of ``jobs`` on ``host`` that serves a control socket and has no
+    coordinates yet; set those that answer."""
+    from rankdebug.runtime.wire import WireError, ask_timed
+
+    asked = [r for job in jobs for r in job.ranks
+             if r.coords is None and r.socket is not None and r.host == host
+             and r.state != "exited"]
+    if not asked:
+        return
+    replies = ask_timed([str(r.socket) for r in asked], {"command": "coords"}, timeout=timeout)
+    for rank, (reply, _) in zip(asked, replies, strict=True):
+        if not isinstance(reply, WireError):
+            rank.coords = valid(reply.get("coords"))
+
+
+def table(ranks: Iterable[Rank]) -> dict[int, dict[str, int]]:
+    """rank -> coordinates, for the ranks that have them (what ``ranks.resolve`` reads)."""
+    return {r.rank: dict(r.coords) for r in ranks if r.rank is not None and r.coords}
+
+
+def text(coords: dict[str, Any] | None) -> str:
+    """``dp 1 · tp 3`` (empty for none)."""
+    return " · ".join(f"{name} {index}" for name, index in (coords or {}).items())
+
+
+def resolve(text: str, job: Job, host: str) -> str:
+    """A RANKS argument of a verb as a plain rank spec: a selector (``tp=0``, ``pp=last``)
+    resolved against the coordinates the job's ranks report (those on ``host`` asked now
+    where they have recorded none), anything else as written. Raises ``ranks.RanksError``
+    (one line with the column) for a selector this job cannot answer."""
+    from rankdebug import ranks
+
+    if not ranks.is_selector(text):
+        return text
+    try:
+        ranks.parse_selector(text)  # its syntax errors first, before any rank is asked
+        fill([job], host)
+        return ranks.resolve(text, job.world_size, table(job.ranks),
+                             hint=f"no rank of job {job.id} reports a device mesh or "
+                                  "Megatron's parallel_state (a job started by `rankdebug "
+                                  "launch` reports them, or one whose ranks serve rankdebug's "
+                                  "handler); give rank numbers instead (e.g. 0-3)")
+    except ranks.RanksError as exc:
+        raise placed(exc, text) from None
+
+
+def placed(exc: Exception, text: str) -> Exception:
+    """A RanksError whose message says where in ``text`` it is (the verbs print the
+    message alone)."""
+    from rankdebug import ranks
+
+    if not isinstance(exc, ranks.RanksError) or exc.column is None:
+        return exc
+    return ranks.RanksError(f"{exc.message} (column {exc.column} of {text!r})", exc.line,
+                            exc.column)
+
+
+def pick(text: str, job: Job, host: str) -> list[Rank]:
+    """The ranks of ``job`` that a RANKS argument names (rank numbers, ``localN``, ``all``
+    or a selector; see ``resolve``); raises ``ranks.RanksError`` for a bad one or one that
+    names no rank the job has."""
+    from rankdebug import ranks
+
+    spec = resolve(text, job, host)
+    ranks.items(spec)  # raises for a malformed spec
+    picked = [r for r in job.ranks
+              if r.rank is not None and ranks.chosen(spec, r.rank, r.local_rank)]
+    if not picked:
+        raise ranks.RanksError(f"--ranks: job {job.id} has no rank matching {text!r}")
+    return picked
