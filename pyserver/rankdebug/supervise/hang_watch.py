@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -39,6 +40,7 @@ from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.diagnose import findings as fnd
 from rankdebug.jobs.diagnose.classes import classes
 from rankdebug.jobs.diagnose.cli import _read as read_job
+from rankdebug.jobs.diagnose.cli import add_arguments
 from rankdebug.jobs.diagnose.seen import Seen
 from rankdebug.runtime import wire
 
@@ -63,8 +65,9 @@ class Diagnosis:
 
 def diagnose(job: str) -> Diagnosis:
     """``rankdebug diagnose JOB``'s reading of this host's ranks, in this process."""
-    args = argparse.Namespace(job=job, samples=3, watch=2.0, interval=0.3, timeout=10.0,
-                              hosts=None, ssh_config=None, ssh_options=[], json=True)
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)  # the verb's own defaults, whatever options it gains
+    args = parser.parse_args(["--json", "--", job])
     try:
         _job, seen, _w = read_job(args)
     except (RankdebugError, stk.StacksError):  # the job has gone, or no py-spy for a rank
@@ -133,6 +136,7 @@ class HangWatch:
         self._since = time.monotonic()  # the last progress seen (or the user's hold)
         self._hung = False
         self._checked = 0.0  # the last diagnosis, while hung
+        self._failed: str | None = None  # the last failure said
 
     def start(self) -> None:
         if self.seconds <= 0 or self._thread is not None:
@@ -149,8 +153,13 @@ class HangWatch:
         while not self._stop.wait(self.tick):
             try:
                 self.step()
-            except Exception:  # the job's supervision outlives the watch: it reads again
-                continue
+            except Exception as exc:  # the job's supervision outlives the watch: said once
+                said = f"{type(exc).__name__}: {exc}"
+                if said != self._failed:
+                    self._failed = said
+                    sys.stderr.write(f"rankdebug: the hang watch could not read the job "
+                                     f"({said}); it tries again\n")
+                    sys.stderr.flush()
 
     def _progressed(self) -> bool:
         """Whether any rank's collectives went on since the last read; ``False`` where no
