@@ -367,6 +367,8 @@ class Expander:
         arg = self._op_arg(op, rest[1:])
         if isinstance(items, str):
             return [p.unknown(items)]
+        if op == ":" and items is not None and (p.name in ("@", "*") or p.index in ("@", "*")):
+            return self._slice(p, items, [a for a in rest[1:] if a.type != ":"])
         value = EMPTY
         if items is not None:
             value = _join(items) if p.index in ("@", "*") else items[0] if items else EMPTY
@@ -375,6 +377,25 @@ class Expander:
         if op in (":+", "+"):
             return [_alternative(p, items is None, op, arg, value)]
         return [self._transform(p, items is None, rest, value)]
+
+    def _slice(self, p: _Param, items: list[Scalar], nums: list[Node]) -> Chunks:
+        """``${@:offset:length}`` and ``${A[@]:offset:length}``: items, not characters (the
+        positional parameters count from $0)."""
+        full = list(items)
+        if p.index is None:  # $@ and $*: offset 0 is $0
+            zero = self.state.script_path
+            full.insert(0, known(zero) if zero else unknown("$0", "$0 is not known"))
+        off = self._arith_node(nums[0]) if nums else None
+        length = self._arith_node(nums[1]) if len(nums) > 1 else len(full)
+        if off is None or length is None or length < 0:
+            return [p.unknown("the slice's offset or length is not known")]
+        if off < 0:
+            off += len(full)
+        sliced = full[off:off + length] if off >= 0 else []
+        return _every_item(p, sliced)
+
+    def _arith_node(self, node: Node) -> int | None:
+        return Arith(self).eval(node) if node.type != "word" else self.arith_text(text(node))
 
     def _op_arg(self, op: str, args: list[Node]) -> Scalar:
         """The word after an operator (the default of ``${X:-default}``)."""

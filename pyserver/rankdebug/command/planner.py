@@ -443,7 +443,10 @@ def _follow(plan: LaunchPlan, ctx: Context, state: State, opts: Options) -> Laun
     script = argv[i].value
     data = _read_script(ctx, script) if script is not None else None
     if script is None or data is None:
-        return _by_convention(plan, ctx, i)
+        conventional = _by_convention(plan, ctx, i)
+        if conventional is None and script is not None:
+            _missing_wrapper(plan, ctx, opts, argv[i])
+        return conventional
     inner_env = {k: v.value for k, v in ctx.env.items() if v.value is not None}
     sub = Options(
         caller_env=inner_env, env_complete=state.env_complete, cwd=ctx.cwd, path=script,
@@ -502,6 +505,34 @@ def _by_convention(plan: LaunchPlan, ctx: Context, i: int) -> LaunchPlan | None:
     return plan
 
 
+def _missing_wrapper(plan: LaunchPlan, ctx: Context, opts: Options, script: Word) -> None:
+    """A wrapper script that is not there: named, instead of planning the shell itself."""
+    name = script.value
+    if name is None or ctx.cwd is None or not script_missing(name, ctx.cwd):
+        return
+    message = (f"the wrapper script {name} does not exist{where(name, ctx.cwd)}, so the "
+               "command it runs cannot be read (bash would stop: No such file or directory)")
+    found = _wrapper_elsewhere(name, opts.path)
+    if found is not None:
+        message += f"; it is there from {found} (run the command in that folder)"
+    plan.warn(message, script.span, code="missing-wrapper")
+
+
+def _wrapper_elsewhere(name: str, document: str | None) -> Path | None:
+    """The folder ``name`` is found from: the document's or one of the three above it (a
+    script in scripts/ meant to be run from the project's root)."""
+    if document is None or Path(name).is_absolute():
+        return None
+    folder = Path(document).resolve().parent
+    for base in (folder, *list(folder.parents)[:3]):
+        try:
+            if (base / name).is_file():
+                return base
+        except OSError:
+            return None
+    return None
+
+
 def _after_shell_options(argv: Sequence[Word], i: int) -> int | None:
     """The index after a shell's options; None for `bash -c CODE`."""
     while i < len(argv) and (argv[i].value or "").startswith("-"):
@@ -547,7 +578,8 @@ def _followed(inner: LaunchPlan, plan: LaunchPlan, script: str) -> LaunchPlan:
                severity="info")
     inner.followed = where
     inner.span = outer_span
-    inner.env = plan.env
+    # The job is the inner command: its own assignments (`PYTHONPATH=.. python -m ...`) too.
+    inner.env = {**plan.env, **inner.env}
     inner.background = plan.background
     return inner
 

@@ -1,0 +1,5 @@
+#!/bin/bash
+NUM_PROC=$1
+shift
+torchrun --nproc-per-node=$NUM_PROC train.py "$@"
+
