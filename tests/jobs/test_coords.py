@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,22 +53,19 @@ def test_a_2d_mesh_gives_each_rank_its_coordinates(tmp_path: Path) -> None:
         assert launch.job is not None
         job = launch.job
         want = {r: {"dp": r // 2, "tp": r % 2} for r in range(4)}
-        # The first ``jobs`` asks each rank (its handler reads the mesh then).
-        ranks = _ranks(job)
-        assert {r: ranks[r]["coords"] for r in ranks} == want
-        assert [list(ranks[r]["coords"]) for r in range(4)] == [["dp", "tp"]] * 4
 
         def recorded() -> bool:
             entries = {e["rank"]: e for e in (registry.read_job(job) or {})["ranks"]}
             return all(entries.get(r, {}).get("coords") == want[r] for r in range(4))
 
-        # Each rank records them in its registry entry; ``jobs`` reads them there after.
-        wait_for("the coordinates in the registry", recorded, 30, launch)
+        # Each rank records them in its registry entry unasked, once the mesh is made;
+        # ``jobs`` reads them there (it asks no rank).
+        wait_for("the coordinates in the registry", recorded, 60, launch)
         entry = registry.read_rank(job, 3) or {}
         assert (entry["coord_sizes"], entry["coords_from"], entry["coord_dims"]) == (
             {"dp": 2, "tp": 2}, "device_mesh", ["dp", "tp"])
-        again = _ranks(job)
-        assert [list(again[r]["coords"].items()) for r in range(4)] == [
+        ranks = _ranks(job)
+        assert [list(ranks[r]["coords"].items()) for r in range(4)] == [
             list(want[r].items()) for r in range(4)]
 
         # The handler answers ``coords`` itself, and only for its own rank.
@@ -120,9 +118,14 @@ def test_megatron_parallel_state_gives_the_coordinates(tmp_path: Path) -> None:
     launch = _mesh_job(tmp_path, "megatron")
     try:
         assert launch.job is not None
-        ranks = _ranks(launch.job)
-        assert {r: ranks[r]["coords"] for r in ranks} == {
-            r: {"pp": r // 2, "dp": 0, "tp": r % 2} for r in range(4)}
+        job = launch.job
+        want = {r: {"pp": r // 2, "dp": 0, "tp": r % 2} for r in range(4)}
+
+        def shown() -> dict[int, dict[str, Any]] | None:
+            got = _ranks(job)
+            return got if {r: got[r]["coords"] for r in got} == want else None
+
+        ranks = wait_for("the coordinates", shown, 60, launch)
         assert list(ranks[0]["coords"]) == ["pp", "dp", "tp"]  # outermost first
         reply = wire.ask(str(ranks[1]["socket"]), {"command": "coords"})
         assert reply["source"] == "megatron"
@@ -136,7 +139,8 @@ def test_a_job_without_a_layout_has_no_coordinates(tmp_path: Path) -> None:
     launch = _mesh_job(tmp_path, "none", nproc=2)
     try:
         assert launch.job is not None
-        for _ in range(2):  # asked again: still none, and nothing recorded
+        time.sleep(2 * rank_coords.POLL_S + 1)  # past the ranks' own look at the job
+        for _ in range(2):
             ranks = _ranks(launch.job)
             assert [ranks[r]["coords"] for r in (0, 1)] == [None, None]
             assert all(ranks[r]["socket"] for r in (0, 1))

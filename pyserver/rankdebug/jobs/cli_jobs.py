@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sample > 0:
         first = discover(gpus=False)
         time.sleep(args.sample)
-    found = discover_all(args, coords=True, gpus=not args.no_gpu, previous=first)
+    found = discover_all(args, gpus=not args.no_gpu, previous=first)
     if args.job:
         job: Job | None = find_job(found.jobs, args.job)
         if job is None:

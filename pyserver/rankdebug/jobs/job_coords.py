@@ -1,11 +1,12 @@
 """Ranks' parallel coordinates (``{"dp": 1, "tp": 3}``), as the running job lays them out.
 
-A rank reads them from its own DeviceMesh or Megatron's ``parallel_state`` when asked
-(``runtime.coords``, the handler's ``coords`` request) and records them in its registry
-entry once found, so ``rankdebug jobs`` reads the registry first and asks only the ranks
-that serve a control socket and have recorded none yet, all at once, each for at most
-``ASK_S``. A rank that cannot answer (it holds the GIL in native code) keeps null. Ranks of
-a job rankdebug did not start have a socket only once its handler is in them.
+A rank that serves rankdebug's handler reads them from its own DeviceMesh or Megatron's
+``parallel_state`` (``runtime.coords``) and records them in its registry entry once the job
+has laid its ranks out, unasked: ``rankdebug jobs`` only reads the registry (asking each of
+1,024 ranks on every refresh would cost more than the rest of the scan). A selector of a
+verb (``resolve``) also asks the job's ranks that have recorded none yet, all at once, each
+for at most ``ASK_S`` (a rank that holds the GIL in native code keeps null). Ranks of a job
+rankdebug did not start have coordinates only once its handler is in them.
 """
 
 from __future__ import annotations

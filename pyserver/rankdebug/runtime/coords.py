@@ -17,14 +17,14 @@ or None, from, in order:
 
 Nothing is imported: torch and Megatron are read from ``sys.modules`` only, so a job that
 imported neither pays a dictionary lookup. A result is kept once found (a job's layout does
-not change); while there is none, the search runs again only when the job has made process
+not change); while there is none, an ask searches again only when the job has made process
 groups since (a mesh makes some) or ``RESCAN_S`` has passed, so repeated asks stay cheap.
-Never raises. Stdlib only, Python 3.9 and later.
+``watch`` records them unasked once the job has them. Never raises. Stdlib only, Python 3.9
+and later.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 import time
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 RESCAN_S = 30.0
 MAX_DIMS = 16
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,39}"  # what a selector can name (``rankdebug.ranks``)
 
 
 class _Cache:
@@ -63,7 +63,7 @@ def read() -> dict[str, Any] | None:
     return _cache.found
 
 
-def _search() -> dict[str, Any] | None:
+def _search(again_after: float = RESCAN_S) -> dict[str, Any] | None:
     found = _megatron()
     if found is not None:
         return found
@@ -72,7 +72,7 @@ def _search() -> dict[str, Any] | None:
         return None  # a mesh needs the default process group
     groups = _process_groups(c10d)
     now = time.monotonic()
-    if len(groups) == _cache.groups and now - _cache.searched < RESCAN_S:
+    if len(groups) == _cache.groups and now - _cache.searched < again_after:
         return None
     found = _device_mesh() or _from_groups(c10d, groups)
     if found is None:
@@ -177,7 +177,9 @@ def _put(coords: dict[str, int], sizes: dict[str, int], name: Any, index: Any,
          size: Any) -> None:
     if not isinstance(name, str) or not _index(index) or not _index(size):
         return
-    name = name if _NAME.fullmatch(name) else re.sub(r"[^A-Za-z0-9_]", "_", name)[:40] or "dim"
+    import re  # only once there is a layout: a rank without one never loads it
+
+    name = name if re.fullmatch(_NAME, name) else re.sub(r"[^A-Za-z0-9_]", "_", name)[:40] or "dim"
     if name[0].isdigit():
         name = f"d{name}"[:40]
     if name not in coords and len(coords) < MAX_DIMS and index < size:
@@ -193,6 +195,46 @@ def _product(shape: tuple[int, ...]) -> int:
     for n in shape:
         out *= n
     return out
+
+
+POLL_S = 2.0
+
+
+def watch(start_thread: Any) -> None:
+    """Record the coordinates as soon as the job has them, unasked (``rankdebug jobs`` then
+    reads them from the registry and never has to ask every rank): a thread of the
+    handler's (``start_thread``) that looks every ``POLL_S`` at how many process groups the
+    job has (a dictionary's size), and searches once that count has held for a whole poll
+    (a mesh or Megatron makes its groups one after another: a layout half made is not read)
+    and is one it has not searched at. So a job that makes no process group costs nothing,
+    and one without a layout a search per count of groups, not one per poll."""
+    start_thread("rankdebug-handler-coords", _watch)
+
+
+def _watch() -> None:
+    last = -1
+    while _cache.found is None:
+        time.sleep(POLL_S)
+        if "torch.distributed" not in sys.modules:
+            continue
+        c10d = sys.modules.get("torch.distributed.distributed_c10d")
+        try:
+            now = len(_process_groups(c10d)) if c10d is not None else -1
+        except Exception:  # torch internals of another version: asked only, then
+            return
+        if now != last or now == _cache.groups:
+            last = now
+            continue
+        with _lock:
+            if _cache.found is None:
+                try:
+                    _cache.found = _search(again_after=float("inf"))
+                except Exception:
+                    return
+    found = _cache.found
+    if found is not None and not _cache.recorded:
+        _cache.recorded = True
+        record(found)
 
 
 RECORD_CHECKS_S = (0.0, 0.3, 1.0)  # look again that the entry kept them, this long after

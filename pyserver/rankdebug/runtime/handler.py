@@ -120,6 +120,9 @@ def start(folder: str, rank: int,
     handler.ident = thread.ident
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)
+    from rankdebug.runtime import coords
+
+    coords.watch(_start_thread)  # recorded unasked once the job lays its ranks out
     import atexit
 
     atexit.register(stop)
