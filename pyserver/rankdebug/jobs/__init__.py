@@ -49,7 +49,10 @@ command and the Training Jobs view read)::
             "collective": null | {"name": "all_reduce", "seq": 6 | null,
                                   "group": "0" | null},
             # a Ray actor rank of a rankdebug launch job: its role ("actor/rollout/ref")
-            "role": null | "critic"}]}]}
+            "role": null | "critic",
+            # parallel coordinates from the job's DeviceMesh or Megatron's parallel_state,
+            # outermost dimension first (jobs.job_coords); null while unknown
+            "coords": null | {"dp": 1, "tp": 3}}]}]}
 
 The table (``rankdebug jobs``) ends such a rank's line with ``raised ValueError at
 model.py:88``, or ``waiting in all_reduce #6 (group 0)``.
