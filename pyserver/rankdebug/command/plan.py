@@ -7,9 +7,12 @@ command start?". ``launcher`` is a name of ``rankdebug.launcher_table``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rankdebug.command.words import Span, Word
+
+if TYPE_CHECKING:
+    from rankdebug.coords import Layout
 
 EntryKind = Literal["script", "module", "cli"]
 Severity = Literal["error", "warning", "info"]
@@ -143,7 +146,25 @@ class LaunchPlan:
             return [RankInfo(r, 0, r) for r in range(world)]
         return [RankInfo(r, None, None) for r in range(world)]
 
+    @property
+    def coords(self) -> Layout | None:
+        """The parallel layout (dp, tp, pp ...) the command's arguments or configs give, or
+        None (read each time: the words move with the document). Sizes its world cannot
+        hold are None too, and a warning on the plan (``parallel-sizes``)."""
+        from rankdebug.coords import Layout, Mismatch, layout_of  # coords reads plans
+
+        found = layout_of(self)
+        if isinstance(found, Mismatch):
+            at = found.at
+            here = (Span.point(at.line - 1, at.column - 1)
+                    if at.file is None and at.line and at.column and not self.followed
+                    else None)
+            where = f" ({at.name} {at.value}, {at.file}:{at.line})" if at.file else ""
+            self.warn(found.message + where, here, code="parallel-sizes")
+        return found if isinstance(found, Layout) else None
+
     def to_json(self) -> dict[str, object]:
+        layout = self.coords
         return {
             "launcher": self.launcher,
             "nnodes": self.nnodes,
@@ -175,6 +196,10 @@ class LaunchPlan:
             "cwd": self.cwd,
             "followed": self.followed,
             "background": self.background,
+            # {dims, order, world_size, source, read, ranks: rank r's coordinates at [r]}
+            "coords": ({**layout.to_json(), "ranks": [layout.coords_of(r.rank)
+                                                      for r in self.ranks]}
+                       if layout is not None else None),
             "options": [
                 {"name": o.name, "flag": o.flag, "value": o.value.display if o.value else None,
                  **span_json(o.span)}

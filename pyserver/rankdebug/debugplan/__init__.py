@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from rankdebug import ranks as rankspec
 from rankdebug.command.plan import LaunchPlan
+from rankdebug.coords import why_unknown
 from rankdebug.debugplan.configs import attach_configurations, compound, title_of
 from rankdebug.debugplan.launch_argv import launch_argv, run_env
 from rankdebug.debugplan.model import DebugPlan
@@ -28,11 +29,18 @@ __all__ = ["Caller", "DebugPlan", "LaunchOptions", "Origin", "choose", "make", "
 
 
 def choose(raw: object, plan: LaunchPlan, *, arm: bool = False) -> Selection:
-    """The ranks debugged from the start: ``raw`` (a spec, a number or a list; default
-    rank 0) checked against the plan. Armed with no ranks given: none."""
+    """The ranks debugged from the start: ``raw`` (a spec, a selector such as ``tp=0``, a
+    number or a list; default rank 0) checked against the plan. Armed with no ranks given:
+    none."""
     if arm and raw in (None, "", []):
         return Selection("", [])  # armed only: every rank waits to be asked
-    return rankspec.select(rankspec.normalise(raw), plan.ranks, plan.world_size)
+    spec = rankspec.normalise(raw)
+    if not rankspec.is_selector(spec):
+        return rankspec.select(spec, plan.ranks, plan.world_size)
+    layout = plan.coords  # a selector (tp=0) resolves through the command's layout
+    return rankspec.select(spec, plan.ranks, plan.world_size,
+                           layout.table() if layout is not None else None,
+                           hint=why_unknown(plan))
 
 
 @dataclass(frozen=True)

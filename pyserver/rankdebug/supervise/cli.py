@@ -66,8 +66,9 @@ PROG = "rankdebug launch"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = __doc__.split("\n\n")[0] if __doc__ else None
     parser.add_argument("--ranks", default=None,
-                        help="ranks to debug: all, N, A-B, localN, comma-joined (default 0; "
-                        "with --arm, none)")
+                        help="ranks to debug: all, N, A-B, localN, comma-joined, or a "
+                        "selector by the parallel sizes the command gives: tp=0, pp=1 tp=0-3, "
+                        "dp=0 and tp=0, pp=last (default 0; with --arm, none)")
     parser.add_argument("--arm", action="store_true",
                         help="every rank serves a control socket so that it can be told later "
                         "to attach a debugger, evaluate an expression or report its stack "
