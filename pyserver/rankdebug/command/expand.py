@@ -1099,7 +1099,8 @@ def _is_at(node: Node) -> bool:
     if node.type not in ("simple_expansion", "expansion"):
         return False
     kids = [c for c in node.children if c.type not in ("$", "${", "}")]
-    if len(kids) != 1:
+    if len(kids) != 1 and not (node.type == "expansion" and kids and kids[1:2]
+                               and kids[1].type == ":"):  # "${@:2}" slices items too
         return False
     k = kids[0]
     if k.type == "special_variable_name":

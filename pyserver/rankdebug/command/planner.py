@@ -515,7 +515,7 @@ def _missing_wrapper(plan: LaunchPlan, ctx: Context, opts: Options, script: Word
     found = _wrapper_elsewhere(name, opts.path)
     if found is not None:
         message += f"; it is there from {found} (run the command in that folder)"
-    plan.warn(message, script.span, code="missing-wrapper")
+    plan.warn(message, script.span, code="missing-wrapper", severity="error")
 
 
 def _wrapper_elsewhere(name: str, document: str | None) -> Path | None:

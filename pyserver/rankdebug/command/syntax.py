@@ -34,14 +34,36 @@ _WIDTH = {**dict.fromkeys(range(0xC4, 0xE0), 2), **dict.fromkeys(range(0xE0, 0xF
           **dict.fromkeys(range(0xF0, 0xF5), 4)}
 
 
+# A backslash that continues the last line into the end of the text: bash ends the command
+# there (`torchrun ... \` as a script's last line); tree-sitter-bash calls it an error. It is
+# read as a blank while parsing (the tree keeps the original text, as above).
+_CONTINUED_TO_END = re.compile(rb"(?<!\\)(?:\\\\)*(\\)\r?\n?\Z")
+
+
 def _parse_bytes(data: bytes, old: Tree | None) -> Tree:
     parser = _parser()
+    if data.endswith((b"\\", b"\\\n", b"\\\r\n")):
+        window = data[-4096:]
+        tail = _CONTINUED_TO_END.search(window)
+        if tail is not None:
+            # Not reused: the old tree read that byte as it was.
+            tree = _parse_read_as(parser, data, None, len(data) - len(window) + tail.start(1))
+            if not tree.root_node.has_error:
+                return tree
+            # Broken anyway (an array left open at the end): read as written.
+    return _parse_read_as(parser, data, old, None)
+
+
+def _parse_read_as(parser: Parser, data: bytes, old: Tree | None, blank: int | None) -> Tree:
+    """Parse ``data`` with the swaps above (and the byte at ``blank`` read as a space)."""
     spots = [m.end() for m in _BRACE_THEN_WIDE.finditer(data)] if b"{" in data else []
-    if not spots:
+    if not spots and blank is None:
         return parser.parse(data, old) if old is not None else parser.parse(data)
     buf = bytearray(data)
     for at in spots:
         buf[at:at + _WIDTH[buf[at]]] = b"x" * _WIDTH[buf[at]]
+    if blank is not None:
+        buf[blank] = ord(" ")
     tree = parser.parse(buf, old) if old is not None else parser.parse(buf)
     buf[:] = data  # same length: the tree keeps this buffer and slices it for node.text
     return tree
