@@ -134,3 +134,19 @@ def test_a_big_job_and_huge_ranges_cost_what_they_say() -> None:
         select_coords("tp=0-1048575", len(big), big)
     with pytest.raises(RanksError, match="at most"):
         select_coords("tp=0 " * 20_000, len(big), big)
+
+
+def test_random_text_is_a_selection_or_a_one_line_error_never_a_crash() -> None:
+    import random
+
+    rng = random.Random(34)
+    alphabet = ["tp", "pp", "dp", "rank", "=", ",", "-", " ", "and", "or", "0", "1", "7",
+                "last", "first", "*", "９", "\t", "\n", ":", "x", "99999999", "AND"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 9)))
+        try:
+            spans = select_coords(text, 8, GRID)
+        except RanksError as exc:
+            assert "\n" not in exc.message and (exc.column is None or exc.column >= 1)
+        else:
+            assert spans and all(0 <= lo <= hi < 8 for lo, hi in spans)
