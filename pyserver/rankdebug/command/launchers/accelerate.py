@@ -230,6 +230,24 @@ def _single_process(plan: LaunchPlan, parsed: Parsed, config: _Config) -> bool:
     return True
 
 
+def _multi(parsed: Parsed, config: _Config) -> bool:
+    """A mode flag, or a config whose distributed_type starts processes per device (then
+    even one process is torchrun's, with RANK)."""
+    if config.unknown or any(parsed.has(f) for f in _MODE_FLAGS):
+        return True
+    kind = config.values.get("distributed_type")
+    return kind is not None and str(kind).upper().removeprefix("DISTRIBUTEDTYPE.") in _MULTI
+
+
+def _rank_in_child(plan: LaunchPlan, here: Span) -> None:
+    """launch.py's simple_launcher: the one process is a child python without RANK, which
+    the bootstrap cannot tell from accelerate's own process."""
+    plan.warn("with one process accelerate runs the script in a child python with no rank "
+              "variable (its simple launcher), which rankdebug cannot pick out to debug; "
+              "debug `python SCRIPT ARGS` (the same run) instead", here,
+              code="rank-in-child")
+
+
 class _Values:
     """Values from the command line, else from the config file."""
 
@@ -271,6 +289,7 @@ def numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
     values = _Values(plan, parsed, config)
     if _single_process(plan, parsed, config):
         plan.nnodes, plan.nproc_per_node, plan.world_size, plan.node_rank = 1, 1, 1, 0
+        _rank_in_child(plan, here)
         return
 
     if not parsed.has("num_processes") and config.values.get("num_processes") == -1:
@@ -296,6 +315,8 @@ def numbers(ctx: Context, parsed: Parsed, here: Span) -> None:
         else:
             plan.warn(f"--num_processes {total} is not a multiple of --num_machines {machines}",
                       here, code="uneven")
+    if total == 1 and machines == 1 and not _multi(parsed, config):
+        _rank_in_child(plan, here)
     rank_default = 0 if machines == 1 else None
     plan.node_rank = values.number("machine_rank", rank_default, "--machine_rank")
     if plan.node_rank is None and machines is not None and machines > 1 and not (
