@@ -1,5 +1,5 @@
-"""Parallel coordinates read from commands before anything runs (rankdebug.coords), on public
-scripts and configs copied verbatim into coords_data/ (each file names its repository, path
+"""Parallel coordinates read from commands before anything runs (rankdebug.command.coords), on
+public scripts and configs copied verbatim into coords_data/ (each file names its repository, path
 and commit), checked against the frameworks' own rank arithmetic."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rankdebug.command import LaunchPlan, plan_argv, plan_file, plan_text
-from rankdebug.coords import Layout
+from rankdebug.command.coords import Layout
 from rankdebug.debugplan import choose
 from rankdebug.ranks import RanksError
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from rankdebug.command.words import Span, Word
 
 if TYPE_CHECKING:
-    from rankdebug.coords import Layout
+    from rankdebug.command.coords import Layout, Mismatch
 
 EntryKind = Literal["script", "module", "cli"]
 Severity = Literal["error", "warning", "info"]
@@ -146,14 +146,26 @@ class LaunchPlan:
             return [RankInfo(r, 0, r) for r in range(world)]
         return [RankInfo(r, None, None) for r in range(world)]
 
+    def read_coords(self) -> Layout | Mismatch | None:
+        """The parallel layout (dp, tp, pp ...) the command's arguments or configs give; a
+        Mismatch when its sizes cannot fit the world; None when it gives none. Read each
+        time: the words move with the document."""
+        from rankdebug.command.coords import Facts, layout_of
+
+        script = self.entry.target.value if self.entry and self.entry.kind == "script" else None
+        return layout_of(Facts(
+            self.launcher, self.entry_args, self.world_size, self.cwd,
+            # A followed script's (`bash train.sh`) words were written in that script.
+            self.followed.rsplit(":", 1)[0] if self.followed else None, script,
+            {o.name: o.value for o in self.options}))
+
     @property
     def coords(self) -> Layout | None:
-        """The parallel layout (dp, tp, pp ...) the command's arguments or configs give, or
-        None (read each time: the words move with the document). Sizes its world cannot
-        hold are None too, and a warning on the plan (``parallel-sizes``)."""
-        from rankdebug.coords import Layout, Mismatch, layout_of  # coords reads plans
+        """The layout of :meth:`read_coords`, or None; sizes that cannot fit become a
+        warning on the plan (``parallel-sizes``)."""
+        from rankdebug.command.coords import Layout, Mismatch
 
-        found = layout_of(self)
+        found = self.read_coords()
         if isinstance(found, Mismatch):
             at = found.at
             here = (Span.point(at.line - 1, at.column - 1)

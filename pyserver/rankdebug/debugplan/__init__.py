@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rankdebug import ranks as rankspec
+from rankdebug.command.coords import Layout, why_unknown
 from rankdebug.command.plan import LaunchPlan
-from rankdebug.coords import why_unknown
 from rankdebug.debugplan.configs import attach_configurations, compound, title_of
 from rankdebug.debugplan.launch_argv import launch_argv, run_env
 from rankdebug.debugplan.model import DebugPlan
@@ -37,10 +37,10 @@ def choose(raw: object, plan: LaunchPlan, *, arm: bool = False) -> Selection:
     spec = rankspec.normalise(raw)
     if not rankspec.is_selector(spec):
         return rankspec.select(spec, plan.ranks, plan.world_size)
-    layout = plan.coords  # a selector (tp=0) resolves through the command's layout
+    found = plan.read_coords()  # a selector (tp=0) resolves through the command's layout
     return rankspec.select(spec, plan.ranks, plan.world_size,
-                           layout.table() if layout is not None else None,
-                           hint=why_unknown(plan))
+                           found.table() if isinstance(found, Layout) else None,
+                           hint=why_unknown(found))
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rankdebug.command.coords.layout import Read
 from rankdebug.command.words import Word
-from rankdebug.coords.layout import Read
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug.command.coords.args import Found, flag, switch
+from rankdebug.command.coords.layout import Axis, Layout, Mismatch, Read
 from rankdebug.command.words import Word
-from rankdebug.coords.args import Found, flag, switch
-from rankdebug.coords.layout import Axis, Layout, Mismatch, Read
 
 TP = "--tensor-model-parallel-size"
 PP = "--pipeline-model-parallel-size"

@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from rankdebug.command.coords.args import Found, flag
+from rankdebug.command.coords.files import read_text
+from rankdebug.command.coords.layout import Layout, Mismatch
 from rankdebug.command.words import Word
-from rankdebug.coords.args import Found, flag
-from rankdebug.coords.files import read_text
-from rankdebug.coords.layout import Layout, Mismatch
 
 PIPELINE = ("--pipeline-parallel-size", "--pipe-parallel-size")
 _SHORT_P = re.compile(r"""add_argument\(\s*['"]-p['"]\s*,\s*['"]--pipeline[-_]parallel[-_]size""")

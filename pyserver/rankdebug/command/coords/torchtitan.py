@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 import tomllib
 
+from rankdebug.command.coords.args import flag
+from rankdebug.command.coords.files import line_of, read_text
+from rankdebug.command.coords.layout import Axis, Layout, Mismatch, Read
 from rankdebug.command.words import Word
-from rankdebug.coords.args import flag
-from rankdebug.coords.files import line_of, read_text
-from rankdebug.coords.layout import Axis, Layout, Mismatch, Read
 
 CONFIG = "--job.config_file"
 KEYS = {

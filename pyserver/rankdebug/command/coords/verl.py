@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rankdebug.command.coords.args import hydra
+from rankdebug.command.coords.layout import Layout, Mismatch
 from rankdebug.command.words import Word
-from rankdebug.coords.args import hydra
-from rankdebug.coords.layout import Layout, Mismatch
 
 ROLLOUT = "actor_rollout_ref.rollout."
 
