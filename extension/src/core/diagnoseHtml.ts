@@ -117,7 +117,7 @@ function classTree(view: DiagnoseView, l10n: Localize): string {
         return (
             `<details class="class${c.culprit ? ' culprit' : ''}" data-class="${i}"${c.culprit ? ' open' : ''}>` +
             `<summary><span class="ranks">${escapeHtml(ranksText(c.ranks))}</span>${badge}` +
-            `<span class="badge">${escapeHtml(l10n.t('{0} ranks', c.ranks.length))}</span>` +
+            (c.ranks.length > 1 ? `<span class="badge">${escapeHtml(l10n.t('{0} ranks', c.ranks.length))}</span>` : '') +
             `<span class="state state-${c.state}">${escapeHtml(stateText(c, l10n))}</span>` +
             `${placeLink(c.where, `data-cls="${i}" data-frame="-1"`)}</summary>` +
             (frames ? `<ol class="frames">${frames}</ol>` : '') +
@@ -131,7 +131,8 @@ function collectivesTable(view: DiagnoseView, l10n: Localize): string {
     if (!view.groups.length) return `<p class="muted">${escapeHtml(l10n.t('No collective state was read.'))}</p>`;
     const head = view.classes.map((c) => `<th${c.culprit ? ' class="culprit"' : ''}>${escapeHtml(ranksText(c.ranks))}</th>`).join('');
     const rows = view.groups.map((g) => {
-        const name = g.desc ? `${g.group} (${g.desc})` : g.group;
+        // torch names a group made without a description `undefined`.
+        const name = g.desc && g.desc !== 'undefined' ? `${g.group} (${g.desc})` : g.group;
         const cells = g.cells.map((c) => `<td>${c === null ? '<span class="muted">—</span>' : escapeHtml(c)}</td>`).join('');
         return `<tr${g.differs ? ' class="differs"' : ''}><td>${escapeHtml(name)}</td>${cells}</tr>`;
     });

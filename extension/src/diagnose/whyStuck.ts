@@ -173,7 +173,9 @@ class SessionLabels implements vscode.Disposable {
     private readonly pending = new Map<string, string>();
     private readonly listener = vscode.debug.onDidStartDebugSession((s) => {
         const rank = (s.configuration as RankdebugConfiguration).__rank;
-        const key = rank?.job !== undefined ? `${rank.job}/${rank.rank}` : undefined;
+        if (!rank) return;
+        // A rank's session started from the supervisor's own `listening` line may not name its job.
+        const key = rank.job !== undefined ? `${rank.job}/${rank.rank}` : [...this.pending.keys()].find((k) => k.endsWith(`/${rank.rank}`));
         const label = key ? this.pending.get(key) : undefined;
         if (!key || !label) return;
         this.pending.delete(key);

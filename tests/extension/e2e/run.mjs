@@ -43,6 +43,8 @@
 //      whose rank count is not known: the input box) → `1,2` → both actor ranks paused in the
 //      Call Stack, no other rank with a session → stop → no process of the job left (raylet and
 //      GCS included); each actor rank's session is labelled with its role (`rank 1 · actor/rollout/ref`);
+//  13. why stuck (whyStuck.mjs): a job that deadlocks → the hang notification → Why Is This Job Stuck?
+//      → the panel names rank 3 → Debug culprit, Debug one per class → stop;
 //  12. multinode (multinode.mjs): VS Code on node 0 of a two-node namespace cluster, right-click a
 //      2 × 2 torchrun (rankdebug.hosts: node1) → `1,3` → rank 1 (node 0) and rank 3 (node 1, through
 //      SSH) paused in the Call Stack → stop → nothing left on either node;
@@ -61,6 +63,7 @@ import { chromium } from 'playwright-core';
 import { codeServerSetup } from './codeServer.mjs';
 import { scenarioCompareRoutes } from './compareRoutes.mjs';
 import { scenarioMultinode } from './multinode.mjs';
+import { scenarioWhyStuck } from './whyStuck.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const ART = path.join(ROOT, '.artifacts', 'e2e');
@@ -157,9 +160,12 @@ function makeWorkspace(base) {
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long.sh'), path.join(ws, 'long.sh'));
-    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh', 'ray.sh', 'big.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
+    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh', 'ray.sh', 'big.sh', 'stuck_train.py', 'stuck.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
     for (const f of ['ray_trainer.py', 'ray_worker.py']) fs.copyFileSync(path.join(ROOT, 'tests/launch/scripts', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/smoke_configurator.py'), path.join(ws, 'configurator.py'));
+    // Watched from the start: a scenario's setting written later (whystuck) is seen at once.
+    fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), '{}\n');
     const py = fs.readFileSync(path.join(ws, 'train.py'), 'utf8').split('\n');
     const bpLine = py.findIndex((l) => l.includes('torch.manual_seed(rank)')) + 1;
     const sh = fs.readFileSync(path.join(ws, 'train.sh'), 'utf8').split('\n');
@@ -1804,6 +1810,11 @@ async function main() {
             const helpers = { say, sleep, waitFor, palette, openFile, showFile, goToLine, rowMenu, pickMenuItem, frameRow, expandMainThreads, waitGroups, shownAt, shot, stopDebugging, jobProcesses };
             const r = await scenarioCompareRoutes(page, ws, helpers);
             results.push(`compare routes: Watch → weight → Compare Across Ranks → [0,1,3] [2] shown ${r.watchMs} ms after the click; editor selection grad → Compare Across Ranks → [0,2,3] [1] (NaN on rank 1) in ${r.selectionMs} ms; stop left no process`);
+        }
+        if (want('whystuck')) {
+            const helpers = { say, sleep, waitFor, palette, commandLine, rowMenu, shot, webviewWith, stopDebugging, jobProcesses, docs, ROOT };
+            const r = await scenarioWhyStuck(page, ws, helpers);
+            results.push(`why stuck: rankdebug.hangSeconds 5 → the hang notification naming rank 3 ${r.noticeMs} ms after Enter; Why Is This Job Stuck? → the panel (rank 3's class the culprit, ranks 0-2 in all_reduce #4, group 0 at #4 against #3) ${r.panelMs} ms after the click; the finding's link opened the barrier's line; Debug culprit → rank 3's session in ${r.culpritMs} ms; Debug one per class → rank 0 · 2 like it; stop left no process`);
         }
         if (want('ray')) {
             const r10 = await scenarioRay(page, ws);

@@ -121,6 +121,14 @@ describe('core/diagnoseHtml', () => {
         assert.doesNotMatch(html, /\/venv\/lib[^"]*"[^>]*data-post/);
     });
 
+    it("names a group torch left without a description by its number alone, and counts only classes of several ranks", () => {
+        const lines = SKIP.map((l) => (l.event === 'collectives' && l.group === '1' ? { ...l, desc: 'undefined' } : l));
+        const html = renderDiagnose(readDiagnose(lines), state, l10n, NONCE);
+        assert.match(html, /<tr class="differs"><td>1<\/td><td>#0<\/td><td>barrier #1<\/td><\/tr>/);
+        assert.match(html, /<span class="badge">3 ranks<\/span>/);
+        assert.doesNotMatch(html, /1 ranks/);
+    });
+
     it('escapes file names, functions and why sentences', () => {
         const evil = '/tmp/<img src=x onerror=alert(1)>/"q".py';
         const html = renderDiagnose(
