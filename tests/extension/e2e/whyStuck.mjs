@@ -9,7 +9,8 @@
 //      waiting in all_reduce #4, the collectives table (group 0: all_reduce #4 against #3);
 //      docs/why-stuck.png with RANKDEBUG_E2E_DOCS=1 (or why-stuck);
 //   3. the finding's place → stuck_train.py opens at the barrier's line;
-//   4. Debug culprit → a `rank 3` session; Debug one per class → `rank 0 · 2 like it` too →
+//   4. Debug culprit → a `rank 3` session; Debug one per class → `rank 0 · 2 like it` too;
+//   5. Compare across classes → an expression → the compare panel: ranks 0 and 3 apart →
 //   stop → no process left.
 // The helpers are run.mjs's own (passed in: `h`).
 import * as fs from 'node:fs';
@@ -103,6 +104,21 @@ export async function scenarioWhyStuck(page, ws, h) {
     const rank3 = await page.locator('.debug-call-stack .monaco-list-row', { hasText: /^\s*rank 3(?!\d)/ }).count();
     if (rank3 !== 1) throw new Error(`expected one rank 3 session, found ${rank3}`);
     await h.shot(page, '42-one-per-class');
+
+    h.say('Compare across classes → rank * 10 + t.sum().item() in ranks 0 and 3, read where they stand');
+    frame = await h.webviewWith(page, 'Why is');
+    await frame.locator('button[data-post="compare"]').click();
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 15000 });
+    await input.fill('rank * 10 + t.sum().item()');
+    const tCompare = Date.now();
+    await page.keyboard.press('Enter');
+    // Both ranks completed 3 all_reduces of t = ones(4) over 4 ranks (64 each; rank 0's 4th waits): 0 + 256 and 30 + 256.
+    const { groups } = await h.waitGroups(page, 'Compare: rank * 10', ['0', '3'], 60000);
+    timings.compareMs = Date.now() - tCompare;
+    h.say(`compare panel ${timings.compareMs} ms after Enter: ${JSON.stringify(groups.map((g) => g.text.slice(0, 60)))}`);
+    if (!/256/.test(groups[0].text) || !/286/.test(groups[1].text)) throw new Error(`unexpected values: ${JSON.stringify(groups)}`);
+    await h.shot(page, '43-compare-classes');
 
     h.say('stopping the job');
     await h.stopDebugging(page);
