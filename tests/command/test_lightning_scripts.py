@@ -12,7 +12,10 @@ from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.planner import sbatch_directives
 from rankdebug.command.words import Word
 
-HEAD = "import lightning as L\nfrom lightning.pytorch.demos.boring_classes import BoringModel\n"
+HEAD = ("import lightning as L\nimport pytorch_lightning as pl\n"
+        "from lightning.fabric import Fabric\n"
+        "from lightning.pytorch.demos.boring_classes import BoringModel\n"
+        "from lightning.pytorch.strategies import DDPStrategy\n")
 
 
 def _script(tmp: Path, call: str, name: str = "train.py") -> Path:
@@ -70,6 +73,16 @@ def test_what_cannot_be_read_is_said(tmp_path: Path) -> None:
 def test_a_script_without_lightning_or_that_does_not_parse_stays_python(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("from mylib import Trainer\nTrainer(devices=8)\n")
     assert plan("python train.py", cwd=tmp_path).launcher == "python"
+    # Hugging Face's Trainer in a script that names Lightning is not Lightning's.
+    (tmp_path / "train.py").write_text("# ported from pytorch_lightning\n"
+                                       "from transformers import Trainer\nTrainer(model)\n")
+    assert plan("python train.py", cwd=tmp_path).launcher == "python"
+    for source in ("import pytorch_lightning as pl\npl.Trainer(devices=2)\n",
+                   "from lightning import pytorch\npytorch.Trainer(devices=2)\n",
+                   "import lightning.pytorch\nlightning.pytorch.Trainer(devices=2)\n",
+                   "from lightning.fabric import Fabric as F\nF(devices=2).launch()\n"):
+        (tmp_path / "train.py").write_text(source)
+        assert numbers(plan("python train.py", cwd=tmp_path)) == (1, 0, 2, 2), source
     (tmp_path / "train.py").write_text("import lightning\nL.Trainer(devices=8\n")
     assert plan("python train.py", cwd=tmp_path).launcher == "python"
 

@@ -73,8 +73,9 @@ def find_call(source: str) -> Call | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    names, modules = _lightning_names(tree)
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
-             and _callee(node.func) in ("Trainer", "Fabric")]
+             and _is_lightning(node.func, names, modules)]
     if not calls:
         return None
     node = min(calls, key=lambda n: (n.lineno, n.col_offset))
@@ -90,6 +91,43 @@ def find_call(source: str) -> Call | None:
 
     return Call(_callee(node.func) or "", node.lineno, get("devices", "auto"),
                 get("num_nodes", 1), get("strategy", "auto"), get("accelerator", "auto"))
+
+
+_PACKAGES = ("lightning", "pytorch_lightning", "lightning_fabric")
+_CLASSES = ("Trainer", "Fabric")
+
+
+def _lightning_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """Names bound to Lightning's Trainer/Fabric (``from lightning import Trainer as T``) and
+    to its modules (``import lightning as L``, ``import pytorch_lightning``)."""
+    names: set[str] = set()
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and (
+                node.module.split(".")[0] in _PACKAGES):
+            for alias in node.names:
+                if alias.name in _CLASSES:
+                    names.add(alias.asname or alias.name)
+                else:  # from lightning import pytorch as pl
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in _PACKAGES:
+                    modules.add(alias.asname or alias.name.split(".")[0])
+    return names, modules
+
+
+def _is_lightning(func: ast.expr, names: set[str], modules: set[str]) -> bool:
+    """``Trainer(...)`` imported from Lightning, or ``L.Trainer(...)``/``pl.Fabric(...)`` on a
+    Lightning module (not Hugging Face's Trainer)."""
+    if isinstance(func, ast.Name):
+        return func.id in names
+    if not isinstance(func, ast.Attribute) or func.attr not in _CLASSES:
+        return False
+    root: ast.expr = func.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id in modules
 
 
 def _callee(func: ast.expr) -> str | None:
