@@ -1812,7 +1812,7 @@ async function main() {
             results.push(`compare routes: Watch → weight → Compare Across Ranks → [0,1,3] [2] shown ${r.watchMs} ms after the click; editor selection grad → Compare Across Ranks → [0,2,3] [1] (NaN on rank 1) in ${r.selectionMs} ms; stop left no process`);
         }
         if (want('whystuck')) {
-            const helpers = { say, sleep, waitFor, palette, commandLine, rowMenu, shot, webviewWith, waitGroups, stopDebugging, jobProcesses, docs, ROOT };
+            const helpers = { say, sleep, waitFor, palette, commandLine, rowMenu, shot, webviewWith, waitGroups, openJobsView, jobsPane, stopDebugging, jobProcesses, docs, ROOT };
             const r = await scenarioWhyStuck(page, ws, helpers);
             results.push(`why stuck: rankdebug.hangSeconds 5 → the hang notification naming rank 3 ${r.noticeMs} ms after Enter; Why Is This Job Stuck? → the panel (rank 3's class the culprit, ranks 0-2 in all_reduce #4, group 0 at #4 against #3) ${r.panelMs} ms after the click; the finding's link opened the barrier's line; Debug culprit → rank 3's session in ${r.culpritMs} ms; Debug one per class → rank 0 · 2 like it; Compare across classes → ranks 0 and 3 apart in ${r.compareMs} ms; stop left no process`);
         }

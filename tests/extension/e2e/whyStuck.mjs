@@ -10,7 +10,8 @@
 //      docs/why-stuck.png with RANKDEBUG_E2E_DOCS=1 (or why-stuck);
 //   3. the finding's place → stuck_train.py opens at the barrier's line;
 //   4. Debug culprit → a `rank 3` session; Debug one per class → `rank 0 · 2 like it` too;
-//   5. Compare across classes → an expression → the compare panel: ranks 0 and 3 apart →
+//   5. Training Jobs: the job row's Why Is This Job Stuck? → the same panel, read again;
+//   6. Compare across classes → an expression → the compare panel: ranks 0 and 3 apart →
 //   stop → no process left.
 // The helpers are run.mjs's own (passed in: `h`).
 import * as fs from 'node:fs';
@@ -104,6 +105,25 @@ export async function scenarioWhyStuck(page, ws, h) {
     const rank3 = await page.locator('.debug-call-stack .monaco-list-row', { hasText: /^\s*rank 3(?!\d)/ }).count();
     if (rank3 !== 1) throw new Error(`expected one rank 3 session, found ${rank3}`);
     await h.shot(page, '42-one-per-class');
+
+    h.say('Training Jobs: the job row → Why Is This Job Stuck? → the same panel, read again');
+    const before = await frame.locator('header .meta').innerText();
+    await h.openJobsView(page);
+    const jobRow = h.jobsPane(page).locator('.monaco-list-row', { hasText: /torchrun · \d{8}-\d{6}-\d+/ }).first();
+    await h.waitFor('the job in Training Jobs', async () => {
+        if (await jobRow.count()) return true;
+        await h.palette(page, 'Rank Debugger: Refresh Training Jobs');
+        return false;
+    }, 60000, 2000);
+    await h.sleep(1000); // the panel's time reads in seconds
+    await h.rowMenu(page, jobRow, 'Why Is This Job Stuck?');
+    await h.waitFor('the panel read again', async () => {
+        frame = await h.webviewWith(page, 'Why is');
+        const meta = frame ? await frame.locator('header .meta').innerText().catch(() => before) : before;
+        return meta !== before && (await frame.locator('details.class.culprit').count()) > 0 && !(await frame.locator('#busy').count());
+    }, 60000, 300);
+    const panels = await page.locator('.tab', { hasText: 'Why is' }).count();
+    if (panels !== 1) throw new Error(`expected one Why Is This Job Stuck? panel, found ${panels}`);
 
     h.say('Compare across classes → rank * 10 + t.sum().item() in ranks 0 and 3, read where they stand');
     frame = await h.webviewWith(page, 'Why is');
