@@ -61,6 +61,10 @@ def test_what_cannot_be_read_is_said(tmp_path: Path) -> None:
     assert (p.launcher, p.world_size) == ("lightning", None)
     assert any("devices is not a literal" in m for m in p.warnings)
     assert any("num_nodes is not a literal" in m for m in p.warnings)
+    for call in ("L.Trainer(devices=[])", "L.Trainer(devices=0)", "L.Trainer(devices=True)"):
+        p = _run(tmp_path, call)
+        assert [d.severity for d in diags(p, "bad-value")] == ["error"], call
+        assert not diags(p, "rank-in-child")
     # Spawned workers get their rank as an argument: no rank to pick.
     p = _run(tmp_path, 'L.Trainer(devices=2, strategy="ddp_spawn")')
     assert numbers(p) == (1, 0, 2, 2) and diags(p, "rank-not-in-env")

@@ -79,7 +79,8 @@ def find_call(source: str) -> Call | None:
     if not calls:
         return None
     node = min(calls, key=lambda n: (n.lineno, n.col_offset))
-    if any(isinstance(k, ast.keyword) and k.arg is None for k in node.keywords) or node.args:
+    if any(k.arg is None for k in node.keywords):  # **options: any of them (both take
+        # keywords only)
         unread: dict[str, object] = dict.fromkeys(("devices", "num_nodes", "strategy",
                                                    "accelerator"), _UNREAD)
     else:
@@ -169,8 +170,10 @@ def devices_count(ctx: Context, call: Call, where: str, span: Span) -> int | Non
         plan.warn(f"{where}: devices is not a literal, so the number of processes is not "
                   "known here", span)
         return None
-    if isinstance(devices, bool):
-        devices = None
+    if isinstance(devices, bool) or devices in ([], (), "", 0):
+        plan.warn(f"{where}: devices={devices!r} starts no process (Lightning refuses it)",
+                  span, code="bad-value", severity="error")
+        return None
     if isinstance(devices, int) and devices > 0:
         return devices
     if isinstance(devices, str) and devices.strip().isdigit() and int(devices) > 0:
@@ -200,26 +203,32 @@ def plan_script(ctx: Context, call: Call, script: Word) -> bool:
     span = script.span
     kind = _strategy_kind(call.strategy)
     per_node = devices_count(ctx, call, where, span)
-    nodes = call.num_nodes if isinstance(call.num_nodes, int) and call.num_nodes > 0 else None
+    raw = call.num_nodes
+    nodes = int(raw) if isinstance(raw, (int, str)) and not isinstance(raw, bool) and (
+        str(raw).strip().isdigit() and int(raw) > 0) else None
     if per_node == 1 and nodes == 1:
         return False
     plan.launcher = NAME
     plan.nproc_per_node = per_node
     plan.nnodes = nodes
-    if nodes is None:
+    if raw is _UNREAD:
         plan.warn(f"{where}: num_nodes is not a literal, so the nodes are not known here", span)
+    elif nodes is None:
+        plan.warn(f"{where}: num_nodes={raw!r} is not a number of nodes", span,
+                  code="bad-value", severity="error")
     node_rank = ctx.env_value("NODE_RANK") or ctx.env_value("GROUP_RANK") or "0"
     plan.node_rank = int(node_rank) if node_rank.isdigit() else None
     plan.world_size = per_node * nodes if per_node is not None and nodes is not None else None
     if kind is None:
-        plan.warn(f"{where}: the strategy is not a literal, so how the processes start is "
-                  "not known here", span)
+        shown = "not a literal" if call.strategy is _UNREAD else repr(call.strategy)
+        plan.warn(f"{where}: the strategy ({shown}) is not read here, so how the processes "
+                  "start is not known", span)
     elif kind == "mp":
         plan.warn(f"{where}: the {call.strategy} strategy starts its workers with "
                   "torch.multiprocessing, each given its rank as an argument, not in its "
                   "environment, so rankdebug cannot pick a rank out to debug; strategy=\"ddp\" "
                   "starts them as scripts with LOCAL_RANK set", span, code="rank-not-in-env")
-    else:
+    elif per_node is not None or not any(d.severity == "error" for d in plan.diagnostics):
         _children(plan, where, span, per_node)
     return True
 
