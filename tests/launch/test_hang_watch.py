@@ -138,6 +138,23 @@ def test_a_rank_paused_at_a_breakpoint_is_no_hang(tmp_path: Path) -> None:
         launch.close()
 
 
+def test_a_rank_held_at_its_exception_is_no_hang(tmp_path: Path) -> None:
+    # Rank 2 raises and is held alive for inspection; the others wait in their all_reduce
+    # for it. The raised event has said what happened: the user holds the job, no hang.
+    launch = Launch(["--arm", "--hang-seconds", str(S), "--", *_torchrun(3, HANG_JOB)],
+                    tmp_path, env={"SCENARIO": "raise"})
+    try:
+        raised = launch.event("raised", timeout=90)
+        assert raised["rank"] == 2
+        _drain(launch, 3 * S)
+        assert _hangs(launch) == []
+        assert _job_hang(launch.job) is None
+        launch.signal()
+        launch.exited()
+    finally:
+        launch.close()
+
+
 def test_a_stall_that_ends_is_said_then_said_over(tmp_path: Path) -> None:
     launch = Launch(["--arm", "--hang-seconds", str(S), "--", *_torchrun(3, WATCH_JOB)],
                     tmp_path, env={"SCENARIO": "stall"})
