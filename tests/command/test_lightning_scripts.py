@@ -59,8 +59,8 @@ def test_what_cannot_be_read_is_said(tmp_path: Path) -> None:
     assert numbers(p) == (1, 0, 2, 2)
     p = _run(tmp_path, "L.Trainer(devices=args.devices, num_nodes=args.nodes)")
     assert (p.launcher, p.world_size) == ("lightning", None)
-    assert any("devices is not a literal" in m for m in p.warnings)
-    assert any("num_nodes is not a literal" in m for m in p.warnings)
+    assert any("devices is not known here (not a literal)" in m for m in p.warnings)
+    assert any("num_nodes is not known here (not a literal)" in m for m in p.warnings)
     for call in ("L.Trainer(devices=[])", "L.Trainer(devices=0)", "L.Trainer(devices=True)"):
         p = _run(tmp_path, call)
         assert [d.severity for d in diags(p, "bad-value")] == ["error"], call
@@ -115,3 +115,42 @@ def test_under_srun_the_tasks_are_the_ranks_and_lightnings_checks_are_said(
     # A job named interactive is not a Slurm job to Lightning.
     p = plan("srun -J interactive python train.py", cwd=tmp_path, sbatch=_sbatch(head))
     assert diags(p, "slurm-interactive")
+
+
+CLI_SCRIPT = """from lightning.pytorch.cli import LightningCLI
+
+
+def cli_main():
+    cli = LightningCLI(DemoModel, BoringDataModule, trainer_defaults={"accelerator": "cpu"})
+
+
+if __name__ == "__main__":
+    cli_main()
+"""
+
+
+def test_lightning_cli_reads_the_trainer_from_its_arguments_and_configs(tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text(CLI_SCRIPT)
+    (tmp_path / "cfg.yaml").write_text("trainer:\n  devices: 4\n  num_nodes: 2\n"
+                                       "  strategy: ddp\nmodel:\n  lr: 1\n")
+
+    def run(command: str) -> LaunchPlan:
+        return plan(command, cwd=tmp_path)
+
+    # trainer_defaults: one CPU process unless the command says more.
+    assert (run("python main.py fit").launcher, numbers(run("python main.py fit"))) == (
+        "python", (1, 0, 1, 1))
+    p = run("python main.py fit --trainer.devices 3")
+    assert (p.launcher, numbers(p)) == ("lightning", (1, 0, 3, 3))
+    assert numbers(run("python main.py fit --trainer.devices=[0,1]")) == (1, 0, 2, 2)
+    # The config file's trainer: section, then what follows it on the command line.
+    assert numbers(run("python main.py fit --config cfg.yaml")) == (2, 0, 4, 8)
+    assert numbers(run("python main.py fit -c cfg.yaml --trainer.num_nodes 1")) == (1, 0, 4, 4)
+    assert numbers(run("python main.py fit --trainer.num_nodes 1 -c cfg.yaml")) == (2, 0, 4, 8)
+    p = run("python main.py fit --config missing.yaml")
+    assert p.world_size is None and diags(p, "unreadable-file")
+    # Under srun, Lightning's checks read the same settings.
+    p = plan("srun python main.py fit --trainer.devices 2", cwd=tmp_path,
+             sbatch=_sbatch("#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n"))
+    assert any("devices=2" in d.message and "set devices=4" in d.message
+               for d in diags(p, "lightning-slurm"))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
-from rankdebug.command.launchers.common import count_visible, visible_var
+from rankdebug.command.launchers.common import count_visible, load_yaml_mapping, visible_var
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.words import Span, Word
 
@@ -86,6 +86,11 @@ def find_call(source: str) -> Call | None:
     else:
         unread = {}
     values = {k.arg: _literal(k.value) for k in node.keywords if k.arg is not None}
+    if _callee(node.func) == "LightningCLI":  # its Trainer's defaults; the command line's later
+        defaults = values.get("trainer_defaults", {})
+        values = ({str(k): v for k, v in defaults.items()} if isinstance(defaults, dict)
+                  else dict.fromkeys(("devices", "num_nodes", "strategy", "accelerator"),
+                                     _UNREAD))
 
     def get(name: str, default: object) -> object:
         return values.get(name, unread.get(name, default))
@@ -95,7 +100,7 @@ def find_call(source: str) -> Call | None:
 
 
 _PACKAGES = ("lightning", "pytorch_lightning", "lightning_fabric")
-_CLASSES = ("Trainer", "Fabric")
+_CLASSES = ("Trainer", "Fabric", "LightningCLI")
 
 
 def _lightning_names(tree: ast.Module) -> tuple[set[str], set[str]]:
@@ -167,8 +172,8 @@ def devices_count(ctx: Context, call: Call, where: str, span: Span) -> int | Non
     plan = ctx.plan
     devices, accel = call.devices, call.accelerator
     if devices is _UNREAD:
-        plan.warn(f"{where}: devices is not a literal, so the number of processes is not "
-                  "known here", span)
+        plan.warn(f"{where}: devices is not known here (not a literal), so neither is the "
+                  "number of processes", span)
         return None
     if isinstance(devices, bool) or devices in ([], (), "", 0):
         plan.warn(f"{where}: devices={devices!r} starts no process (Lightning refuses it)",
@@ -201,6 +206,8 @@ def plan_script(ctx: Context, call: Call, script: Word) -> bool:
     plan = ctx.plan
     where = f"{script.display}:{call.line} {call.kind}(...)"
     span = script.span
+    if call.kind == "LightningCLI":
+        call = _cli_arguments(ctx, call, plan.entry_args)
     kind = _strategy_kind(call.strategy)
     per_node = devices_count(ctx, call, where, span)
     raw = call.num_nodes
@@ -212,7 +219,8 @@ def plan_script(ctx: Context, call: Call, script: Word) -> bool:
     plan.nproc_per_node = per_node
     plan.nnodes = nodes
     if raw is _UNREAD:
-        plan.warn(f"{where}: num_nodes is not a literal, so the nodes are not known here", span)
+        plan.warn(f"{where}: num_nodes is not known here (not a literal), so neither are the "
+                  "nodes", span)
     elif nodes is None:
         plan.warn(f"{where}: num_nodes={raw!r} is not a number of nodes", span,
                   code="bad-value", severity="error")
@@ -231,6 +239,67 @@ def plan_script(ctx: Context, call: Call, script: Word) -> bool:
     elif per_node is not None or not any(d.severity == "error" for d in plan.diagnostics):
         _children(plan, where, span, per_node)
     return True
+
+
+_TRAINER_KEYS = ("devices", "num_nodes", "strategy", "accelerator")
+
+
+def _cli_arguments(ctx: Context, call: Call, args: Sequence[Word]) -> Call:
+    """LightningCLI's Trainer settings as jsonargparse reads them, in order: ``--config``
+    (``-c``) YAML files' ``trainer:`` section, then ``--trainer.devices V`` (or ``=V``)."""
+    found: dict[str, object] = {}
+    i = 0
+    while i < len(args):
+        text = args[i].value
+        name, eq, attached = (text or "").partition("=")
+        value_word = None if eq else (args[i + 1] if i + 1 < len(args) else None)
+        value = attached if eq else (value_word.value if value_word is not None else None)
+        step = 1 if eq else 2
+        if text is None:
+            i += 1
+            continue
+        if name in ("--config", "-c"):
+            trainer = _config_trainer(ctx, value)
+            if trainer is None:
+                ctx.plan.warn(f"the config file {value} cannot be read here; its trainer: "
+                              "section may set devices and num_nodes", args[i].span,
+                              code="unreadable-file")
+                found.update(dict.fromkeys(_TRAINER_KEYS, _UNREAD))
+            else:
+                found.update({k: v for k, v in trainer.items() if k in _TRAINER_KEYS})
+            i += step
+            continue
+        key = name.removeprefix("--trainer.")
+        if name.startswith("--trainer.") and key in _TRAINER_KEYS:
+            found[key] = _UNREAD if value is None else _cli_value(value)
+            i += step
+            continue
+        i += 1
+    return Call(call.kind, call.line, found.get("devices", call.devices),
+                found.get("num_nodes", call.num_nodes), found.get("strategy", call.strategy),
+                found.get("accelerator", call.accelerator))
+
+
+def _config_trainer(ctx: Context, name: str | None) -> dict[str, object] | None:
+    """The ``trainer:`` mapping of a LightningCLI config file (empty when it has none);
+    None when the file cannot be read here."""
+    text = ctx.read_text(name) if name else None
+    data = load_yaml_mapping(text) if text is not None else None
+    if data is None:
+        return None
+    trainer = data.get("trainer", {})
+    return {str(k): v for k, v in trainer.items()} if isinstance(trainer, dict) else {}
+
+
+def _cli_value(text: str) -> object:
+    """A command-line value as jsonargparse would give it: a number, a list, or the text."""
+    stripped = text.strip()
+    if stripped.lstrip("-").isdigit():
+        return int(stripped)
+    if stripped.startswith("[") and stripped.endswith("]"):
+        items = [t.strip() for t in stripped[1:-1].split(",") if t.strip()]
+        return [int(t) if t.isdigit() else t for t in items]
+    return stripped
 
 
 def _children(plan: LaunchPlan, where: str, span: Span, per_node: int | None) -> None:
@@ -255,6 +324,9 @@ def check_slurm(ctx: Context, call: Call, script: Word, job_name: str | None) ->
     srun's ``-J`` when given."""
     plan = ctx.plan
     where = f"{script.display}:{call.line} {call.kind}(...)"
+    if call.kind == "LightningCLI":
+        call = _cli_arguments(ctx, call, plan.entry_args)
+        where += " with the command's --trainer options"
     name = job_name or ctx.env_value("SLURM_JOB_NAME") or _sbatch_value(ctx, "--job-name", "-J")
     if name in ("bash", "interactive"):
         plan.warn(f"the job is named {name}, which Lightning does not take for a Slurm job: "
