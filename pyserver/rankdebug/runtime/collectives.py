@@ -87,7 +87,7 @@ def _groups(dist: Any) -> dict[str, dict[str, Any]]:
             seq: int | None = int(pg._get_sequence_number_for_group())
         except Exception:  # a backend without the counter
             seq = None
-        out[name] = {"desc": str(getattr(pg, "group_desc", "") or ""),
+        out[name] = {"desc": _desc(getattr(pg, "group_desc", "")),
                      "ranks": sorted(int(r) for r in world.pg_group_ranks.get(pg, {})),
                      "counter": seq, "issued": None, "done": None}
     return out
@@ -163,6 +163,13 @@ def context(frames: list[tuple[str, str, int]]) -> str | None:
     return ", ".join(parts) or None
 
 
+def _desc(raw: object) -> str:
+    """A group's description; torch writes ``undefined`` for a group made without one
+    (``new_group()`` with no ``group_desc``): no description, not a name."""
+    text = str(raw or "")
+    return "" if text == "undefined" else text
+
+
 def label(op: str, seq: int | None = None, group: str | None = None,
           context: str | None = None) -> str:
     """``all_reduce #5 (DDP bucket, from backward)``; the group where it is not the default
@@ -230,7 +237,7 @@ def _flight_recorder(groups: dict[str, dict[str, Any]]
         if entry.get("is_p2p"):
             continue
         try:
-            name, desc = (str(part) for part in entry["process_group"][:2])
+            name, desc = str(entry["process_group"][0]), _desc(entry["process_group"][1])
             seq = int(entry["collective_seq_id"])
         except (KeyError, TypeError, ValueError):
             continue
