@@ -1,5 +1,6 @@
 # Lightning-AI/pytorch-lightning docs/source-pytorch/clouds/cluster_advanced.rst, step 3
 from lightning.pytorch import Trainer
+from my_project import YourLightningModule  # the docs leave it to the reader
 
 
 def main(args):
