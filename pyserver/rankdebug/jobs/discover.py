@@ -31,7 +31,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from rankdebug.jobs import gpu as gpumod
-from rankdebug.jobs import job_coords, procfs
+from rankdebug.jobs import procfs
+from rankdebug.jobs.coords_value import valid as valid_coords
 from rankdebug.runtime import bootstrap
 
 # (rank, local rank, world size) variable names, per launcher family, tried in order.
@@ -174,7 +175,7 @@ class Rank:
     collective: dict[str, Any] | None = None
     # A Ray actor rank's role (``actor/rollout/ref``), once ``rankdebug launch`` heard it.
     role: str | None = None
-    # Parallel coordinates from the job's own layout (``jobs.job_coords``): {"dp": 1, "tp": 3};
+    # Parallel coordinates from the job's own layout (``jobs.coords_value``): {"dp": 1, "tp": 3};
     # null while unknown (no mesh, no socket to ask, or not asked).
     coords: dict[str, int] | None = None
 
@@ -623,7 +624,7 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
                 raised=_raised(r.get("raised")),
                 collective=_collective(r),
                 role=str(r["role"])[:40] if isinstance(r.get("role"), str) else None,
-                coords=job_coords.valid(r.get("coords"), r.get("coord_dims")),
+                coords=valid_coords(r.get("coords"), r.get("coord_dims")),
             ))
         jobs.append(Job(
             id=str(entry.get("job")),

@@ -11,36 +11,14 @@ rankdebug did not start have coordinates only once its handler is in them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # discover reads ``valid`` from here
-    from rankdebug.jobs.discover import Job, Rank
+from rankdebug.jobs.coords_value import text, valid
+from rankdebug.jobs.discover import Job, Rank
+
+__all__ = ["fill", "pick", "resolve", "table", "text", "valid"]
 
 ASK_S = 1.0
-MAX_DIMS = 16
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
-
-
-def valid(value: object, order: object = None) -> dict[str, int] | None:
-    """``value`` as coordinates ({name: index >= 0}, 1 to ``MAX_DIMS`` names), else None;
-    in ``order`` (a list of the names: the registry sorts an entry's keys) where it names
-    each of them once."""
-    if not isinstance(value, dict) or not 0 < len(value) <= MAX_DIMS:
-        return None
-    out: dict[str, int] = {}
-    for name, index in value.items():
-        if not (isinstance(name, str) and _NAME.fullmatch(name) and isinstance(index, int)
-                and not isinstance(index, bool) and 0 <= index < 1 << 31):
-            return None
-        out[name] = index
-    if (isinstance(order, list) and len(order) == len(out)
-            and all(isinstance(name, str) for name in order) and set(order) == set(out)):
-        return {name: out[name] for name in order}
-    return out
-
-
 def fill(jobs: Iterable[Job], host: str, timeout: float = ASK_S) -> None:
     """Ask every rank of ``jobs`` on ``host`` that serves a control socket and has no
     coordinates yet; set those that answer."""
@@ -60,11 +38,6 @@ def fill(jobs: Iterable[Job], host: str, timeout: float = ASK_S) -> None:
 def table(ranks: Iterable[Rank]) -> dict[int, dict[str, int]]:
     """rank -> coordinates, for the ranks that have them (what ``ranks.resolve`` reads)."""
     return {r.rank: dict(r.coords) for r in ranks if r.rank is not None and r.coords}
-
-
-def text(coords: dict[str, Any] | None) -> str:
-    """``dp 1 · tp 3`` (empty for none)."""
-    return " · ".join(f"{name} {index}" for name, index in (coords or {}).items())
 
 
 def resolve(text: str, job: Job, host: str) -> str:
