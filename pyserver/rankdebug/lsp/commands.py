@@ -13,8 +13,10 @@ Each command takes one argument object (camelCase JSON, as below) and returns JS
   debugged from the start.
 - ``rankdebug.launchJson`` ``{... as plan, ranks?, settings?}`` → ``configurations`` and
   ``compounds`` for ``.vscode/launch.json`` (types ``rankdebug`` and ``debugpy``).
-- ``rankdebug.checkRanks`` ``{spec, allowArm?, ranks?, worldSize?}`` → the quick-pick's
-  typed choice checked against the plan's ranks: ``{rankSpec, ranks, arm}``.
+- ``rankdebug.checkRanks`` ``{spec, allowArm?, ranks?, worldSize?, coords?}`` → the
+  quick-pick's typed choice checked against the plan's ranks: ``{rankSpec, ranks, arm}``; a
+  selector (``tp=0``) is resolved through ``coords`` (the plan's ``coords``: ``dims`` and
+  ``ranks``, one ``{dimension: index}`` per rank).
 
 Running jobs are listed by ``rankdebug jobs --json`` (the one way to list them).
 
@@ -335,9 +337,38 @@ def _rank_infos(raw: Any) -> list[RankInfo]:
     return out
 
 
+_COORDS_SHAPE = "coords must be null or the plan's coords: {dims: {name: size}, ranks: [...]}"
+
+
+def _index(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and 0 <= value <= rankspec.MAX_RANK)
+
+
+def _coords_table(raw: Any) -> dict[int, dict[str, int]] | None:
+    """The plan's ``coords`` as rank → {dimension: index}, checked (a client's JSON); None
+    when absent. Only the dimensions ``dims`` names count."""
+    if raw is None:
+        return None
+    dims = raw.get("dims") if isinstance(raw, dict) else None
+    table = raw.get("ranks") if isinstance(raw, dict) else None
+    if (not isinstance(dims, dict) or not 0 < len(dims) <= 16 or not isinstance(table, list)
+            or len(table) > rankspec.MAX_RANK + 1
+            or not all(isinstance(k, str) and _index(v) and v > 0 for k, v in dims.items())):
+        raise ArgumentError(_COORDS_SHAPE)
+    out: dict[int, dict[str, int]] = {}
+    for rank, where in enumerate(table):
+        if not isinstance(where, dict) or not all(
+                _index(where.get(d)) and where[d] < size for d, size in dims.items()):
+            raise ArgumentError(f"{_COORDS_SHAPE} (rank {rank}'s coordinates do not fit dims)")
+        out[rank] = {d: where[d] for d in dims}
+    return out
+
+
 async def check_ranks(host: Host, raw: dict[str, Any]) -> dict[str, Any]:
-    """``{spec, allowArm?, ranks?, worldSize?}``: a rank choice as typed in the quick-pick,
-    checked against the plan's ranks → ``{rankSpec, ranks, arm}`` or ``{"error": ...}``."""
+    """``{spec, allowArm?, ranks?, worldSize?, coords?}``: a rank choice as typed in the
+    quick-pick, checked against the plan's ranks (a selector through its ``coords``) →
+    ``{rankSpec, ranks, arm}`` or ``{"error": ...}``."""
     del host
     spec, size = raw.get("spec"), raw.get("worldSize")
     try:
@@ -348,7 +379,8 @@ async def check_ranks(host: Host, raw: dict[str, Any]) -> dict[str, Any]:
         choice = rankspec.parse_choice(spec, allow_arm=raw.get("allowArm") is True)
         if not choice.spec:
             return {"rankSpec": "", "ranks": [], "arm": choice.arm}
-        sel = rankspec.select(choice.spec, _rank_infos(raw.get("ranks")), size)
+        table = _coords_table(raw.get("coords")) if rankspec.is_selector(choice.spec) else None
+        sel = rankspec.select(choice.spec, _rank_infos(raw.get("ranks")), size, table)
     except (ArgumentError, BadInput) as exc:
         return _error(exc)
     return {"rankSpec": sel.spec, "ranks": sel.ranks, "arm": choice.arm}
