@@ -44,6 +44,12 @@ class BadInput(RankdebugError):
     """Input that cannot be used as given (exit 2)."""
 
 
+def fail(message: str, *, as_json: bool, prog: str, code: int = BAD_INPUT,
+         **extra: Any) -> int:
+    """Report a failure said in one message (see ``report``); its exit status."""
+    return report(RankdebugError(message, exit_code=code, **extra), as_json=as_json, prog=prog)
+
+
 def report(error: RankdebugError, *, as_json: bool, prog: str) -> int:
     """Print ``error`` (JSON on stdout, or a line on stderr) and return its exit status."""
     if as_json:

@@ -25,7 +25,7 @@ import json
 import sys
 
 from rankdebug import ranks
-from rankdebug.errors import BadInput
+from rankdebug.errors import BadInput, fail
 from rankdebug.jobs import across, job_coords, tunnel
 from rankdebug.jobs import attach as att
 from rankdebug.jobs.cli_jobs import discover_all
@@ -49,11 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = 1) -> int:
-    if args.json:
-        print(json.dumps({"error": {"message": message, "pid": args.pid}}))
-    else:
-        print(f"rankdebug attach: {message}", file=sys.stderr)
-    return code
+    return fail(message, as_json=args.json, prog="rankdebug attach", code=code, pid=args.pid)
 
 
 class _Refused(Exception):

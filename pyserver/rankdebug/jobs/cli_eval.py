@@ -40,7 +40,7 @@ import time
 from typing import Any
 
 from rankdebug import ranks as rank_spec
-from rankdebug.errors import BAD_INPUT, FAILED, BadInput, envelope
+from rankdebug.errors import BAD_INPUT, FAILED, BadInput, fail
 from rankdebug.jobs import compare, job_coords, one_point
 from rankdebug.jobs.discover import Job, Rank, discover, find_job
 from rankdebug.runtime.wire import WireError, ask, ask_all
@@ -73,11 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = BAD_INPUT) -> int:
-    if args.json:
-        print(json.dumps(envelope(message)))
-    else:
-        print(f"rankdebug eval: {message}", file=sys.stderr)
-    return code
+    return fail(message, as_json=args.json, prog="rankdebug eval", code=code)
 
 
 def _pick(job: Job, spec: str) -> tuple[list[Rank], list[int]]:

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from rankdebug.errors import BAD_INPUT, BadInput, envelope
+from rankdebug.errors import BadInput, fail, report
 from rankdebug.jobs import across, job_coords
 from rankdebug.jobs.discover import (
     Discovery,
@@ -100,8 +100,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         across.remote_of(args)
     except BadInput as exc:
-        print(json.dumps(envelope(str(exc))) if args.json else f"rankdebug jobs: {exc}")
-        return BAD_INPUT
+        return report(exc, as_json=args.json, prog="rankdebug jobs")
     if args.sample > 0:
         first = discover(gpus=False)
         time.sleep(args.sample)
@@ -109,12 +108,8 @@ def run(args: argparse.Namespace) -> int:
     if args.job:
         job: Job | None = find_job(found.jobs, args.job)
         if job is None:
-            message = f"no job {args.job!r}"
-            if args.json:
-                print(json.dumps(envelope(message)))
-            else:
-                print(f"rankdebug jobs: {message}", file=sys.stderr)
-            return BAD_INPUT  # a job that does not exist is bad input, as in stacks and eval
+            # A job that does not exist is bad input, as in stacks and eval.
+            return fail(f"no job {args.job!r}", as_json=args.json, prog="rankdebug jobs")
         found.jobs = [job]
     if args.json:
         print(json.dumps(found.to_json()))

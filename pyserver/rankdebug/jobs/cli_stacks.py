@@ -18,7 +18,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from rankdebug.errors import BadInput
+from rankdebug.errors import BadInput, fail
 from rankdebug.jobs import across, job_coords
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
@@ -55,11 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = 2) -> int:
-    if args.json:
-        print(json.dumps({"error": {"message": message}}))
-    else:
-        print(f"rankdebug stacks: {message}", file=sys.stderr)
-    return code
+    return fail(message, as_json=args.json, prog="rankdebug stacks", code=code)
 
 
 Targets = list[tuple[int, int | None, str | None]]
