@@ -90,6 +90,17 @@ def test_a_missing_wrapper_is_named_and_launch_refuses_it(tmp_path: Path) -> Non
     assert "(line 1" in done.stderr and done.stderr.count("line 1") == 1
 
 
+def test_a_wrapper_missing_from_a_followed_script_is_found_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "dist.sh").write_text("torchrun --nproc_per_node 2 train.py\n")
+    (tmp_path / "scripts" / "run.sh").write_text("bash dist.sh\n")  # bash looks in the cwd
+    doc = tmp_path / "go.sh"
+    doc.write_text("bash scripts/run.sh\n")
+    plan = plan_file(doc, 1, cwd=tmp_path)
+    (diag,) = [d for d in plan.diagnostics if d.code == "missing-wrapper"]
+    assert f"it is there from {(tmp_path / 'scripts').resolve()}" in diag.message
+
+
 def test_a_followed_commands_own_assignments_reach_the_job(tmp_path: Path) -> None:
     (tmp_path / "job.py").write_text(
         "import os, pathlib\npathlib.Path('seen.txt').write_text(os.environ['MARK'])\n")

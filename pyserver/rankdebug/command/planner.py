@@ -265,7 +265,9 @@ def plan_launch(rep: Report, sbatch: Sequence[Word], opts: Options) -> LaunchPla
         plan = plan_report(rep, sbatch, opts)
     except CommandError:
         return None
-    return plan if plan.launcher != OTHER else None
+    if plan.launcher == OTHER and not any(d.code == "missing-wrapper" for d in plan.diagnostics):
+        return None
+    return plan  # (a wrapper that is not there is said where it is run)
 
 
 def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
@@ -512,7 +514,10 @@ def _missing_wrapper(plan: LaunchPlan, ctx: Context, opts: Options, script: Word
         return
     message = (f"the wrapper script {name} does not exist{where(name, ctx.cwd)}, so the "
                "command it runs cannot be read (bash would stop: No such file or directory)")
-    found = _wrapper_elsewhere(name, opts.path)
+    document = opts.path
+    if document is not None and not Path(document).is_absolute():
+        document = str(ctx.cwd / document)  # a followed script, named from the cwd
+    found = _wrapper_elsewhere(name, document)
     if found is not None:
         message += f"; it is there from {found} (run the command in that folder)"
     plan.warn(message, script.span, code="missing-wrapper", severity="error")
