@@ -1,10 +1,12 @@
 /**
  * A cheap guess whether an editor line belongs to a launch command, only to show or hide
  * the context-menu entry; the language server decides what the command really is.
+ * The launcher words come from the Python side's table (generated: core/generated/launchers.ts).
  * No `vscode` import.
  */
 
-const LAUNCHERS = /(^|[\s;&|(`'"=/])(torchrun|python[0-9.]*|deepspeed|accelerate|llamafactory-cli|lmf|tune|litgpt|xtuner|swift|megatron|axolotl|composer|fabric|lightning|horovodrun|msrun|mpirun|mpiexec|srun|colossalai|ray|bash|sh|sbatch|rankdebug)(\s|$)/;
+import { LAUNCH_WORD } from './generated/launchers';
+
 
 /** The logical line holding `line`: continuation lines (ending in `\`) joined. */
 export function logicalLine(lines: readonly string[], line: number): string {
@@ -19,5 +21,5 @@ export function logicalLine(lines: readonly string[], line: number): string {
 export function looksLikeLaunch(lines: readonly string[], line: number): boolean {
     const text = logicalLine(lines, line).replace(/^\s*(\$|>)\s+/, '');
     if (/^\s*#/.test(text)) return false;
-    return LAUNCHERS.test(text) || /\.py(\s|$)/.test(text);
+    return LAUNCH_WORD.test(text) || /\.py(\s|$)/.test(text);
 }

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from rankdebug import launcher_table
 from rankdebug.jobs import gpu as gpumod
 from rankdebug.jobs import procfs
 from rankdebug.jobs.coords_value import valid as valid_coords
@@ -65,30 +66,8 @@ _ENV_READ = procfs.EnvFilter.of(
     prefixes=("OMPI_COMM_WORLD",))
 
 # Launcher names as ``rankdebug plan`` spells them, from a launcher process's words.
-_LAUNCHER_WORDS = {
-    "torchrun": "torchrun",
-    "torch.distributed.run": "torchrun",
-    "torch.distributed.launch": "torch.distributed.launch",
-    "deepspeed": "deepspeed",
-    "deepspeed.launcher.launch": "deepspeed",
-    "deepspeed.launcher.runner": "deepspeed",
-    "accelerate": "accelerate",
-    "accelerate.commands.launch": "accelerate",
-    "llamafactory-cli": "llamafactory-cli",
-    "msrun": "msrun",
-    "mpirun": "mpirun",
-    "mpiexec": "mpirun",
-    "orterun": "mpirun",
-    "prterun": "mpirun",
-    "orted": "mpirun",
-    "prted": "mpirun",
-    "hydra_pmi_proxy": "mpirun",
-    "srun": "srun",
-    "slurmstepd": "srun",
-    "colossalai": "colossalai",
-    "raylet": "ray",
-    "ray": "ray",
-}
+# A launcher process's words (program, module, helper) → its name: launcher_table's.
+_LAUNCHER_WORDS = launcher_table.PROCESS_WORDS
 
 
 @dataclass

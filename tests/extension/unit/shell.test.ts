@@ -90,3 +90,15 @@ describe('core/lineHint', () => {
         assert.ok(!looksLikeLaunch(['echo tuned'], 0));
     });
 });
+
+describe('core/lineHint words from the launcher table', () => {
+    it('offers the menu on every launcher program the Python side knows, and no near miss', () => {
+        // The words are generated from rankdebug.launcher_table (scripts/gen_wire.py).
+        for (const line of ['accelerate-launch --num_processes 2 t.py x', 'mpiexec.hydra -n 4 ./a', 'orterun -np 2 a', 'prterun -np 2 a', 'xtuner train cfg', 'composer -n 8 t', 'sbatch job.sh']) {
+            assert.ok(looksLikeLaunch([line], 0), line);
+        }
+        for (const line of ['mpiexecXhydra -n 4 ./a', 'torchrunner x', 'echo done']) {
+            assert.ok(!looksLikeLaunch([line], 0), line);
+        }
+    });
+});
