@@ -76,17 +76,19 @@ def notice(flags: list[str]) -> float | None:
         return got[0] - stalled.stat().st_mtime - S
 
 
-def step_time(hang: str, seconds: float) -> float:
-    """Median step wall time (both ranks') of the healthy job under --arm."""
+def step_time(hang: str, seconds: float) -> tuple[float, int]:
+    """Median step wall time (both ranks') of the healthy job under --arm, and the hang
+    events it got (none expected)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         proc = _launch(["--arm", "--hang-seconds", hang], 2, WORKLOAD, out,
                        BENCH_SECONDS=str(seconds))
-        proc.communicate(timeout=seconds + 120)
+        said, _ = proc.communicate(timeout=seconds + 120)
         steps = [float(x) for f in out.glob("steps-*.txt") for x in f.read_text().split()]
         if not steps:
             raise SystemExit(f"the healthy job wrote no steps (--hang-seconds {hang})")
-        return statistics.median(steps)
+        hangs = sum(1 for line in said.splitlines() if '"event": "hang"' in line)
+        return statistics.median(steps), hangs
 
 
 def main() -> int:
@@ -107,15 +109,20 @@ def main() -> int:
 
     print(f"cost: median step wall time of a healthy 2-rank job ({seconds:g} s a run)")
     rows: dict[str, list[float]] = {"0": [], str(S): [], "120": []}
-    for _ in range(runs):
-        for hang, got in rows.items():  # interleaved: a machine's load drifts
-            got.append(step_time(hang, seconds))
+    alarms = 0
+    order = list(rows)
+    for i in range(runs):
+        for hang in order[i % 3:] + order[:i % 3]:  # interleaved, rotated: load drifts
+            step, hangs = step_time(hang, seconds)
+            rows[hang].append(step)
+            alarms += hangs
     off = statistics.median(rows["0"])
     for hang, got in rows.items():
         med = statistics.median(got)
         label = "off" if hang == "0" else f"S = {hang} s"
         print(f"  {label:12} {med * 1000:7.3f} ms  x{med / off:.3f}  "
               f"(runs: {', '.join(f'{g * 1000:.3f}' for g in got)})")
+    print(f"  hang events in these healthy runs: {alarms}")
     return 0
 
 
