@@ -15,7 +15,8 @@ def test_accelerate_with_one_process_runs_its_simple_launcher() -> None:
         p = plan(command)
         assert (p.launcher, numbers(p)) == ("accelerate", (1, 0, 1, 1))
         [said] = diags(p, "rank-in-child")
-        assert said.severity == "warning" and "simple launcher" in said.message
+        assert said.severity == "info" and "simple launcher" in said.message
+        assert "that child is rank 0" in said.message
 
 
 def test_accelerate_one_process_under_a_multi_process_mode_has_its_rank() -> None:

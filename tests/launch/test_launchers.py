@@ -271,3 +271,33 @@ def test_a_chosen_rank_that_never_starts_is_named(tmp_path: Path) -> None:
         assert "accelerate launch --cpu starts one" in said
     finally:
         launch.close()
+
+
+def test_accelerate_with_one_process_debugs_its_child(tmp_path: Path) -> None:
+    """``accelerate launch --num_processes 1`` runs the script in a child python with no rank
+    variable (its simple launcher): that child is rank 0, debugged; accelerate's own process
+    is not."""
+    pytest.importorskip("accelerate")
+    script = str(SCRIPTS / "single.py")
+    launch = Launch(["--ranks", "0", "--", tool("accelerate"), "launch", "--cpu",
+                     "--num_processes", "1", "--num_machines", "1", "--mixed_precision", "no",
+                     "--dynamo_backend", "no", script], tmp_path)
+    try:
+        ev = launch.event("listening")
+        assert ev["rank"] == 0
+        _debug_one_stop_at(launch, ev, script, line_of("single.py"))
+    finally:
+        launch.close()
+
+
+def _debug_one_stop_at(launch: Launch, ev: dict[str, object], script: str, line: int) -> None:
+    client = DAPClient(str(ev["host"]), int(str(ev["port"])))
+    client.attach({script: [line]})
+    stopped = client.stopped()
+    assert stopped["reason"] == "breakpoint"
+    frame = client.top_frame(stopped["threadId"])
+    assert frame["line"] == line and frame["source"]["path"] == script
+    client.request("setBreakpoints", {"source": {"path": script}, "breakpoints": []})
+    client.cont(stopped["threadId"])
+    assert launch.exited() == 0
+    client.close()

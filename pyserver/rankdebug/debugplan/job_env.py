@@ -115,6 +115,9 @@ def _rank_vars(dplan: DebugPlan) -> str:
     """Where ranks find their numbers; a launcher that runs the one rank in its own process
     (``in_launcher``) is rank 0 without any."""
     found = launcher_table.get(dplan.plan.launcher).rank_vars
+    if dplan.plan.world_size == 1 and any(d.code == "rank-in-child"
+                                          for d in dplan.plan.diagnostics):
+        return f"{found},=0^"  # the one rank is the launcher's child python
     return f"{found},=0" if dplan.plan.in_launcher else found
 
 

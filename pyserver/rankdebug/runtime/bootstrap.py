@@ -47,6 +47,7 @@ MINDSPORE_VARS = "RANK_ID/LOCAL_RANK|DEVICE_ID/RANK_SIZE"  # msrun
 DEFAULT_RANKVARS = f"{TORCH_VARS},{MPI_VARS}"
 
 _ACTED = "RANKDEBUG_ACTED"
+_TOP = "RANKDEBUG_TOP"  # the pid of the job's first Python process without a rank
 
 
 def _int(text: str | None) -> int | None:
@@ -78,6 +79,14 @@ def detect_rank(env: MutableMapping[str, str]) -> tuple[int, int | None, int | N
     spec = env.get("RANKDEBUG_RANKVARS") or DEFAULT_RANKVARS
     for triple in spec.split(","):
         names = [*triple.split("/"), "", ""][:3]
+        if names[0].startswith("=") and names[0].endswith("^"):
+            # "=N^": rank N in a process the job's first Python process started (a launcher
+            # that runs the one rank in a child python: accelerate's simple launcher).
+            top = env.get(_TOP)
+            fixed = _int(names[0][1:-1])
+            if fixed is not None and top and top != str(os.getpid()):
+                return fixed, fixed, 1
+            continue
         if names[0].startswith("="):
             fixed = _int(names[0][1:])
             if fixed is not None:
@@ -355,6 +364,7 @@ def act(env: MutableMapping[str, str]) -> None:
         return  # started by a rank: its parent already acted
     found = detect_rank(env)
     if found is None:  # the launcher's own process
+        env.setdefault(_TOP, str(os.getpid()))
         install_quiet_stop()
         return
     rank, local_rank, world_size = found

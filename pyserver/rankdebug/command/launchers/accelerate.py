@@ -240,12 +240,11 @@ def _multi(parsed: Parsed, config: _Config) -> bool:
 
 
 def _rank_in_child(plan: LaunchPlan, here: Span) -> None:
-    """launch.py's simple_launcher: the one process is a child python without RANK, which
-    the bootstrap cannot tell from accelerate's own process."""
+    """launch.py's simple_launcher: the one process is a child python without RANK; the
+    bootstrap takes the first Python below accelerate's own as rank 0 (``=0^``)."""
     plan.warn("with one process accelerate runs the script in a child python with no rank "
-              "variable (its simple launcher), which rankdebug cannot pick out to debug; "
-              "debug `python SCRIPT ARGS` (the same run) instead", here,
-              code="rank-in-child")
+              "variable (its simple launcher): that child is rank 0", here,
+              severity="info", code="rank-in-child")
 
 
 class _Values:

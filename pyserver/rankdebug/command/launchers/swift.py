@@ -88,9 +88,9 @@ def parse(ctx: Context, start: int) -> None:
         why = ""
     if why:
         single_process(plan)
-        plan.warn(f"{tool} {method} runs {module} in a child python with no rank variable "
-                  f"({why}), which rankdebug cannot pick out to debug; debug `python -m "
-                  f"{module} …` (the same run) instead", here, code="rank-in-child")
+        plan.warn(f"{tool} {method} runs `python -m {module}` in a child python with no rank "
+                  f"variable ({why}): that child is rank 0", here, severity="info",
+                  code="rank-in-child")
         return
     torchrun.numbers_from(ctx, _env(ctx, "NNODES"), _env(ctx, "NPROC_PER_NODE"),
                           _env(ctx, "NODE_RANK"))

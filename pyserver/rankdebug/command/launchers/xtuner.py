@@ -93,10 +93,9 @@ def _numbers(ctx: Context, tool: int, here: Span) -> None:
         return
     if nnodes == 1 and nproc == 1:
         single_process(plan)
-        plan.warn(f"with NNODES and NPROC_PER_NODE at 1, xtuner runs {module} in a child "
-                  "python with no rank variable, which rankdebug cannot pick out to debug; "
-                  f"debug `python -m {module} …` (the same run) instead", here,
-                  code="rank-in-child")
+        plan.warn(f"with NNODES and NPROC_PER_NODE at 1, xtuner runs `python -m {module}` in "
+                  "a child python with no rank variable: that child is rank 0", here,
+                  severity="info", code="rank-in-child")
         return
     plan.nnodes = nnodes
     plan.nproc_per_node = nproc
