@@ -4,6 +4,7 @@
  * the ranks (quick-pick) → one parent debug session, or configurations in launch.json.
  */
 import * as vscode from 'vscode';
+import { readPlanCoords } from './core/coords';
 import { RankChecker, type CheckedChoice } from './core/rankCheck';
 import { choiceName } from './core/rankChoice';
 import { isPlanError, titleOf, type LaunchPlan, type PlanError } from './core/ranks';
@@ -90,7 +91,7 @@ export async function planFor(ctx: Context, src: CommandSource): Promise<LaunchP
 
 /** Reads rank choices for `plan` through the language server (`rankdebug.checkRanks`). */
 function rankChecker(ctx: Context, plan: LaunchPlan, allowArm: boolean): RankChecker {
-    return new RankChecker(ctx.server.execute.bind(ctx.server), { ranks: plan.ranks ?? [], worldSize: plan.world_size ?? null }, allowArm);
+    return new RankChecker(ctx.server.execute.bind(ctx.server), { ranks: plan.ranks ?? [], worldSize: plan.world_size ?? null, coords: readPlanCoords(plan.coords) }, allowArm);
 }
 
 /** The choice remembered for the command, when it still fits the plan. */

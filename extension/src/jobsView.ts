@@ -30,6 +30,7 @@ import {
     type RankInfo,
     type SessionState,
 } from './core/jobList';
+import { coordText, reportedDims } from './core/coords';
 import { registryRoot, statusText } from './core/jobs';
 import { collectiveText, whereText, type LiveRank } from './core/liveRanks';
 import { groupRowId, jobRowId, jobTreeRows, rankRowId, type GroupTreeNode } from './core/jobTree';
@@ -86,6 +87,7 @@ function liveTip(live: LiveRank | undefined): string {
 function rankDescription(r: RankInfo, row: RankRow, where: string): string {
     const ended = row.key === 'exited' || row.live?.state === 'exited';
     return [
+        coordText(r.coords),
         r.pid !== null ? `pid ${r.pid}` : '',
         row.text,
         ended ? '' : formatCpu(r.cpu),
@@ -109,6 +111,8 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     private parents = new Map<string, string>();
     private structure = '';
     private filter: RankFilter | undefined;
+    /** The parallel dimension ranks are grouped by (Group Ranks by…); undefined: by node and state. */
+    private grouping: string | undefined;
     private renderTimer: NodeJS.Timeout | undefined;
     private watcher: fs.FSWatcher | undefined;
     private debounce: NodeJS.Timeout | undefined;
@@ -146,6 +150,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
                 }
             }),
         );
+        this.disposables.push(vscode.commands.registerCommand('rankdebug.jobs.groupBy', () => this.askGrouping()));
         this.watch();
         if (this.view.visible) void this.refresh();
     }
@@ -163,9 +168,36 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     /** Shows only the rank rows the filter lets through (undefined: all); its text goes in the view's description. */
     setFilter(filter: RankFilter | undefined): void {
         this.filter = filter;
-        this.view.description = filter ? vscode.l10n.t('filter: {0}', filter.label) : undefined;
+        this.describe();
         void vscode.commands.executeCommand('setContext', 'rankdebug.jobsFiltered', filter !== undefined);
         this.render();
+    }
+
+    /** Groups every job's ranks by the parallel dimension `dim` (where its ranks report it), or as usual (undefined). */
+    setGrouping(dim: string | undefined): void {
+        this.grouping = dim;
+        this.describe();
+        void vscode.commands.executeCommand('setContext', 'rankdebug.jobsGrouped', dim !== undefined);
+        this.render();
+    }
+
+    /** Group Ranks by…: the dimensions the jobs' ranks report, or no grouping. */
+    async askGrouping(): Promise<void> {
+        const dims = reportedDims((await this.fresh()).flatMap((j) => j.ranks));
+        if (!dims.length && !this.grouping) {
+            void vscode.window.showInformationMessage(vscode.l10n.t('No rank reports parallel coordinates yet: they come from the job\'s device mesh or Megatron\'s parallel_state once it has set them up.'));
+            return;
+        }
+        const none = { label: vscode.l10n.t('No grouping'), description: vscode.l10n.t('by node and state'), dim: undefined as string | undefined };
+        const items = [...dims.map((d) => ({ label: d, description: d === this.grouping ? vscode.l10n.t('current') : '', dim: d as string | undefined })), none];
+        const picked = await vscode.window.showQuickPick(items, { title: vscode.l10n.t('Group Ranks by…') });
+        if (picked) this.setGrouping(picked.dim);
+    }
+
+    /** The view's description: the filter and the grouping. */
+    private describe(): void {
+        const parts = [this.filter ? vscode.l10n.t('filter: {0}', this.filter.label) : '', this.grouping ? vscode.l10n.t('by {0}', this.grouping) : ''].filter(Boolean);
+        this.view.description = parts.length ? parts.join(' · ') : undefined;
     }
 
     private scheduleRender(): void {
@@ -273,6 +305,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
             rows: (job) => this.rows(job, tracked.get(job.id)),
             session: (job, rank) => this.sessionState(job, rank).session,
             jobExtra: (job) => (tracked.get(job.id)?.terminal ? 'terminal' : ''),
+            groupBy: () => this.grouping,
         });
         for (const r of rows) {
             const t = tracked.get(r.job.id);
@@ -353,7 +386,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         item.description = g.description;
         item.tooltip = `${g.label}\n${g.description}`;
         item.contextValue = ['rankdebug.ranks', takesCommands(node.job) ? 'control' : ''].filter(Boolean).join(' ');
-        item.iconPath = new vscode.ThemeIcon(g.id.startsWith('node:') ? 'server' : 'list-tree');
+        item.iconPath = new vscode.ThemeIcon(g.id.startsWith('node:') ? 'server' : g.id.startsWith('dim:') ? 'layers' : 'list-tree');
         item.id = nodeId(node);
         return item;
     }
@@ -390,6 +423,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         item.description = rankDescription(r, row, where);
         item.tooltip = [
             `rank ${r.rank}${r.localRank !== null ? ` (local ${r.localRank})` : ''} · pid ${r.pid ?? '?'} · ${r.host ?? ''}`,
+            coordText(r.coords),
             `${row.text}${where ? ` · ${where}` : ''}`,
             liveTip(row.live),
             canAttach(r, session) ? vscode.l10n.t('Attach starts a debugger in this rank; only this rank pauses.') : '',

@@ -9,7 +9,8 @@ import * as vscode from 'vscode';
 import { debounce } from './core/debounce';
 import { CHECK_DELAY_MS, type CheckedChoice, type RankChecker } from './core/rankCheck';
 import { formatChoice, type RankChoice } from './core/rankChoice';
-import { byNode, isPlanError, PRESET_SPECS, presets, type PlanRank, type Preset, type PresetId } from './core/ranks';
+import { groupPresets } from './core/coords';
+import { byNode, isPlanError, PRESET_SPECS, presets, withGroups, type FixedPresetId, type PlanRank, type Preset } from './core/ranks';
 import { showRankQuickPick } from './rankQuickPick';
 import { getSettings } from './settings';
 
@@ -33,16 +34,28 @@ export class RankMemory {
     }
 }
 
-/** The job's presets (all ranks, rank 0, local rank 0 of each node), their ranks resolved by the server. */
+/**
+ * The job's presets (all ranks, rank 0, local rank 0 of each node, and with the plan's
+ * coordinates one group per dimension: `dp=0 tp=0` for the first rank of each pipeline
+ * stage), their ranks resolved by the server.
+ */
 export async function resolvePresets(checker: RankChecker, ranks: readonly PlanRank[]): Promise<Preset[]> {
-    const ids = Object.keys(PRESET_SPECS) as PresetId[];
-    const replies = await Promise.all(ids.map((id) => checker.check(PRESET_SPECS[id], false)));
-    const resolved: Partial<Record<PresetId, number[] | null>> = {};
+    const ids = Object.keys(PRESET_SPECS) as FixedPresetId[];
+    const groups = checker.job.coords ? groupPresets(checker.job.coords) : [];
+    const [replies, groupReplies] = await Promise.all([
+        Promise.all(ids.map((id) => checker.check(PRESET_SPECS[id], false))),
+        Promise.all(groups.map((g) => checker.check(g.spec, false).catch(() => undefined))),
+    ]);
+    const resolved: Partial<Record<FixedPresetId, number[] | null>> = {};
     ids.forEach((id, i) => {
         const reply = replies[i];
         if (!isPlanError(reply)) resolved[id] = reply.ranks;
     });
-    return presets(resolved, byNode(ranks).size);
+    const groupRanks = groups.map((g, i) => {
+        const reply = groupReplies[i];
+        return { ...g, ranks: reply && !isPlanError(reply) ? reply.ranks : null };
+    });
+    return withGroups(presets(resolved, byNode(ranks).size), groupRanks, ranks.length);
 }
 
 /**
@@ -85,7 +98,8 @@ export async function pickRanks(checker: RankChecker, ranks: readonly PlanRank[]
     const remember = getSettings().rememberRanks;
     const choices = ranks.length ? await resolvePresets(checker, ranks) : [];
     const last = await recall(checker, remember ? memory?.get(key) : undefined, choices);
-    const choice = ranks.length ? await showRankQuickPick({ checker, ranks, presets: choices, last, title }) : await askChoice(checker, title, last);
+    const coords = checker.job.coords ?? null;
+    const choice = ranks.length ? await showRankQuickPick({ checker, ranks, presets: choices, last, title, coords }) : await askChoice(checker, title, last);
     if (choice && memory && remember) void memory.set(key, formatChoice(choice));
     return choice;
 }

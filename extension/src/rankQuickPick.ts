@@ -11,6 +11,7 @@
  * takes, or the server's message when the text is neither a choice nor a filter of the items.
  */
 import * as vscode from 'vscode';
+import { exampleSelector, layoutText, shownDims, type PlanCoords } from './core/coords';
 import { debounce } from './core/debounce';
 import { CHECK_DELAY_MS, type CheckedChoice, type RankChecker } from './core/rankCheck';
 import type { RankChoice } from './core/rankChoice';
@@ -45,6 +46,8 @@ export interface QuickPickRequest {
     presets: readonly Preset[];
     last: CheckedChoice | undefined;
     title: string;
+    /** The plan's parallel coordinates: shown on each rank, a preset per dimension's group, selectors typed. */
+    coords?: PlanCoords | null;
 }
 
 /** What Enter takes for a typed choice, as the first separator says it. */
@@ -70,7 +73,7 @@ class RankQuickPick {
 
     constructor(private readonly req: QuickPickRequest) {
         this.allowArm = req.checker.allowArm;
-        this.data = rankItems(req.ranks, req.presets, this.allowArm, vscode.l10n);
+        this.data = rankItems(req.ranks, req.presets, this.allowArm, vscode.l10n, req.coords ?? null);
         this.items = this.data.map(toItem);
         this.header = this.items[0];
         this.armItem = this.items.find((i) => i.arm) ?? { label: '', arm: true };
@@ -145,12 +148,24 @@ class RankQuickPick {
         return { spec: chosen.length ? specForSelection(chosen, this.req.presets) : '', arm: armChecked };
     }
 
-    show(): Promise<RankChoice | undefined> {
-        const qp = this.qp;
-        qp.title = this.req.title;
-        qp.placeholder = this.allowArm
+    /** What to type: a range, with coordinates also a selector in the job's own dimensions. */
+    private placeholder(): string {
+        const coords = this.req.coords;
+        if (coords) {
+            const example = exampleSelector(shownDims(coords));
+            return this.allowArm
+                ? vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 or coordinates like {0} and press Enter), or arm every rank to debug later', example)
+                : vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 or coordinates like {0} and press Enter)', example);
+        }
+        return this.allowArm
             ? vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 and press Enter), or arm every rank to debug later')
             : vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 and press Enter)');
+    }
+
+    show(): Promise<RankChoice | undefined> {
+        const qp = this.qp;
+        qp.title = this.req.coords ? `${this.req.title} (${layoutText(this.req.coords)})` : this.req.title;
+        qp.placeholder = this.placeholder();
         qp.canSelectMany = true;
         qp.matchOnDescription = true;
         qp.items = this.items;

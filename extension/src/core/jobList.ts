@@ -5,6 +5,7 @@
  * No `vscode` import.
  */
 import * as path from 'node:path';
+import { coordText, readCoords, type Coords } from './coords';
 
 export type RankStateName = 'starting' | 'running' | 'armed' | 'raised' | 'listening' | 'attached' | 'exited';
 
@@ -37,6 +38,8 @@ export interface RankInfo {
     armed: boolean;
     /** Set while the rank is held at an uncaught exception. */
     raised: RaisedInfo | null;
+    /** Its parallel coordinates (`{dp: 1, tp: 3}`, outermost first) from the job's device mesh or parallel_state; null while unknown. */
+    coords?: Coords | null;
 }
 
 export interface JobInfo {
@@ -95,6 +98,7 @@ function readRank(v: unknown): RankInfo | undefined {
         gpu,
         armed: r.armed === true || state === 'armed',
         raised: readRaised(r.raised),
+        coords: readCoords(r.coords),
     };
 }
 
@@ -223,7 +227,7 @@ export function rankContext(rank: RankInfo, job: JobInfo, session: SessionState)
 /** A string that changes when anything a row shows changes (the tree re-renders only then). */
 export function rowSignature(job: JobInfo, rank?: RankInfo, session?: SessionState, extra = ''): string {
     if (!rank) return JSON.stringify([job.id, job.launcher, job.source, rankCount(job), job.armed, job.launcherPid, extra]);
-    return JSON.stringify([rank.rank, rank.pid, rank.state, rank.port, formatCpu(rank.cpu), formatBytes(rank.rss), formatGpu(rank.gpu), rank.armed, session ?? '', extra]);
+    return JSON.stringify([rank.rank, rank.pid, rank.state, rank.port, formatCpu(rank.cpu), formatBytes(rank.rss), formatGpu(rank.gpu), rank.armed, coordText(rank.coords), session ?? '', extra]);
 }
 
 /** The `rankdebug.jobs.refreshSeconds` setting as milliseconds; 0 (off) for anything not a positive number. */

@@ -1,13 +1,14 @@
 /**
  * The Training Jobs tree as a list of rows (jobsView.ts renders them): per job its row, then its
- * rank rows grouped by core/rankTree.ts (by node, then ranges of one state, at most a few dozen
- * rows a level), each with its id, its parent's id and a signature that changes when what the
- * row shows changes, so a refresh re-renders only the rows that changed. 256 ranks take a few
+ * rank rows grouped by core/rankTree.ts (by node, or by a parallel dimension when asked, then
+ * ranges of one state, at most a few dozen rows a level), each with its id, its parent's id
+ * and a signature that changes when what the row shows changes, so a refresh re-renders only
+ * the rows that changed. 256 ranks take a few
  * milliseconds (tests/extension/unit/scale.test.ts). No `vscode` import.
  */
 import { rowSignature, type JobInfo, type RankInfo, type SessionState } from './jobList';
 import type { RankRow } from './rankRow';
-import { rankTree, type RankTreeNode } from './rankTree';
+import { MAX_ROWS, rankTree, type RankTreeNode } from './rankTree';
 
 export type GroupTreeNode = Extract<RankTreeNode, { kind: 'group' }>;
 
@@ -22,6 +23,8 @@ export interface JobTreeSource {
     session(job: JobInfo, rank: RankInfo): SessionState;
     /** Anything else the job row shows (whether this window has its terminal). */
     jobExtra(job: JobInfo): string;
+    /** The parallel dimension to group the job's ranks by (Group Ranks by…), if any. */
+    groupBy?(job: JobInfo): string | undefined;
 }
 
 export function jobRowId(job: JobInfo): string {
@@ -57,7 +60,7 @@ export function jobTreeRows(jobs: readonly JobInfo[], source: JobTreeSource): Jo
                 out.push({ kind: 'rank', id: rankRowId(job, rank.rank), parent, signature, job, rank, row: t.row });
             }
         };
-        walk(rankTree(rows), jobRowId(job));
+        walk(rankTree(rows, MAX_ROWS, source.groupBy?.(job)), jobRowId(job));
     }
     return out;
 }

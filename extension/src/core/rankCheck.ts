@@ -4,6 +4,7 @@
  * choice (`1,3`, `0-3`, `all`, `local0`, `arm`, `1,3+arm`) against the plan's ranks. The
  * extension has no rank-spec parser of its own. No `vscode` import: unit-tested as is.
  */
+import type { PlanCoords } from './coords';
 import type { RankChoice } from './rankChoice';
 import { isPlanError, specForSelection, type PlanError, type PlanRank, type Preset } from './ranks';
 
@@ -19,6 +20,8 @@ export interface CheckRanksArgs {
     /** The plan's ranks (`{rank, node_rank, local_rank}`); empty when not known. */
     ranks?: PlanRank[];
     worldSize?: number | null;
+    /** The plan's coordinates, through which the server resolves a selector (`tp=0`). */
+    coords?: { dims: PlanCoords['dims']; ranks: PlanCoords['ranks'] } | null;
 }
 
 /** The server's answer: the canonical spec, its ranks (null: each rank decides), and the arming. */
@@ -42,6 +45,8 @@ export type Execute = <T>(command: string, arg: unknown) => Promise<T>;
 export interface RankJob {
     ranks: readonly PlanRank[];
     worldSize: number | null;
+    /** The plan's parallel coordinates; absent or null when the command says none. */
+    coords?: PlanCoords | null;
 }
 
 /**
@@ -59,7 +64,7 @@ export class RankChecker {
 
     constructor(
         private readonly execute: Execute,
-        private readonly job: RankJob,
+        readonly job: RankJob,
         /** Whether `arm` may be typed (launch.json generation does not arm). */
         readonly allowArm: boolean,
     ) {}
@@ -75,6 +80,7 @@ export class RankChecker {
                 ranks: this.job.ranks.map((r) => ({ rank: r.rank, node_rank: r.node_rank ?? null, local_rank: r.local_rank ?? null })),
                 worldSize: this.job.worldSize,
             };
+            if (this.job.coords) arg.coords = { dims: this.job.coords.dims, ranks: this.job.coords.ranks };
             reply = this.execute<CheckRanksReply>(CHECK_RANKS, arg);
             // A failed request (server restarting) is asked again next time.
             reply.catch(() => this.cache.delete(key));

@@ -1,10 +1,14 @@
 /**
  * The rank quick-pick's items (rankQuickPick.ts shows them): the presets, *No rank now — arm
- * every rank*, one separator per node over that node's ranks (`node 3 · 24-31`: with hundreds
- * of ranks the list reads as nodes, and `node 3` typed filters to them), and the option *Arm
- * every rank*. Built once per quick-pick: 1,024 ranks take about a millisecond
+ * every rank*, when the command says its parallel coordinates a preset per dimension's group
+ * under a separator that says where they were read, one separator per node over that node's
+ * ranks (`node 3 · 24-31`: with hundreds of ranks the list reads as nodes, and `node 3` typed
+ * filters to them), and the option *Arm every rank*. A rank's label carries its coordinates
+ * (`rank 13 · node 1 · dp 1 · pp 0 · tp 5`, local rank in the description), so `tp 5` typed
+ * filters to them. Built once per quick-pick: 1,024 ranks take about a millisecond
  * (tests/extension/unit/scale.test.ts). No `vscode` import.
  */
+import { coordText, readText, shownDims, type PlanCoords } from './coords';
 import type { Localize } from './localize';
 import { byNode, formatSpec, rankLabel, type PlanRank, type Preset } from './ranks';
 
@@ -22,8 +26,50 @@ export interface RankItem {
     preset?: Preset;
 }
 
+/** The group preset of a dimension: the named ones in their words, else `One {dim} group`. */
+function groupLabel(dim: string, l10n: Localize): string {
+    switch (dim.toLowerCase()) {
+        case 'pp':
+            return l10n.t('First rank of each pipeline stage');
+        case 'tp':
+            return l10n.t('One tensor-parallel group');
+        case 'dp':
+            return l10n.t('One data-parallel group');
+        case 'cp':
+            return l10n.t('One context-parallel group');
+        case 'ep':
+            return l10n.t('One expert-parallel group');
+        default:
+            return l10n.t('One {0} group', dim);
+    }
+}
+
+/** A spec cut to about `limit` characters at a comma (`0,8,16,…`). */
+function shortSpec(ranks: readonly number[], limit = 40): string {
+    const spec = formatSpec(ranks);
+    return spec.length > limit ? `${spec.slice(0, spec.lastIndexOf(',', limit) + 1)}…` : spec;
+}
+
+function presetDescription(p: Preset): string {
+    if (p.id === 'all') return formatSpec(p.ranks);
+    if (p.id === 'group') return `${p.spec} · ${shortSpec(p.ranks)}`;
+    return p.spec;
+}
+
+/** A rank's row: with coordinates `rank 13 · node 1 · dp 1 · pp 0 · tp 5` and its local rank in the description. */
+function rankRowItem(r: PlanRank, coords: PlanCoords | null, dims: readonly string[]): RankItem {
+    const where = coords?.ranks[r.rank];
+    if (!where) return { kind: 'rank', label: rankLabel(r), rank: r.rank };
+    const label = [rankLabel({ rank: r.rank, node_rank: r.node_rank }), coordText(where, dims)].filter(Boolean).join(' · ');
+    const item: RankItem = { kind: 'rank', label, rank: r.rank };
+    if (r.local_rank !== undefined && r.local_rank !== null) item.description = `local ${r.local_rank}`;
+    return item;
+}
+
 function presetLabel(p: Preset, l10n: Localize): string {
     switch (p.id) {
+        case 'group':
+            return groupLabel(p.dim ?? '?', l10n);
         case 'all':
             return l10n.t('All ranks');
         case 'rank0':
@@ -35,12 +81,14 @@ function presetLabel(p: Preset, l10n: Localize): string {
 
 /**
  * Every item, in order: the first separator (`header`, relabelled later with what Enter
- * takes), presets, the arm-only preset (`allowArm`), per node a separator and its ranks, then
- * the arm option (`allowArm`).
+ * takes), presets, the arm-only preset (`allowArm`), with `coords` a separator that says where
+ * they were read over the presets of each dimension's group, per node a separator and its
+ * ranks, then the arm option (`allowArm`).
  */
-export function rankItems(ranks: readonly PlanRank[], presets: readonly Preset[], allowArm: boolean, l10n: Localize): RankItem[] {
+export function rankItems(ranks: readonly PlanRank[], presets: readonly Preset[], allowArm: boolean, l10n: Localize, coords: PlanCoords | null = null): RankItem[] {
     const items: RankItem[] = [{ kind: 'separator', label: l10n.t('Presets') }];
-    for (const p of presets) items.push({ kind: 'preset', label: presetLabel(p, l10n), description: p.id === 'all' ? formatSpec(p.ranks) : p.spec, preset: p, alwaysShow: true });
+    const preset = (p: Preset): RankItem => ({ kind: 'preset', label: presetLabel(p, l10n), description: presetDescription(p), preset: p, alwaysShow: true });
+    for (const p of presets) if (p.id !== 'group') items.push(preset(p));
     if (allowArm) {
         items.push({
             kind: 'armOnly',
@@ -49,11 +97,17 @@ export function rankItems(ranks: readonly PlanRank[], presets: readonly Preset[]
             alwaysShow: true,
         });
     }
+    const groups = presets.filter((p) => p.id === 'group');
+    if (coords && groups.length) {
+        items.push({ kind: 'separator', label: l10n.t('coordinates from {0}', readText(coords)) });
+        for (const p of groups) items.push(preset(p));
+    }
+    const dims = coords ? shownDims(coords) : [];
     const nodes = byNode(ranks);
     for (const [node, list] of nodes) {
         const label = nodes.size > 1 ? `${l10n.t('node {0}', node)} · ${formatSpec(list.map((r) => r.rank))}` : l10n.t('Ranks');
         items.push({ kind: 'separator', label });
-        for (const r of list) items.push({ kind: 'rank', label: rankLabel(r), rank: r.rank });
+        for (const r of list) items.push(rankRowItem(r, coords, dims));
     }
     if (allowArm) {
         items.push(
@@ -64,8 +118,12 @@ export function rankItems(ranks: readonly PlanRank[], presets: readonly Preset[]
     return items;
 }
 
-/** Whether `text` filters the items (`node 3`, `local 0`) rather than naming ranks: some item that is not a separator holds it. */
+/**
+ * Whether `text` filters the items (`node 3`, `local 0`, `tp 5`) rather than naming ranks: some
+ * item the filter can hide holds it (not a separator, nor a preset, which is always shown and
+ * whose description holds selectors such as `dp=0 tp=0`).
+ */
 export function filtersItems(items: readonly RankItem[], text: string): boolean {
     const t = text.toLowerCase();
-    return items.some((i) => i.kind !== 'separator' && `${i.label} ${i.description ?? ''}`.toLowerCase().includes(t));
+    return items.some((i) => i.kind !== 'separator' && !i.alwaysShow && `${i.label} ${i.description ?? ''}`.toLowerCase().includes(t));
 }

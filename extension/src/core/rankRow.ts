@@ -3,6 +3,7 @@
  * state, and on top the supervisor's live state (liveRanks.ts) when this window follows the job.
  * No `vscode` import.
  */
+import type { Coords } from './coords';
 import { shownState, type JobInfo, type RankInfo, type SessionState, type ShownState } from './jobList';
 import { liveText, stateKey, type LiveRank } from './liveRanks';
 import type { Localize } from './localize';
@@ -21,6 +22,8 @@ export interface RankRow {
     /** A codicon id. */
     icon: string;
     live?: LiveRank;
+    /** The rank's parallel coordinates when the job reported them (Group Ranks by… groups by one). */
+    coords?: Coords | null;
 }
 
 /** A scan or session state in the view's words. */
@@ -95,11 +98,12 @@ function raisedLive(rank: RankInfo): LiveRank | undefined {
  */
 export function rankRow(rank: RankInfo, job: JobInfo, session: SessionState, told: LiveRank | undefined, l10n: Localize): RankRow {
     const node = rank.host;
+    const coords = rank.coords;
     const live = told ?? (session ? undefined : raisedLive(rank));
     if (live && !(live.state === 'running' && session === 'paused')) {
-        return { rank: rank.rank, node, key: stateKey(live), word: liveWord(live, l10n), text: liveText(live, l10n), icon: LIVE_ICONS[live.state], live };
+        return { rank: rank.rank, node, key: stateKey(live), word: liveWord(live, l10n), text: liveText(live, l10n), icon: LIVE_ICONS[live.state], live, coords };
     }
     const st = shownState(rank, job, session);
     const word = stateWord(st, l10n);
-    return { rank: rank.rank, node, key: st, word, text: word, icon: SHOWN_ICONS[st] };
+    return { rank: rank.rank, node, key: st, word, text: word, icon: SHOWN_ICONS[st], coords };
 }

@@ -3,7 +3,9 @@
  * shown as they are (under a row per node when the job spans several hosts); more are grouped per node, then into ranges of
  * consecutive ranks in the same state (`ranks 0-127 · running`), then by state, and last into
  * even chunks, so that no level has more than `max` rows. A job whose ranks all share one state
- * is one collapsed row (`ranks 0-255 · running (256)`) over those chunks.
+ * is one collapsed row (`ranks 0-255 · running (256)`) over those chunks. Grouped by a parallel
+ * dimension (Group Ranks by…), the top level is a row per index (`tp 0`, `tp 1`; ranges of
+ * indexes `dp 0-7` past twice `max`), ranks without that coordinate under `tp ?`.
  * No `vscode` import.
  */
 import type { RankRow } from './rankRow';
@@ -70,7 +72,7 @@ function byKey(rows: readonly RankRow[], keyOf: (r: RankRow) => string): Map<str
 class TreeBuilder {
     constructor(private readonly max: number) {}
 
-    private group(id: string, label: string, description: string, rows: RankRow[], children: RankTreeNode[]): RankTreeNode {
+    group(id: string, label: string, description: string, rows: RankRow[], children: RankTreeNode[]): RankTreeNode {
         return { kind: 'group', id, label, description, ranks: rows.map((r) => r.rank), children };
     }
 
@@ -121,10 +123,58 @@ class TreeBuilder {
     }
 }
 
-/** The tree of a job's rank rows (filtered already), at most `max` rows per level (twice that for nodes). */
-export function rankTree(rows: readonly RankRow[], max = MAX_ROWS): RankTreeNode[] {
+/** The id of a dimension's group (`dim:tp=0`, `dim:dp=0-7`, `dim:tp=?`). */
+function dimGroupId(dim: string, lo: number | undefined, hi: number | undefined): string {
+    if (lo === undefined) return `dim:${dim}=?`;
+    return lo === hi ? `dim:${dim}=${lo}` : `dim:${dim}=${lo}-${hi}`;
+}
+
+/**
+ * A row per index of `dim` (`tp 0`, `tp 1`, …) over the ranks that have it, each built as
+ * `build` says; past twice `max` indexes, even ranges of them (`dp 0-7`); ranks without the
+ * coordinate last, under `tp ?`.
+ */
+function byDimension(builder: TreeBuilder, rows: RankRow[], dim: string, max: number): RankTreeNode[] {
+    const byIndex = new Map<number, RankRow[]>();
+    const unknown: RankRow[] = [];
+    for (const r of rows) {
+        const index = r.coords?.[dim];
+        if (index === undefined) {
+            unknown.push(r);
+            continue;
+        }
+        const list = byIndex.get(index);
+        if (list) list.push(r);
+        else byIndex.set(index, [r]);
+    }
+    const indexes = [...byIndex.keys()].sort((a, b) => a - b);
+    const per = Math.max(1, Math.ceil(indexes.length / (2 * max)));
+    const out: RankTreeNode[] = [];
+    for (let i = 0; i < indexes.length; i += per) {
+        const part = indexes.slice(i, i + per);
+        const lo = part[0];
+        const hi = part[part.length - 1];
+        const list = part.flatMap((x) => byIndex.get(x) ?? []).sort((a, b) => a.rank - b.rank);
+        const id = dimGroupId(dim, lo, hi);
+        out.push(builder.group(id, lo === hi ? `${dim} ${lo}` : `${dim} ${lo}-${hi}`, `${rangeLabel(list.map((r) => r.rank))} · ${stateCounts(list)}`, list, builder.build(list, `${id}/`)));
+    }
+    if (unknown.length) {
+        const id = dimGroupId(dim, undefined, undefined);
+        out.push(builder.group(id, `${dim} ?`, `${rangeLabel(unknown.map((r) => r.rank))} · ${stateCounts(unknown)}`, unknown, builder.build(unknown, `${id}/`)));
+    }
+    return out;
+}
+
+/**
+ * The tree of a job's rank rows (filtered already), at most `max` rows per level (twice that
+ * for nodes); `groupBy`: a parallel dimension to group by first, when some row has it.
+ */
+export function rankTree(rows: readonly RankRow[], max = MAX_ROWS, groupBy?: string): RankTreeNode[] {
     const sorted = [...rows].sort((a, b) => a.rank - b.rank);
-    return new TreeBuilder(Math.max(2, max)).top(sorted);
+    const limit = Math.max(2, max);
+    const builder = new TreeBuilder(limit);
+    if (groupBy && sorted.some((r) => r.coords?.[groupBy] !== undefined)) return byDimension(builder, sorted, groupBy, limit);
+    return builder.top(sorted);
 }
 
 /** Every rank a node stands for. */

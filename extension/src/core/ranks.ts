@@ -29,6 +29,8 @@ export interface LaunchPlan {
     span?: { start_line: number; end_line: number };
     warnings?: string[];
     cwd?: string | null;
+    /** The command's parallel coordinates (read with core/coords.ts `readPlanCoords`); null when unknown. */
+    coords?: unknown;
 }
 
 /** `{"error": {...}}` as the server and the CLI return it (lines 1-based). */
@@ -75,28 +77,53 @@ export function formatSpec(ranks: Iterable<number>): string {
     return parts.join(',');
 }
 
-export type PresetId = 'all' | 'rank0' | 'local0';
+/** The presets every job has (when they fit it). */
+export type FixedPresetId = 'all' | 'rank0' | 'local0';
 
-/** A preset of the quick-pick: all ranks, rank 0, local rank 0 of each node. */
+/** `group`: one parallel dimension's group, from the job's coordinates (core/coords.ts). */
+export type PresetId = FixedPresetId | 'group';
+
+/** A preset of the quick-pick: all ranks, rank 0, local rank 0 of each node, one dimension's group. */
 export interface Preset {
     id: PresetId;
     spec: string;
     ranks: number[];
+    /** `group` presets: the dimension the group spans (`tp`). */
+    dim?: string;
 }
 
 /** The spec of each preset; the server says which ranks each names in a job. */
-export const PRESET_SPECS: Readonly<Record<PresetId, string>> = { all: 'all', rank0: '0', local0: 'local0' };
+export const PRESET_SPECS: Readonly<Record<FixedPresetId, string>> = { all: 'all', rank0: '0', local0: 'local0' };
 
 /**
  * The presets that make sense, from the ranks the server resolved for each preset's spec
  * (missing or null: the spec does not fit the job). local0 only with more than one node.
  */
-export function presets(resolved: Partial<Record<PresetId, readonly number[] | null>>, nodes: number): Preset[] {
+export function presets(resolved: Partial<Record<FixedPresetId, readonly number[] | null>>, nodes: number): Preset[] {
     const out: Preset[] = [];
     for (const id of ['all', 'rank0', 'local0'] as const) {
         const ranks = resolved[id];
         if (!ranks?.length || (id === 'local0' && nodes < 2)) continue;
         out.push({ id, spec: PRESET_SPECS[id], ranks: [...ranks] });
+    }
+    return out;
+}
+
+/**
+ * The presets with one per dimension's group added (`groups`: each dimension's selector and
+ * the ranks the server resolved for it, null when it did not fit): only groups of more than
+ * one rank and fewer than all, each set of ranks offered by one group.
+ */
+export function withGroups(fixed: readonly Preset[], groups: readonly { dim: string; spec: string; ranks: readonly number[] | null }[], world: number): Preset[] {
+    const out = [...fixed];
+    // A group may name the ranks local0 does (a pipeline stage per node): it says another thing.
+    const seen = new Set(fixed.filter((p) => p.id === 'all').map((p) => formatSpec(p.ranks)));
+    for (const g of groups) {
+        if (!g.ranks || g.ranks.length < 2 || g.ranks.length >= world) continue;
+        const key = formatSpec(g.ranks);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push({ id: 'group', spec: g.spec, ranks: [...g.ranks], dim: g.dim });
     }
     return out;
 }

@@ -105,6 +105,20 @@ describe('core/jobList', () => {
         assert.ok(/^rankdebug\.job\b.*\bterminal\b/.test(jobContext(reg, true)));
     });
 
+    it("reads each rank's parallel coordinates in the job's order, and null for anything else", () => {
+        const ranks = [
+            { rank: 0, coords: { dp: 1, tp: 3 } },
+            { rank: 1, coords: { tp: 0, dp: 0 } },
+            { rank: 2, coords: null },
+            { rank: 3 },
+            { rank: 4, coords: { tp: -1 } },
+            { rank: 5, coords: ['dp', 1] },
+            { rank: 6, coords: { 'tp;rm -rf': 1 } },
+        ];
+        const got = readJobs({ jobs: [{ id: 'c', ranks }] }).jobs[0].ranks;
+        assert.deepEqual(got.map((r) => (r.coords ? Object.entries(r.coords) : null)), [[['dp', 1], ['tp', 3]], [['tp', 0], ['dp', 0]], null, null, null, null, null]);
+    });
+
     it('changes a row signature only when the row would show something else', () => {
         const again = readJobs(JSON.parse(JSON.stringify(ANSWER).replace('"cpu":46.5', '"cpu":46.7'))).jobs[0];
         assert.equal(rowSignature(again, again.ranks[1]), rowSignature(scan, scan.ranks[1]));

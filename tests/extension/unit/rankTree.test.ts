@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { parseEvent, type LaunchEvent } from '../../../extension/src/core/events';
 import { readJobs, type JobInfo } from '../../../extension/src/core/jobList';
+import { jobTreeRows } from '../../../extension/src/core/jobTree';
 import { LiveRanks, liveText, stateKey } from '../../../extension/src/core/liveRanks';
 import { matchesFilter, readFilter } from '../../../extension/src/core/rankFilter';
 import { rankRow, type RankRow } from '../../../extension/src/core/rankRow';
@@ -190,6 +191,61 @@ describe('core/rankTree', () => {
         assert.match(rangeLabel(many), /^ranks 0,2,4,.*,…$/);
         const r = (rank: number, word: string): RankRow => ({ rank, node: null, key: word, word, text: word, icon: '' });
         assert.equal(stateCounts([r(0, 'running'), r(1, 'paused'), r(2, 'running')]), '2 running · 1 paused');
+    });
+});
+
+describe('core/rankTree grouped by a parallel dimension', () => {
+    /** `n` ranks, 8 to a host, laid out dp × tp (tp fastest, size `tp`) as a DeviceMesh reports them; `missing` report none yet. */
+    function meshJob(n: number, tp: number, missing: readonly number[] = []): JobInfo {
+        const ranks = Array.from({ length: n }, (_, r) => ({
+            pid: 1000 + r, rank: r, local_rank: r % 8, world_size: n, host: `node${Math.floor(r / 8)}`, state: 'running',
+            coords: missing.includes(r) ? null : { dp: Math.floor(r / tp), tp: r % tp },
+        }));
+        return readJobs({ jobs: [{ id: 'M', source: 'registry', launcher: 'torchrun', world_size: n, ranks }] }).jobs[0];
+    }
+    const labels = (nodes: RankTreeNode[]): string[] => nodes.map((n) => (n.kind === 'group' ? `${n.label} · ${n.description}` : `rank ${n.row.rank}`));
+
+    it('puts the ranks under a row per index (tp 0, tp 1, …), ranks without coordinates last', () => {
+        const j = meshJob(8, 4, [7]);
+        assert.deepEqual(j.ranks[5].coords, { dp: 1, tp: 1 });
+        const tree = rankTree(rows(j, new LiveRanks()), MAX_ROWS, 'tp');
+        assert.deepEqual(labels(tree), [
+            'tp 0 · ranks 0,4 · 2 running',
+            'tp 1 · ranks 1,5 · 2 running',
+            'tp 2 · ranks 2,6 · 2 running',
+            'tp 3 · rank 3 · 1 running',
+            'tp ? · rank 7 · 1 running',
+        ]);
+        assert.deepEqual(tree.map((n) => (n.kind === 'group' ? n.id : '')), ['dim:tp=0', 'dim:tp=1', 'dim:tp=2', 'dim:tp=3', 'dim:tp=?']);
+        assert.deepEqual(leaves(tree).sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7]);
+        // A dimension no rank reports: the usual tree (by node here: one host, as they are).
+        assert.deepEqual(labels(rankTree(rows(j, new LiveRanks()), MAX_ROWS, 'pp')), labels(rankTree(rows(j, new LiveRanks()))));
+    });
+
+    it('keeps 1,024 ranks by dp readable: ranges of indexes past twice the row limit, every rank reachable', () => {
+        const j = meshJob(1024, 8);
+        const tree = rankTree(rows(j, new LiveRanks()), MAX_ROWS, 'dp');
+        assert.equal(tree.length, 43, '128 dp indexes, 3 to a row');
+        assert.equal(labels(tree)[0], 'dp 0-2 · ranks 0-23 · 24 running');
+        assert.ok(widest(tree) <= 2 * MAX_ROWS);
+        assert.equal(new Set(leaves(tree)).size, 1024);
+        // By tp: 8 rows of 128 ranks each, those split into chunks below.
+        const byTp = rankTree(rows(j, new LiveRanks()), MAX_ROWS, 'tp');
+        assert.equal(byTp.length, 8);
+        assert.ok(byTp[3].kind === 'group' && byTp[3].label === 'tp 3' && byTp[3].ranks.length === 128 && byTp[3].ranks.every((r) => r % 8 === 3));
+        assert.ok(widest(byTp) <= 2 * MAX_ROWS);
+    });
+
+    it("lets Training Jobs' rows follow the grouping, and re-render a rank row when its coordinates arrive", () => {
+        const j = meshJob(8, 2);
+        const source = (groupBy?: string) => ({ rows: (job: JobInfo) => rows(job, new LiveRanks()), session: () => undefined, jobExtra: () => '', groupBy: () => groupBy });
+        const grouped = jobTreeRows([j], source('tp'));
+        assert.deepEqual(grouped.filter((r) => r.kind === 'group').map((r) => r.id), ['group:M:dim:tp=0', 'group:M:dim:tp=1']);
+        assert.equal(grouped.find((r) => r.kind === 'rank' && r.rank.rank === 3)?.parent, 'group:M:dim:tp=1');
+        assert.deepEqual(jobTreeRows([j], source()).filter((r) => r.kind === 'group'), [], 'no grouping: 8 ranks on one host as they are');
+        const before = jobTreeRows([meshJob(8, 2, [3])], source()).find((r) => r.id === 'rank:M:3')?.signature;
+        const after = jobTreeRows([j], source()).find((r) => r.id === 'rank:M:3')?.signature;
+        assert.notEqual(before, after);
     });
 });
 

@@ -6,6 +6,7 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { groupPresets, readPlanCoords, type PlanCoords } from '../../../extension/src/core/coords';
 import { parseEvent, type LaunchEvent } from '../../../extension/src/core/events';
 import { readJobs, type JobInfo } from '../../../extension/src/core/jobList';
 import { jobTreeRows, type JobTreeRow } from '../../../extension/src/core/jobTree';
@@ -14,7 +15,7 @@ import { filtersItems, rankItems } from '../../../extension/src/core/rankItems';
 import { matchesFilter } from '../../../extension/src/core/rankFilter';
 import { rankRow } from '../../../extension/src/core/rankRow';
 import { MAX_ROWS } from '../../../extension/src/core/rankTree';
-import { byNode, formatSpec, presets, specForSelection, type PlanRank } from '../../../extension/src/core/ranks';
+import { byNode, formatSpec, presets, specForSelection, withGroups, type PlanRank } from '../../../extension/src/core/ranks';
 import { l10n } from './debug/fakes';
 
 const figures: Record<string, number | string> = {};
@@ -97,6 +98,47 @@ describe('scale: 1,024 ranks in the quick-pick, 256 in Training Jobs', () => {
         // A whole node checked (filter `node 3`, select all) is sent as its range.
         assert.equal(specForSelection([24, 25, 26, 27, 28, 29, 30, 31], []), '24-31');
         assert.equal(formatSpec(local0).split(',').length, 128);
+    });
+
+    it('builds the quick-pick of 1,024 ranks with coordinates (tp 8 × dp 32 × pp 4) well under a second, and filters it by `tp 5` in milliseconds', () => {
+        const ranks: PlanRank[] = Array.from({ length: 1024 }, (_, r) => ({ rank: r, node_rank: Math.floor(r / 8), local_rank: r % 8 }));
+        const all = ranks.map((r) => r.rank);
+        // The plan's coords as `rankdebug plan --json` sends them (Megatron's order tp-cp-dp-pp), read as the extension reads them.
+        const raw = JSON.stringify({
+            dims: { tp: 8, dp: 32, pp: 4 }, order: ['tp', 'cp', 'dp', 'pp'], world_size: 1024, source: 'megatron',
+            read: [{ name: '--tensor-model-parallel-size', value: '8', file: null, line: 1, column: 40 }, { name: '--pipeline-model-parallel-size', value: '4', file: null, line: 1, column: 70 }],
+            ranks: all.map((r) => ({ tp: r % 8, dp: Math.floor(r / 8) % 32, pp: Math.floor(r / 256) })),
+        });
+        let coords: PlanCoords | null = null;
+        let items = rankItems([], [], true, l10n);
+        const opened = ms(() => {
+            coords = readPlanCoords(JSON.parse(raw));
+            assert.ok(coords);
+            // Each group's ranks as the server answers its selector (dp=0 tp=0 …): every other dimension at 0.
+            const groups = groupPresets(coords).map((g) => ({ ...g, ranks: all.filter((r) => coords!.ranks[r] && Object.entries(coords!.ranks[r]).every(([d, i]) => d === g.dim || i === 0)) }));
+            const choices = withGroups(presets({ all, rank0: [0], local0: all.filter((r) => r % 8 === 0) }, 128), groups, 1024);
+            items = rankItems(ranks, choices, true, l10n, coords);
+            const wanted = new Set([0, 8, 16]);
+            return items.filter((i) => i.rank !== undefined && wanted.has(i.rank));
+        });
+        figures.quickpick_coords_ms = opened;
+        assert.equal(items.find((i) => i.rank === 813)?.label, 'rank 813 · node 101 · pp 3 · dp 5 · tp 5');
+        assert.deepEqual(
+            items.filter((i) => i.kind === 'preset' && i.preset?.id === 'group').map((i) => `${i.label}: ${i.description}`),
+            ['First rank of each pipeline stage: dp=0 tp=0 · 0,256,512,768', 'One data-parallel group: pp=0 tp=0 · 0,8,16,24,32,40,48,56,64,72,80,88,96,104,…', 'One tensor-parallel group: pp=0 dp=0 · 0-7'],
+        );
+        assert.ok(opened < 1000, `${opened} ms`);
+        // What VS Code does per keystroke, at the least: every row's label and description against the text.
+        const typed = ['t', 'tp', 'tp ', 'tp 5', 'pp 0 ', 'pp 0 · dp 3 ·'];
+        let shown = 0;
+        const filtered = ms(() => {
+            for (const t of typed) shown = items.filter((i) => i.kind === 'rank' && `${i.label} ${i.description ?? ''}`.toLowerCase().includes(t)).length;
+            return typed.map((t) => filtersItems(items, t));
+        });
+        figures.quickpick_coords_filter_ms = Math.round((filtered / typed.length) * 1000) / 1000;
+        assert.equal(shown, 8, 'pp 0 · dp 3 ·: the 8 ranks of that tensor-parallel group');
+        assert.equal(items.filter((i) => i.kind === 'rank' && i.label.includes('tp 5')).length, 128);
+        assert.ok(filtered / typed.length < 100, `${filtered} ms for ${typed.length} keystrokes`);
     });
 
     it('renders and refreshes Training Jobs with 256 ranks: a few rows, every rank reachable', () => {
