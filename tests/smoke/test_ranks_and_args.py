@@ -77,3 +77,14 @@ def test_args_forms() -> None:
     assert args.texts[-3:] == ["+new=y", "--c=9", "other=z"]
     assert args.remove(("--a",)) is not None and args.texts[0] == "--b=5"
     assert spellings("--max_steps") == ("--max_steps", "--max-steps")
+
+
+def test_every_launcher_is_said_local_or_not() -> None:
+    """A launcher added to the table is one the smoke hook reaches (its ranks start here,
+    with its environment) unless it is one that may start ranks elsewhere."""
+    from rankdebug import launcher_table
+    from rankdebug.smoke.context import LOCAL_LAUNCHERS
+
+    elsewhere = {"srun", "mpirun", "ray", "msrun", "horovodrun"}
+    names = {row.name for row in launcher_table.TABLE}
+    assert names - LOCAL_LAUNCHERS - elsewhere == set()

@@ -21,7 +21,7 @@ Keep = Callable[[str | None], bool]
 LOCAL_LAUNCHERS = frozenset({
     "python", "torchrun", "torch.distributed.launch", "deepspeed", "accelerate",
     "llamafactory-cli", "colossalai", "tune", "litgpt", "xtuner", "swift", "axolotl",
-    "composer", "fabric", "detectron2", "xla_spawn", "other"})
+    "composer", "fabric", "lightning", "detectron2", "xla_spawn", "other"})
 
 
 @dataclass(frozen=True, slots=True)
