@@ -48,6 +48,8 @@ export interface ExtensionSettings {
     unknownValues: UnknownValues;
     showNotifications: ShowNotifications;
     maxDocumentBytes: number;
+    /** Rank sessions a job's parent session opens at most; the other chosen ranks are debugged without one. */
+    maxSessions: number;
 }
 
 export const DEFAULTS: ExtensionSettings = {
@@ -75,6 +77,7 @@ export const DEFAULTS: ExtensionSettings = {
     unknownValues: 'hint',
     showNotifications: 'off',
     maxDocumentBytes: 16 * 1024 * 1024,
+    maxSessions: 16,
 };
 
 type Valid = (value: unknown) => boolean;
@@ -117,6 +120,7 @@ const VALID: { [K in keyof ExtensionSettings]: Valid } = {
     unknownValues: oneOf('off', 'hint', 'info', 'warning'),
     showNotifications: oneOf('off', 'onError', 'onWarning', 'always'),
     maxDocumentBytes: isPositiveInt,
+    maxSessions: isPositiveInt,
 };
 
 /** Reads settings through `get(key)`, falling back to the default for missing or ill-typed values. */

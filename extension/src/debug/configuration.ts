@@ -55,7 +55,8 @@ export interface RankdebugConfiguration extends vscode.DebugConfiguration {
     source?: { uri?: string; line?: number; text?: string; cwd?: string; argv?: string[] };
     __job?: JobSpec;
     __attach?: AttachSpec;
-    __rank?: { rank: number; job?: string; parentKey?: string };
+    /** A rank's session; `linked`: shown over the connection the parent holds to it (linkSession.ts). */
+    __rank?: { rank: number; job?: string; parentKey?: string; linked?: boolean };
 }
 
 /** Turns a user's configuration of one request kind into what its session runs; throws what is wrong with it. */

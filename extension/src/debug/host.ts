@@ -7,6 +7,7 @@ import type * as vscode from 'vscode';
 import type { JobEntry } from '../core/jobs';
 import type { Localize } from '../core/localize';
 import type { HangListener } from '../diagnose/hangNotices';
+import type { SourceBreakpoints } from './rankLink';
 
 export type { Localize };
 
@@ -51,6 +52,16 @@ export interface AdapterHost extends HostBase {
     startChildSession(parent: vscode.DebugSession, config: vscode.DebugConfiguration): Thenable<boolean>;
     /** Told when the job's supervisor says it hangs (`hang`) or moved on (`hang_over`). */
     readonly hang?: HangListener;
+    /** The `rankdebug.maxSessions` setting: rank sessions one parent opens at most. */
+    maxSessions(): number;
+    /** Ends a session (`vscode.debug.stopDebugging`). */
+    stopSession(session: vscode.DebugSession): Thenable<void>;
+    /** The session the user looks at (`vscode.debug.activeDebugSession`). */
+    activeSession(): vscode.DebugSession | undefined;
+    readonly onDidChangeActiveDebugSession: vscode.Event<vscode.DebugSession | undefined>;
+    /** Enabled line breakpoints of Python files, per file, for ranks with no session (rankLink.ts). */
+    sourceBreakpoints(): SourceBreakpoints[];
+    readonly onDidChangeBreakpoints: vscode.Event<unknown>;
 }
 
 export type DebugHost = ResolverHost & AdapterHost & SessionEvents;

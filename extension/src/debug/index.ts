@@ -9,15 +9,19 @@
  *
  * Parts: a resolver per request kind (launchResolver.ts, attachResolver.ts) behind the
  * configuration provider, the descriptor factory, the job adapter, the rank tracker, and the
- * session registry; vscodeHost.ts gives them the VS Code API.
+ * session registry; vscodeHost.ts gives them the VS Code API. Open Session (openSession.ts)
+ * promotes a rank debugged without a session past `rankdebug.maxSessions`.
  */
 import * as vscode from 'vscode';
 import type { JobState } from '../jobState';
+import type { JobNode } from '../jobsView';
 import { AttachResolver } from './attachResolver';
 import { TYPE, type CommandServer } from './configuration';
 import { ConfigurationProvider } from './configurationProvider';
 import { DescriptorFactory } from './descriptorFactory';
 import { LaunchResolver } from './launchResolver';
+import { LinkRegistry } from './linkSession';
+import { openSession } from './openSession';
 import { SessionRegistry } from './sessions';
 import { RankTrackerFactory } from './tracker';
 import { vscodeHost } from './vscodeHost';
@@ -26,11 +30,13 @@ import { vscodeHost } from './vscodeHost';
 export function registerDebugType(server: CommandServer, state: JobState): vscode.Disposable[] {
     const host = vscodeHost();
     const sessions = new SessionRegistry();
+    const links = new LinkRegistry();
     const resolvers = { launch: new LaunchResolver(server, host), attach: new AttachResolver(server, host) };
     return [
         sessions.track(host),
         vscode.debug.registerDebugConfigurationProvider(TYPE, new ConfigurationProvider(resolvers, host)),
-        vscode.debug.registerDebugAdapterDescriptorFactory(TYPE, new DescriptorFactory({ state, sessions, host })),
+        vscode.debug.registerDebugAdapterDescriptorFactory(TYPE, new DescriptorFactory({ state, sessions, host, links })),
         vscode.debug.registerDebugAdapterTrackerFactory(TYPE, new RankTrackerFactory(state)),
+        vscode.commands.registerCommand('rankdebug.jobs.openSession', (node?: JobNode) => openSession(state, node)),
     ];
 }

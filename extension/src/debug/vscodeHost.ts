@@ -10,12 +10,25 @@ import { log } from '../log';
 import { cliPrefix } from '../python';
 import { getSettings } from '../settings';
 import type { DebugHost } from './host';
+import type { SourceBreakpoints } from './rankLink';
 
 function pythonBreakpoints(): string[] {
     return vscode.debug.breakpoints
         .filter((b): b is vscode.SourceBreakpoint => b instanceof vscode.SourceBreakpoint && b.enabled)
         .filter((b) => b.location.uri.scheme === 'file' && b.location.uri.fsPath.endsWith('.py'))
         .map((b) => `${b.location.uri.fsPath}:${b.location.range.start.line + 1}`);
+}
+
+function sourceBreakpoints(): SourceBreakpoints[] {
+    const bySource = new Map<string, SourceBreakpoints>();
+    for (const b of vscode.debug.breakpoints) {
+        if (!(b instanceof vscode.SourceBreakpoint) || !b.enabled || b.location.uri.scheme !== 'file' || !b.location.uri.fsPath.endsWith('.py')) continue;
+        const path = b.location.uri.fsPath;
+        const entry = bySource.get(path) ?? { path, breakpoints: [] };
+        entry.breakpoints.push({ line: b.location.range.start.line + 1, condition: b.condition, hitCondition: b.hitCondition, logMessage: b.logMessage });
+        bySource.set(path, entry);
+    }
+    return [...bySource.values()];
 }
 
 export function vscodeHost(): DebugHost {
@@ -31,6 +44,12 @@ export function vscodeHost(): DebugHost {
         onDidStartDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidStartDebugSession(listener, thisArgs, disposables),
         onDidTerminateDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidTerminateDebugSession(listener, thisArgs, disposables),
         emitter: <T>() => new vscode.EventEmitter<T>(),
+        maxSessions: () => getSettings().maxSessions,
+        stopSession: (session) => vscode.debug.stopDebugging(session),
+        activeSession: () => vscode.debug.activeDebugSession,
+        onDidChangeActiveDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidChangeActiveDebugSession(listener, thisArgs, disposables),
+        sourceBreakpoints,
+        onDidChangeBreakpoints: (listener, thisArgs, disposables) => vscode.debug.onDidChangeBreakpoints(listener, thisArgs, disposables),
         hang: new HangNotices(noticeHost()),
         createTerminal: (name, pty) => vscode.window.createTerminal({ name, iconPath: new vscode.ThemeIcon('debug-alt'), pty }),
         startChildSession: (parent, config) =>

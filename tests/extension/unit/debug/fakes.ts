@@ -6,6 +6,7 @@ import type * as vscode from 'vscode';
 import type { CommandServer } from '../../../../extension/src/debug/configuration';
 import type { DebugHost, Localize } from '../../../../extension/src/debug/host';
 import type { JobStore } from '../../../../extension/src/debug/jobAdapter';
+import type { SourceBreakpoints } from '../../../../extension/src/debug/rankLink';
 import type { LaunchEvent } from '../../../../extension/src/core/events';
 import type { JobEntry } from '../../../../extension/src/core/jobs';
 import type { TrackedJob, TrackedRank } from '../../../../extension/src/jobState';
@@ -76,6 +77,47 @@ export class FakeHost implements DebugHost {
     private readonly terminated = new Emitter<vscode.DebugSession>();
     readonly onDidStartDebugSession = this.started.event;
     readonly onDidTerminateDebugSession = this.terminated.event;
+    /** The `rankdebug.maxSessions` setting. */
+    maxSessionsSetting = 16;
+    /** The session the user looks at; `focus` changes it. */
+    active: vscode.DebugSession | undefined;
+    private readonly activeChanged = new Emitter<vscode.DebugSession | undefined>();
+    readonly onDidChangeActiveDebugSession = this.activeChanged.event;
+    /** The editor's breakpoints per source; `changeBreakpoints` says they changed. */
+    sources: SourceBreakpoints[] = [];
+    private readonly breakpointsChanged = new Emitter<unknown>();
+    readonly onDidChangeBreakpoints = this.breakpointsChanged.event;
+    /** Sessions the adapter ended (`stopSession`). */
+    readonly stopped: vscode.DebugSession[] = [];
+
+    maxSessions(): number {
+        return this.maxSessionsSetting;
+    }
+
+    /** Like VS Code: the session ends (onDidTerminateDebugSession) before the answer. */
+    stopSession(session: vscode.DebugSession): Thenable<void> {
+        this.stopped.push(session);
+        this.terminated.fire(session);
+        return Promise.resolve();
+    }
+
+    activeSession(): vscode.DebugSession | undefined {
+        return this.active;
+    }
+
+    focus(session: vscode.DebugSession | undefined): void {
+        this.active = session;
+        this.activeChanged.fire(session);
+    }
+
+    sourceBreakpoints(): SourceBreakpoints[] {
+        return this.sources;
+    }
+
+    changeBreakpoints(sources: SourceBreakpoints[]): void {
+        this.sources = sources;
+        this.breakpointsChanged.fire(undefined);
+    }
 
     showError(message: string): void {
         this.errors.push(message);
