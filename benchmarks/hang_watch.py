@@ -7,7 +7,7 @@ what it costs a healthy job.
   handler (the stalled rank is read by py-spy). Target: <= 5 s.
 - cost: a 2-rank healthy job (``hang_workload.py``: a matmul and an all_reduce a step) under
   ``rankdebug launch --arm``, with the watch off (``--hang-seconds 0``) and on, at S = 5
-  (read every 0.5 s, the most often) and at the default 120 (every 5 s); median step wall
+  (read every 0.5 s, the most often) and at the default 120 (every 2 s); median step wall
   time, runs interleaved; the ratio to off.
 
     python benchmarks/hang_watch.py [--runs N] [--quick]

@@ -1,6 +1,6 @@
 """The hang watch of a job ``rankdebug launch`` started (``--hang-seconds S``, 0: off).
 
-A thread of the supervisor's reads, every ``tick_of(S)`` seconds (at most every 5 s), how far
+A thread of the supervisor's reads, every ``tick_of(S)`` seconds (S/10, 0.5 to 2 s), how far
 each rank with a handler socket in the job's folder (chosen and armed ranks) has got in its
 process groups' collectives: the ``collectives`` command, answered from the rank's handler
 thread in a millisecond, the main thread untouched. Any change, a new rank included, is
@@ -49,8 +49,10 @@ _SOCKET = re.compile(r"rank-(\d+)\.sock")
 
 
 def tick_of(seconds: float) -> float:
-    """How often progress is read: a tenth of S, from 0.5 s to 5 s."""
-    return min(5.0, max(0.5, seconds / 10))
+    """How often progress is read: a tenth of S, from 0.5 s to 2 s. The clock starts at the
+    read that saw the last progress, up to a tick after it, so a hang is said within S, a
+    tick and the diagnosis (2 to 3 s) of its start: S + 5 s."""
+    return min(2.0, max(0.5, seconds / 10))
 
 
 @dataclass
