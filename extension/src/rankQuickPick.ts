@@ -7,8 +7,9 @@
  * ranks (`node 3 · 24-31`), and filtering by `node 3` or `local 0` matches the items' labels
  * (the items: core/rankItems.ts).
  *
- * Typed text is checked as you type (debounced): the first separator then says what Enter
- * takes, or the server's message when the text is neither a choice nor a filter of the items.
+ * Typed text is checked as you type (debounced): the title then says what Enter takes, or the
+ * server's message when the text is neither a choice nor a filter of the items (VS Code hides
+ * separators while the list is filtered, and a quick-pick has no validation message of its own).
  */
 import * as vscode from 'vscode';
 import { exampleSelector, layoutText, shownDims, type PlanCoords } from './core/coords';
@@ -50,16 +51,19 @@ export interface QuickPickRequest {
     coords?: PlanCoords | null;
 }
 
-/** What Enter takes for a typed choice, as the first separator says it. */
-function typedHint(choice: RankChoice): string {
+/** What Enter takes for a typed choice, as the title says it: a long list cut (`768,776,…`) with its count. */
+function typedHint(choice: CheckedChoice): string {
     if (!choice.spec) return vscode.l10n.t('Enter: no rank now, arm every rank');
-    return choice.arm ? vscode.l10n.t('Enter: ranks {0}, every rank armed', choice.spec) : vscode.l10n.t('Enter: ranks {0}', choice.spec);
+    const cut = choice.spec.length > 60 ? choice.spec.lastIndexOf(',', 60) : -1;
+    const spec = cut > 0 ? `${choice.spec.slice(0, cut + 1)}… (${choice.ranks?.length ?? '?'})` : choice.spec;
+    return choice.arm ? vscode.l10n.t('Enter: ranks {0}, every rank armed', spec) : vscode.l10n.t('Enter: ranks {0}', spec);
 }
 
 class RankQuickPick {
     private readonly qp = vscode.window.createQuickPick<RankItem>();
     private readonly data: ItemData[];
-    private readonly header: RankItem;
+    /** The title without a hint. */
+    private readonly baseTitle: string;
     /** The option *Arm every rank* (a fresh item when arming is not offered: never shown). */
     private readonly armItem: RankItem;
     private readonly items: RankItem[];
@@ -75,7 +79,7 @@ class RankQuickPick {
         this.allowArm = req.checker.allowArm;
         this.data = rankItems(req.ranks, req.presets, this.allowArm, vscode.l10n, req.coords ?? null);
         this.items = this.data.map(toItem);
-        this.header = this.items[0];
+        this.baseTitle = req.coords ? `${req.title} (${layoutText(req.coords)})` : req.title;
         this.armItem = this.items.find((i) => i.arm) ?? { label: '', arm: true };
         this.rankItems = this.items.filter((i) => i.rank !== undefined);
     }
@@ -111,24 +115,21 @@ class RankQuickPick {
         return filtersItems(this.data, text);
     }
 
-    /** The first separator's label: what Enter takes for the typed text, or why it takes nothing. */
+    /** The title's hint: what Enter takes for the typed text, or why it takes nothing. */
     private async showHint(text: string): Promise<void> {
-        let hint = vscode.l10n.t('Presets');
+        let hint = '';
         if (text.trim()) {
             const choice = await this.req.checker.choice(text, this.req.presets).catch(() => undefined);
             if (choice && !isPlanError(choice)) hint = typedHint(choice);
             else if (choice && !this.filters(text.trim())) hint = choice.error.message;
         }
-        if (this.qp.value === text) this.setHeader(hint);
+        if (this.qp.value === text) this.setHint(hint);
     }
 
-    /** Shows `label` on the first separator; the items are sent again, the selection kept. */
-    private setHeader(label: string): void {
-        if (this.closed || this.header.label === label) return;
-        this.header.label = label;
-        const selected = [...this.qp.selectedItems];
-        this.qp.items = [...this.items];
-        this.select(selected);
+    /** The title with `hint` after it ('' for none). */
+    private setHint(hint: string): void {
+        if (this.closed) return;
+        this.qp.title = hint ? `${this.baseTitle} — ${hint}` : this.baseTitle;
     }
 
     /** The typed choice, or the checked items; undefined when Enter takes nothing yet. */
@@ -164,7 +165,7 @@ class RankQuickPick {
 
     show(): Promise<RankChoice | undefined> {
         const qp = this.qp;
-        qp.title = this.req.coords ? `${this.req.title} (${layoutText(this.req.coords)})` : this.req.title;
+        qp.title = this.baseTitle;
         qp.placeholder = this.placeholder();
         qp.canSelectMany = true;
         qp.matchOnDescription = true;
@@ -199,7 +200,7 @@ class RankQuickPick {
             const choice = await this.answer();
             if (choice) finish(choice);
         } catch (e) {
-            this.setHeader(e instanceof Error ? e.message : String(e));
+            this.setHint(e instanceof Error ? e.message : String(e));
         } finally {
             this.accepting = false;
             this.qp.busy = false;

@@ -80,8 +80,7 @@ function presetLabel(p: Preset, l10n: Localize): string {
 }
 
 /**
- * Every item, in order: the first separator (`header`, relabelled later with what Enter
- * takes), presets, the arm-only preset (`allowArm`), with `coords` a separator that says where
+ * Every item, in order: the first separator, presets, the arm-only preset (`allowArm`), with `coords` a separator that says where
  * they were read over the presets of each dimension's group, per node a separator and its
  * ranks, then the arm option (`allowArm`).
  */
