@@ -10,7 +10,7 @@ what it costs a healthy job.
   (read every 0.5 s, the most often) and at the default 120 (every 2 s); median step wall
   time, runs interleaved; the ratio to off.
 
-    python benchmarks/hang_watch.py [--runs N] [--quick]
+    python benchmarks/hang_watch.py [--runs N] [--hang S] [--quick]
 """
 
 from __future__ import annotations
@@ -49,11 +49,12 @@ def _launch(flags: list[str], nproc: int, script: Path, out: Path,
         cwd=out)
 
 
-def notice(flags: list[str]) -> float | None:
-    """Seconds from the stall to the hang event, less S (None: no event in 60 s)."""
+def notice(flags: list[str], hang: float = S) -> float | None:
+    """Seconds from the stall to the hang event, less ``hang`` (None: no event)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        proc = _launch([*flags, "--hang-seconds", str(S)], 3, STALL_JOB, out, SCENARIO="stall")
+        proc = _launch([*flags, "--hang-seconds", f"{hang:g}"], 3, STALL_JOB, out,
+                       SCENARIO="stall")
         got: list[float] = []
 
         def read() -> None:
@@ -65,7 +66,7 @@ def notice(flags: list[str]) -> float | None:
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        reader.join(90)
+        reader.join(hang + 90)
         stalled = out / "stalled"
         (out / "go").touch()
         (out / "stop").touch()
@@ -73,7 +74,7 @@ def notice(flags: list[str]) -> float | None:
         proc.wait(30)
         if not got or not stalled.exists():
             return None
-        return got[0] - stalled.stat().st_mtime - S
+        return got[0] - stalled.stat().st_mtime - hang
 
 
 def step_time(hang: str, seconds: float) -> tuple[float, int]:
@@ -96,14 +97,17 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=12.0,
                         help="how long each healthy run steps (default %(default)s)")
+    parser.add_argument("--hang", type=float, default=S,
+                        help="S of the notice runs (default %(default)s; from 20 on, progress "
+                             "is read every 2 s)")
     parser.add_argument("--quick", action="store_true", help="2 runs of 8 s")
     args = parser.parse_args()
     runs, seconds = (2, 8.0) if args.quick else (args.runs, args.seconds)
 
-    print(f"notice (S = {S} s): seconds from the stall to the hang event, beyond S")
+    print(f"notice (S = {args.hang:g} s): seconds from the stall to the hang event, beyond S")
     for name, flags in (("armed", ["--arm"]), ("rank 0 only (py-spy)",
                                                ["--ranks", "0", "--no-wait"])):
-        late = [notice(flags) for _ in range(runs)]
+        late = [notice(flags, args.hang) for _ in range(runs)]
         shown = ", ".join("none" if x is None else f"{x:.1f}" for x in late)
         print(f"  {name:22} {shown}")
 
