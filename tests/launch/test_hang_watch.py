@@ -91,6 +91,22 @@ def test_a_skipped_collective_is_said_once_naming_the_rank(tmp_path: Path,
         launch.close()
 
 
+def test_hang_seconds_0_watches_nothing(tmp_path: Path) -> None:
+    launch = Launch(["--arm", "--hang-seconds", "0", "--", *_torchrun(2, HANG_JOB)],
+                    tmp_path, env={"SCENARIO": "skip"})
+    try:
+        launch.event("job")
+        ats = [tmp_path / f"at-{r}" for r in range(2)]
+        wait_for("every rank at its last call", lambda: all(p.exists() for p in ats))
+        _drain(launch, S + MARGIN + SLACK)  # hung all along: with S = 5 it would be said
+        assert _hangs(launch) == []
+        assert _job_hang(launch.job) is None
+        launch.signal()
+        launch.exited()
+    finally:
+        launch.close()
+
+
 def test_a_healthy_slow_job_is_never_said_to_hang(tmp_path: Path) -> None:
     # Rank 2 spends 2 s more in every step: the others wait 2 s in each all_reduce, which
     # is progress, slow (S is 5).
