@@ -720,12 +720,13 @@ class Supervisor:
             return True
 
     def _on_hang(self, event: dict[str, Any]) -> None:
-        """A ``hang`` or ``hang_over`` of the watch: said, and kept in the job's entry."""
-        self.emit(event)
+        """A ``hang`` or ``hang_over`` of the watch: kept in the job's entry, then said (a
+        reader of the event finds the entry saying so)."""
         hang = ({k: event[k] for k in ("seconds", "why", "culprits")}
                 if event["event"] == "hang" else None)
         with contextlib.suppress(OSError, registry.RegistryError):
             registry.update_job(self.job, hang=hang)
+        self.emit(event)
 
     # --- gates (--attach hit) ------------------------------------------------------------
 
