@@ -5,8 +5,8 @@ each rank with a handler socket in the job's folder (chosen and armed ranks) has
 process groups' collectives: the ``collectives`` command, answered from the rank's handler
 thread in a millisecond, the main thread untouched. Any change, a new rank included, is
 progress and restarts the clock. When the clock passes S, ``rankdebug diagnose``'s reading
-runs here, in this process (every rank read a few times; ranks without a handler by
-py-spy), and decides:
+runs (the verb itself, ``rankdebug diagnose --json``: every rank read a few times; ranks
+without a handler by py-spy), and decides:
 
 - it names culprits: the job hangs (``hang``: the culprits, the first one's sentence);
 - a rank moved while it was read (a slow step, a long phase without collectives): progress,
@@ -25,9 +25,10 @@ does not run, and no diagnosis reads the ranks.
 
 from __future__ import annotations
 
-import argparse
+import io
 import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -35,16 +36,10 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from rankdebug.errors import RankdebugError
-from rankdebug.jobs import stacks as stk
-from rankdebug.jobs.diagnose import findings as fnd
-from rankdebug.jobs.diagnose.classes import classes
-from rankdebug.jobs.diagnose.cli import _read as read_job
-from rankdebug.jobs.diagnose.cli import add_arguments
-from rankdebug.jobs.diagnose.seen import Seen
 from rankdebug.runtime import wire
 
 ASK_S = 2.0  # a handler answers in milliseconds, even while its main thread waits
+DIAGNOSE_S = 120.0  # the verb's own reads take seconds; a bound, never a wait
 _SOCKET = re.compile(r"rank-(\d+)\.sock")
 
 
@@ -66,26 +61,27 @@ class Diagnosis:
 
 
 def diagnose(job: str) -> Diagnosis:
-    """``rankdebug diagnose JOB``'s reading of this host's ranks, in this process."""
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)  # the verb's own defaults, whatever options it gains
-    args = parser.parse_args(["--json", "--", job])
+    """``rankdebug diagnose JOB --json`` of this host's ranks, run as the verb (the
+    supervisor does not import the jobs layer, its sibling); once per S at most."""
     try:
-        _job, seen, _w = read_job(args)
-    except (RankdebugError, stk.StacksError):  # the job has gone, or no py-spy for a rank
+        out = subprocess.run([sys.executable, "-m", "rankdebug", "diagnose", "--json", "--",
+                              job], capture_output=True, text=True, timeout=DIAGNOSE_S,
+                             check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
         return Diagnosis(False, False, [], "")
-    groups, descs = fnd.groups_of(seen)
-    fnd.settle(seen, groups)
-    verdict = fnd.judge(seen, classes(seen), groups, descs)
-    culprits = [f.to_json() for f in verdict.findings]
-    for c in culprits:
-        c.pop("event", None)
-    said = verdict.findings[0].why if verdict.findings else (verdict.healthy or "")
-    return Diagnosis(any(s.reads for s in seen), _moved(seen), culprits, said)
-
-
-def _moved(seen: list[Seen]) -> bool:
-    return any(s.moved or s.progressed for s in seen if s.state not in ("exited", "raised"))
+    if out.returncode != 0:  # the job has gone, or no rank could be read
+        return Diagnosis(False, False, [], "")
+    lines = list(wire.messages(io.BytesIO(out.stdout.encode())))
+    ranks = [ln for ln in lines if ln.get("event") == "rank"]
+    culprits = [{k: v for k, v in ln.items() if k != "event"} for ln in lines
+                if ln.get("event") == "culprit"]
+    healthy = next((str(ln.get("why") or "") for ln in lines if ln.get("event") == "healthy"),
+                   "")
+    read = any(isinstance(r.get("reads"), int) and r["reads"] > 0 for r in ranks)
+    moved = any((r.get("moved") or r.get("progressed")) for r in ranks
+                if r.get("state") not in ("exited", "raised"))
+    said = str(culprits[0].get("why") or "") if culprits else healthy
+    return Diagnosis(read, moved, culprits, said)
 
 
 def _signature(state: Any) -> Hashable:
