@@ -12,7 +12,7 @@
  * separators while the list is filtered, and a quick-pick has no validation message of its own).
  */
 import * as vscode from 'vscode';
-import { exampleSelector, layoutText, shownDims, type PlanCoords } from './core/coords';
+import { exampleSelector, layoutTitle, shownDims, type PlanCoords } from './core/coords';
 import { debounce } from './core/debounce';
 import { CHECK_DELAY_MS, type CheckedChoice, type RankChecker } from './core/rankCheck';
 import type { RankChoice } from './core/rankChoice';
@@ -79,7 +79,7 @@ class RankQuickPick {
         this.allowArm = req.checker.allowArm;
         this.data = rankItems(req.ranks, req.presets, this.allowArm, vscode.l10n, req.coords ?? null);
         this.items = this.data.map(toItem);
-        this.baseTitle = req.coords ? `${req.title} (${layoutText(req.coords)})` : req.title;
+        this.baseTitle = req.coords ? `${req.title} (${layoutTitle(req.coords, vscode.l10n)})` : req.title;
         this.armItem = this.items.find((i) => i.arm) ?? { label: '', arm: true };
         this.rankItems = this.items.filter((i) => i.rank !== undefined);
     }

@@ -7,6 +7,9 @@
  * No `vscode` import.
  */
 
+import type { Localize } from './localize';
+import { formatSpec } from './ranks';
+
 /** A rank's coordinates, outermost dimension first: `{dp: 1, tp: 3}`. */
 export type Coords = Readonly<Record<string, number>>;
 
@@ -79,12 +82,13 @@ export function readPlanCoords(v: unknown): PlanCoords | null {
 /**
  * The dimensions in the order rows show them, outermost first: the grid's order reversed (the
  * plan writes it fastest first, as Megatron does), then any other dimension (a view such as
- * torchtitan's `dp`) as `dims` lists it.
+ * torchtitan's `dp`) as `dims` lists it; those of size 1 left out.
  */
 export function shownDims(coords: Pick<PlanCoords, 'dims' | 'order'>): string[] {
-    const named = new Set(Object.keys(coords.dims));
+    // A dimension of size 1 says nothing (pp 0 on every rank): left out.
+    const named = new Set(Object.keys(coords.dims).filter((d) => coords.dims[d] > 1));
     const grid = [...coords.order].reverse().filter((d) => named.has(d));
-    return [...grid, ...Object.keys(coords.dims).filter((d) => !grid.includes(d))];
+    return [...grid, ...[...named].filter((d) => !grid.includes(d))];
 }
 
 /** `dp 1 · pp 0 · tp 5`, in `dims` order (default: the coordinates' own); dimensions the rank lacks are left out. */
@@ -102,10 +106,34 @@ export function layoutText(coords: PlanCoords): string {
         .join(' × ');
 }
 
-/** Where the layout was read: `--tensor-model-parallel-size 2, --pipeline-model-parallel-size 2`, else the framework's name. */
+/**
+ * Where the layout was read: the flags with their values (`--tensor-model-parallel-size 2,
+ * --pipeline-model-parallel-size 2`), values read from a file as the file and its lines
+ * (`llama3_70b.toml:40-44`), else the framework's name.
+ */
 export function readText(coords: PlanCoords): string {
-    if (!coords.read.length) return coords.source;
-    return coords.read.map((r) => (r.value ? `${r.name} ${r.value}` : r.name)).join(', ');
+    const flags: string[] = [];
+    const files = new Map<string, number[]>();
+    for (const r of coords.read) {
+        if (!r.file) {
+            flags.push(r.value ? `${r.name} ${r.value}` : r.name);
+            continue;
+        }
+        const lines = files.get(r.file) ?? [];
+        if (r.line !== null) lines.push(r.line);
+        files.set(r.file, lines);
+    }
+    const places = [...files].map(([file, lines]) => {
+        const base = file.split(/[\\/]/).pop() || file;
+        return lines.length ? `${base}:${formatSpec(lines)}` : base;
+    });
+    const all = [...flags, ...places];
+    return all.length ? all.join(', ') : coords.source;
+}
+
+/** The layout and where it was read, for the quick-pick's title: `pp 2 × dp 2 × tp 2 from --tensor-model-parallel-size 2, …`. */
+export function layoutTitle(coords: PlanCoords, l10n: Localize): string {
+    return l10n.t('{0} from {1}', layoutText(coords), readText(coords));
 }
 
 /** A preset of one dimension's group: the selector that holds every other dimension at 0. */
@@ -115,21 +143,24 @@ export interface GroupPreset {
 }
 
 /**
- * Per dimension of size > 1, outermost first, the ranks that vary only along it: `dp=0 tp=0`
- * for pp (the first rank of each pipeline stage), `pp=0 dp=0` for tp (one tensor-parallel
- * group). Which ranks each names is the server's to say (some name one rank: a view's).
+ * Per dimension of the grid of size > 1, outermost first, the ranks that vary only along it
+ * (the grid's other dimensions at 0): `dp=0 tp=0` for pp (the first rank of each pipeline
+ * stage), `pp=0 dp=0` for tp (one tensor-parallel group). A view over several of the grid's
+ * dimensions (torchtitan's `dp`) has none: which it spans is not said. Which ranks each names
+ * is the server's to say.
  */
 export function groupPresets(coords: Pick<PlanCoords, 'dims' | 'order'>): GroupPreset[] {
-    const dims = shownDims(coords);
-    return dims
-        .filter((d) => coords.dims[d] > 1 && dims.length > 1)
-        .map((d) => ({
-            dim: d,
-            spec: dims
-                .filter((o) => o !== d)
-                .map((o) => `${o}=0`)
-                .join(' '),
-        }));
+    const shown = shownDims(coords);
+    const inGrid = shown.filter((d) => coords.order.includes(d));
+    const grid = inGrid.length ? inGrid : shown;
+    if (grid.length < 2) return [];
+    return grid.map((d) => ({
+        dim: d,
+        spec: grid
+            .filter((o) => o !== d)
+            .map((o) => `${o}=0`)
+            .join(' '),
+    }));
 }
 
 /** The dimensions a job's ranks report, in the order the first rank to report each gives them. */

@@ -1,14 +1,14 @@
 /**
  * The rank quick-pick's items (rankQuickPick.ts shows them): the presets, *No rank now — arm
  * every rank*, when the command says its parallel coordinates a preset per dimension's group
- * under a separator that says where they were read, one separator per node over that node's
+ * under a separator that names where they come from, one separator per node over that node's
  * ranks (`node 3 · 24-31`: with hundreds of ranks the list reads as nodes, and `node 3` typed
  * filters to them), and the option *Arm every rank*. A rank's label carries its coordinates
  * (`rank 13 · node 1 · dp 1 · pp 0 · tp 5`, local rank in the description), so `tp 5` typed
  * filters to them. Built once per quick-pick: 1,024 ranks take about a millisecond
  * (tests/extension/unit/scale.test.ts). No `vscode` import.
  */
-import { coordText, readText, shownDims, type PlanCoords } from './coords';
+import { coordText, shownDims, type PlanCoords } from './coords';
 import type { Localize } from './localize';
 import { byNode, formatSpec, rankLabel, type PlanRank, type Preset } from './ranks';
 
@@ -80,8 +80,8 @@ function presetLabel(p: Preset, l10n: Localize): string {
 }
 
 /**
- * Every item, in order: the first separator, presets, the arm-only preset (`allowArm`), with `coords` a separator that says where
- * they were read over the presets of each dimension's group, per node a separator and its
+ * Every item, in order: the first separator, presets, the arm-only preset (`allowArm`), with `coords` a separator that names their
+ * source (`coordinates (megatron)`) over the presets of each dimension's group, per node a separator and its
  * ranks, then the arm option (`allowArm`).
  */
 export function rankItems(ranks: readonly PlanRank[], presets: readonly Preset[], allowArm: boolean, l10n: Localize, coords: PlanCoords | null = null): RankItem[] {
@@ -98,7 +98,8 @@ export function rankItems(ranks: readonly PlanRank[], presets: readonly Preset[]
     }
     const groups = presets.filter((p) => p.id === 'group');
     if (coords && groups.length) {
-        items.push({ kind: 'separator', label: l10n.t('coordinates from {0}', readText(coords)) });
+        // Short: VS Code draws a separator's label beside the next item's. The title says where the layout was read.
+        items.push({ kind: 'separator', label: l10n.t('coordinates ({0})', coords.source || '?') });
         for (const p of groups) items.push(preset(p));
     }
     const dims = coords ? shownDims(coords) : [];

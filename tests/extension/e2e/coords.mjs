@@ -2,9 +2,9 @@
 // coordinates where ranks are chosen and shown.
 //   1. megatron.sh (128 nodes × 8, --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4:
 //      1,024 ranks, pp 4 × dp 32 × tp 8) → Debug Training Command → the quick-pick's title says
-//      the layout, rows read `rank 13 · node 1 · pp 0 · dp 1 · tp 5`, presets *First rank of each
-//      pipeline stage* / *One tensor-parallel group* under `coordinates from
-//      --tensor-model-parallel-size 8, …` (docs/quickpick-coords.png with RANKDEBUG_E2E_DOCS=1);
+//      the layout and the flags it was read from, rows read `rank 13 · node 1 · pp 0 · dp 1 · tp 5`,
+//      presets *First rank of each pipeline stage* / *One tensor-parallel group* under
+//      `coordinates (megatron)` (docs/quickpick-coords.png with RANKDEBUG_E2E_DOCS=1);
 //      `tp 5` typed filters to the 128 tp-5 ranks; `pp=last tp=0` typed → the title says Enter
 //      takes ranks 768,776,… (32); `pp=1 xp=0` → the server's message (unknown dimension 'xp');
 //      Escape;
@@ -34,9 +34,10 @@ async function quickPick(page, ws, h, timings) {
     await h.rowMenu(page, line, 'Debug Training Command');
     await rows.filter({ hasText: 'rank 0 · node 0 · pp 0 · dp 0 · tp 0' }).first().waitFor({ timeout: 60000 });
     timings.pickMs = Date.now() - t0;
-    if (!(await title.innerText()).includes('(pp 4 × dp 32 × tp 8)')) throw new Error(`the title says no layout: ${await title.innerText()}`);
+    const said = oneLine(await title.innerText());
+    if (!said.includes('(pp 4 × dp 32 × tp 8 from --tensor-model-parallel-size 8, --pipeline-model-parallel-size 4)')) throw new Error(`the title says no layout: ${said}`);
     const list = oneLine(await page.locator('.quick-input-list').innerText());
-    for (const want of ['First rank of each pipeline stage', 'dp=0 tp=0 · 0,256,512,768', 'One tensor-parallel group', 'coordinates from --tensor-model-parallel-size 8, --pipeline-model-parallel-size 4']) {
+    for (const want of ['First rank of each pipeline stage', 'dp=0 tp=0 · 0,256,512,768', 'One tensor-parallel group', 'coordinates (megatron)']) {
         if (!list.includes(want)) throw new Error(`no ${want} in the quick-pick: ${list.slice(0, 600)}`);
     }
     await h.shot(page, '60-coords-quickpick');

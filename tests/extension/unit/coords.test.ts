@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { coordText, exampleSelector, groupPresets, layoutText, readCoords, readPlanCoords, readText, reportedDims, shownDims } from '../../../extension/src/core/coords';
+import { coordText, exampleSelector, groupPresets, layoutText, layoutTitle, readCoords, readPlanCoords, readText, reportedDims, shownDims } from '../../../extension/src/core/coords';
+import { l10n } from './debug/fakes';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -23,6 +24,7 @@ describe('core/coords', () => {
         assert.equal(coordText(coords.ranks[5], shownDims(coords)), 'pp 1 · dp 0 · tp 1');
         assert.equal(layoutText(coords), 'pp 2 × dp 2 × tp 2');
         assert.equal(readText(coords), '--tensor-model-parallel-size 2, --pipeline-model-parallel-size 2');
+        assert.equal(layoutTitle(coords, l10n), 'pp 2 × dp 2 × tp 2 from --tensor-model-parallel-size 2, --pipeline-model-parallel-size 2');
         assert.deepEqual(groupPresets(coords), [
             { dim: 'pp', spec: 'dp=0 tp=0' },
             { dim: 'dp', spec: 'pp=0 tp=0' },
@@ -32,9 +34,27 @@ describe('core/coords', () => {
         assert.equal(readPlanCoords(plan('torchrun', '--nproc_per_node', '2', 'train.py').coords), null, 'a plain command has none');
     });
 
+    it("reads torchtitan's TOML: the file and its lines said, dimensions of size 1 left out, a view after the grid and without a preset", () => {
+        const toml = path.join(ROOT, 'tests/command/coords_data/torchtitan_llama3_70b.toml');
+        const coords = readPlanCoords(plan('torchrun', '--nproc_per_node=64', '-m', 'torchtitan.train', '--job.config_file', toml).coords);
+        assert.ok(coords);
+        assert.equal(coords.dims.pp, 1);
+        assert.deepEqual(shownDims(coords), ['dp_shard', 'tp', 'dp']);
+        assert.equal(readText(coords), 'torchtitan_llama3_70b.toml:40-44');
+        assert.equal(coordText(coords.ranks[13], shownDims(coords)), 'dp_shard 1 · tp 5 · dp 1');
+        assert.deepEqual(groupPresets(coords), [
+            { dim: 'dp_shard', spec: 'tp=0' },
+            { dim: 'tp', spec: 'dp_shard=0' },
+        ]);
+    });
+
     it('leaves out dimensions of size 1 from the presets, and offers none for a single dimension', () => {
-        assert.deepEqual(groupPresets({ dims: { tp: 4, dp: 1, pp: 2 }, order: ['tp', 'dp', 'pp'] }).map((g) => g.dim), ['pp', 'tp']);
+        assert.deepEqual(groupPresets({ dims: { tp: 4, dp: 1, pp: 2 }, order: ['tp', 'dp', 'pp'] }), [
+            { dim: 'pp', spec: 'tp=0' },
+            { dim: 'tp', spec: 'pp=0' },
+        ]);
         assert.deepEqual(groupPresets({ dims: { tp: 8 }, order: ['tp'] }), [], 'one tp group is every rank');
+        assert.deepEqual(groupPresets({ dims: { tp: 2, dp: 2 }, order: [] }).map((g) => g.spec), ['dp=0', 'tp=0'], 'no order said: every dimension is the grid');
         // A view (torchtitan's dp over dp_replicate × dp_shard) comes after the grid's own dimensions.
         assert.deepEqual(shownDims({ dims: { tp: 2, dp_shard: 2, dp: 2 }, order: ['tp', 'cp', 'dp_shard'] }), ['dp_shard', 'tp', 'dp']);
         assert.equal(exampleSelector(['tp']), 'tp=0');

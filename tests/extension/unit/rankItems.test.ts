@@ -45,7 +45,7 @@ describe('core/rankItems with parallel coordinates', () => {
         assert.equal(short.find((i) => i.rank === 6)?.label, 'rank 6 · node 1 · local 2');
     });
 
-    it("offers a preset per dimension's group under a separator that says where the coordinates were read", () => {
+    it("offers a preset per dimension's group under a separator that names their source", () => {
         const items = rankItems(RANKS, choices(), true, l10n, COORDS);
         assert.deepEqual(
             items.slice(0, 10).map((i) => `${i.kind}:${i.label}${i.description ? ` (${i.description})` : ''}`),
@@ -55,7 +55,7 @@ describe('core/rankItems with parallel coordinates', () => {
                 'preset:Rank 0 (0)',
                 'preset:Local rank 0 of each node (local0)',
                 'armOnly:No rank now — arm every rank (attach, evaluate or read stacks later from Training Jobs)',
-                'separator:coordinates from --tensor-model-parallel-size 2, --pipeline-model-parallel-size 2',
+                'separator:coordinates (megatron)',
                 'preset:First rank of each pipeline stage (dp=0 tp=0 · 0,4)',
                 'preset:One data-parallel group (pp=0 tp=0 · 0,2)',
                 'preset:One tensor-parallel group (pp=0 dp=0 · 0,1)',
