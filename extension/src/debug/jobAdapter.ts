@@ -187,6 +187,8 @@ export class JobAdapter implements vscode.DebugAdapter {
         }
         const still = [...this.tracked.ranks.values()].some((r) => r.session && r.session.id !== s.id);
         this.state.setRankState(s, undefined);
+        // A rank shown over its link goes back to being debugged without a session.
+        if (rank !== undefined && this.linked.has(rank)) this.trackLinked(rank);
         // A parent over a job it does not own ends with its last rank.
         if (!this.job && !still && !this.events?.watching) this.sendTerminated();
     }
@@ -305,6 +307,28 @@ export class JobAdapter implements vscode.DebugAdapter {
             this.stops.delete(ev.rank);
             this.scheduleTrim();
         }
+        // A rank with no session has no session events: the supervisor's say whether it is paused.
+        if (ev.event === 'stopped' || ev.event === 'continued') {
+            const entry = this.tracked?.ranks.get(ev.rank);
+            const now = ev.event === 'stopped' ? 'paused' : 'attached';
+            if (this.tracked && entry && !entry.session && entry.state !== now) {
+                this.state.update(this.tracked, () => {
+                    entry.state = now;
+                });
+            }
+        }
+    }
+
+    /**
+     * A rank debugged over a link with no session is the job's (tracked with no session): its
+     * Training Jobs row offers Open Session, not Attach (its gate has a client already), and the
+     * status bar counts it.
+     */
+    private trackLinked(rank: number): void {
+        const link = this.linked.get(rank);
+        const tracked = this.tracked;
+        if (!tracked || !link || link.closed || tracked.ranks.get(rank)?.session) return;
+        this.state.update(tracked, (j) => j.ranks.set(rank, { rank, state: link.stopped || this.stops.has(rank) ? 'paused' : 'attached' }));
     }
 
     /**
@@ -465,7 +489,10 @@ export class JobAdapter implements vscode.DebugAdapter {
                 if (this.linked.get(ev.rank) !== link) return;
                 this.linked.delete(ev.rank);
                 this.links.set(this.session, ev.rank, undefined);
+                const entry = this.tracked?.ranks.get(ev.rank);
+                if (this.tracked && entry && !entry.session) this.state.update(this.tracked, (j) => j.ranks.delete(ev.rank));
             });
+            this.trackLinked(ev.rank);
             if (link.stopped) this.onStopped(ev.rank, link.stopped.reason);
             this.report(ev.rank);
             return true;

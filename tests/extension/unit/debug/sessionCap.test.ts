@@ -1,6 +1,8 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import type { JobSpec, RankdebugConfiguration } from '../../../../extension/src/debug/configuration';
 import { JobAdapter } from '../../../../extension/src/debug/jobAdapter';
@@ -8,6 +10,7 @@ import { LinkRegistry, LinkSession } from '../../../../extension/src/debug/linkS
 import { RankLink, type DapMessage } from '../../../../extension/src/debug/rankLink';
 import { SessionCap } from '../../../../extension/src/debug/sessionCap';
 import { SessionRegistry } from '../../../../extension/src/debug/sessions';
+import { rankContext, type JobInfo, type RankInfo } from '../../../../extension/src/core/jobList';
 import { Emitter, FakeHost, FakeJobs, fakeSession, until } from './fakes';
 
 /**
@@ -91,6 +94,18 @@ class StandInGate {
 const CAP = 16;
 const CHOSEN = 40;
 
+/** A rank of the job as the registry lists it: its gate has a client (a link), the rank no `attached` of its own yet. */
+const rankInfo = (rank: number): RankInfo => ({ pid: 1000 + rank, rank, localRank: rank % 8, worldSize: CHOSEN, host: 'n0', port: 5000 + rank, address: '127.0.0.1', state: 'running', cpu: null, rss: null, gpu: null, armed: false, raised: null });
+const jobInfo: JobInfo = { id: 'J40', source: 'registry', host: 'n0', launcher: 'torchrun', launcherPid: 1, command: [], cwd: null, startTime: null, worldSize: CHOSEN, armed: false, dir: '/run/J40', ranks: [] };
+
+/** Whether Training Jobs' context menu offers `command` on a row with this contextValue (package.json's `when`). */
+function menuOffers(command: string, viewItem: string): boolean {
+    const pkg = JSON.parse(fs.readFileSync(path.join(process.cwd(), 'package.json'), 'utf8')) as { contributes: { menus: Record<string, { command: string; when?: string }[]> } };
+    const item = pkg.contributes.menus['view/item/context'].find((m) => m.command === command && m.when?.includes('viewItem =~'));
+    const re = /viewItem =~ \/(.*)\/$/.exec(item?.when ?? '')?.[1];
+    return re !== undefined && new RegExp(re).test(viewItem);
+}
+
 describe('debug/sessionCap', () => {
     describe('SessionCap', () => {
         it('keeps the first sessions for the lowest chosen ranks, whatever order they come up in', () => {
@@ -154,6 +169,16 @@ describe('debug/sessionCap', () => {
             assert.deepEqual(gates[20].clients[0], ['initialize', 'attach', 'setExceptionBreakpoints', 'configurationDone']);
             assert.deepEqual(gates[20].breakpoints, [{ filters: ['uncaught'] }], "debugpy's default exception filters");
             await until(() => messages.some((m) => String(m.body?.output).includes('ranks 16-39 debugged without a session')), 'the report');
+            // The linked ranks are the job's, with no session: Training Jobs offers them Open Session, not Attach.
+            const tracked = state.added.get(`launch:${session.id}`);
+            await until(() => tracked?.ranks.size === CHOSEN, 'every chosen rank tracked');
+            const entry = (rank: number) => tracked?.ranks.get(rank);
+            assert.deepEqual(entry(30), { rank: 30, state: 'attached' }, 'rank 30: tracked, no session');
+            const context = rankContext(rankInfo(30), jobInfo, entry(30)?.state);
+            assert.equal(menuOffers('rankdebug.jobs.openSession', context), true, `Open Session on ${context}`);
+            assert.equal(menuOffers('rankdebug.jobs.attach', context), false, `no Attach on ${context}`);
+            assert.equal(menuOffers('rankdebug.jobs.openSession', rankContext(rankInfo(30), jobInfo, undefined)), false, 'the menu itself: an untracked rank is attached, not opened');
+            assert.ok(entry(3)?.session, 'rank 3 has its session');
 
             // Breakpoints set later reach the ranks with no session.
             host.changeBreakpoints([{ path: '/w/train.py', breakpoints: [{ line: 12 }] }]);
@@ -166,7 +191,6 @@ describe('debug/sessionCap', () => {
                 await new Promise((r) => setTimeout(r, 2));
                 host.focus(child(rank));
             }
-            const tracked = state.added.get(`launch:${session.id}`);
             assert.equal(await tracked?.startRank?.({ rank: 20, host: '127.0.0.1', port: 0, job: 'J40' }), true);
             assert.deepEqual(host.stopped, [child(9)], "rank 9's session is ended");
             const promoted = host.starts.at(-1)?.config as RankdebugConfiguration;
@@ -174,13 +198,20 @@ describe('debug/sessionCap', () => {
             assert.equal(sessionRanks(host).length, CAP, '16 sessions again');
             await until(() => gates[9].configured, 'rank 9 to be linked again (it still stops together)');
             assert.equal(gates[20].clients.length, 1, "rank 20's gate saw no disconnect");
+            assert.ok(entry(20)?.session, 'rank 20 has its session');
+            await until(() => entry(9) !== undefined && !entry(9)?.session, 'rank 9 tracked again, with no session');
+            // The user closes rank 20's session: the rank stays the job's, over its link.
+            const ended = child(20);
+            if (ended) host.endSession(ended);
+            assert.deepEqual(entry(20), { rank: 20, state: 'attached' });
+            assert.equal(tracked?.ranks.size, CHOSEN);
         });
 
         it('promotes a rank with no session that stops first, past the cap when every session is stopped, and keeps the cap once they run', async () => {
             const { host, state, session, messages } = await start();
             await until(() => gates.slice(CAP).every((g) => g.configured), 'the links', 20000);
             const tracked = state.added.get(`launch:${session.id}`);
-            await until(() => tracked?.ranks.size === CAP, 'the sessions registered');
+            await until(() => [...(tracked?.ranks.values() ?? [])].filter((r) => r.session).length === CAP, 'the sessions registered');
             // Rank 30 hits a breakpoint; the job pauses the others (their sessions say paused).
             gates[30].stop('breakpoint');
             for (const r of tracked?.ranks.values() ?? []) r.state = 'paused';
@@ -193,10 +224,12 @@ describe('debug/sessionCap', () => {
             say(host, { event: 'stopped', rank: 31, reason: 'breakpoint', file: '/w/train.py', line: 12, function: 'step' });
             await new Promise((r) => setTimeout(r, 300));
             assert.equal(host.starts.length, CAP + 1);
+            assert.equal(tracked?.ranks.get(31)?.state, 'paused', 'a rank with no session is shown paused by the supervisor\'s word');
             // Continue All: the ranks run, and the least recently used session goes.
             for (const r of tracked?.ranks.values() ?? []) r.state = 'attached';
             for (let rank = 0; rank < CHOSEN; rank++) say(host, { event: 'continued', rank });
             await until(() => host.stopped.length === 1, 'one session ended for the cap', 8000);
+            assert.equal(tracked?.ranks.get(31)?.state, 'attached', 'and running again');
             assert.equal(sessionRanks(host).length, CAP);
         });
     });
