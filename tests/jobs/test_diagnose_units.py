@@ -246,3 +246,28 @@ def test_the_main_thread_counters_of_this_process() -> None:
     t.start()
     t.join()
     assert got[0] is not None and got[0].run_ns > 0
+
+
+def test_a_rank_read_without_numbers_is_not_said_in_another_collective() -> None:
+    """Ranks 0 and 2 answer through their handlers (all_reduce #6 of group 0); rank 1 was
+    read by py-spy in the same all_reduce call, with no number: it cannot be told apart, so
+    it is not blamed ("the ranks are in different collectives" named it before). Rank 3,
+    stuck elsewhere, is the finding."""
+    one = waiting(1, seq=None, group=None)
+    v = verdict([waiting(0), one, waiting(2), stuck(3, "blocked", True)])
+    blamed = sorted(r for f in v.findings for r in f.ranks)
+    assert blamed == [3], [f.why for f in v.findings]
+    assert not any("different collectives" in f.why for f in v.findings)
+    # At another place the same op is still a different call.
+    elsewhere = waiting(1, seq=None, group=None, line=33)
+    v = verdict([waiting(0), elsewhere, waiting(2), waiting(3)])
+    assert any(1 in f.ranks for f in v.findings)
+
+
+def test_a_rank_read_without_numbers_beside_a_numbered_one_is_not_blamed_by_the_culprit() -> None:
+    """The hang watch's unarmed case: rank 0 (handler) in all_reduce #6, rank 1 (py-spy)
+    in the same call, rank 2 in a barrier it entered instead: rank 2 alone is named, from
+    either side."""
+    two = waiting(2, op="barrier", seq=None, group=None, line=104)
+    v = verdict([waiting(0), waiting(1, seq=None, group=None), two])
+    assert [f.ranks for f in v.findings] == [[2]], [f.why for f in v.findings]

@@ -105,6 +105,8 @@ class _Words:
     def __init__(self, seen: list[Seen], groups: Groups, descs: dict[str, str]) -> None:
         self.groups, self.descs = groups, descs
         self.further: dict[int, list[int]] = {}  # id of a waiting class -> ranks ahead of it
+        # A rank read without numbers in a numbered class's call -> that class's key.
+        self.alias: dict[Hashable, Hashable] = {}
         self.seconds = max((s.seconds for s in seen), default=0.0)
 
     def group(self, name: str | None) -> str:
@@ -178,7 +180,19 @@ def _same_collective(waiters: Class, s: Seen) -> bool:
     if key(s) == key(waiters.first):
         return True
     a, b = waiters.collective, s.collective
+    if (a.get("seq") is None) != (b.get("seq") is None):
+        # One side read without numbers (py-spy, beside ranks whose handlers gave them): the
+        # same call at the same place cannot be told apart, so it is not said to differ.
+        return a.get("op") == b.get("op") and s.where is not None and waiters.where == s.where
     return a.get("seq") is not None and all(a.get(k) == b.get(k) for k in ("op", "seq", "group"))
+
+
+def _numbered_twin(w: Class, waiting: list[Class]) -> Class | None:
+    """The numbered class whose call ``w``'s ranks (read without numbers) are in, if any."""
+    if (w.collective or {}).get("seq") is not None:
+        return None
+    return next((x for x in waiting if x is not w and (x.collective or {}).get("seq")
+                 is not None and _same_collective(x, w.first)), None)
 
 
 def judge(seen: list[Seen], cls: list[Class], groups: Groups, descs: dict[str, str]
@@ -190,6 +204,12 @@ def judge(seen: list[Seen], cls: list[Class], groups: Groups, descs: dict[str, s
     notes: list[str] = []
     done: set[frozenset[Hashable]] = set()
     for w in waiting:
+        x = _numbered_twin(w, waiting)
+        if x is not None:
+            words.alias[key(w.first)] = key(x.first)
+    for w in waiting:
+        if key(w.first) in words.alias:
+            continue  # read without numbers in a numbered class's call: that class says it
         out += _waits(w, seen, words, done, notes)
     if not waiting:
         out += _blocked(seen, cls, words, running)
@@ -250,7 +270,7 @@ def _waits(w: Class, seen: list[Seen], words: _Words, done: set[frozenset[Hashab
         return _all_in(w, seen, groups, words)
     parts: dict[tuple[str, Hashable], list[Seen]] = {}
     for s in missing:
-        parts.setdefault((_kind(w, s), key(s)), []).append(s)
+        parts.setdefault((_kind(w, s), words.alias.get(key(s), key(s))), []).append(s)
     # Ranks further on in the group (a broadcast's root and relays finish before the leaves
     # do) wait behind the same rank: said beside it. Only with no such rank do their counts
     # disagree for real (one more issued).
