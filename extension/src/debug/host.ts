@@ -54,7 +54,7 @@ export interface AdapterHost extends HostBase {
     readonly hang?: HangListener;
     /** The `rankdebug.maxSessions` setting: rank sessions one parent opens at most. */
     maxSessions(): number;
-    /** Ends a session (`vscode.debug.stopDebugging`). */
+    /** Ends a rank's session only, the job and the rank running on (linkSession.ts `endRankSession`). */
     stopSession(session: vscode.DebugSession): Thenable<void>;
     /** The session the user looks at (`vscode.debug.activeDebugSession`). */
     activeSession(): vscode.DebugSession | undefined;

@@ -8,7 +8,24 @@
  * neither runs on from its stop nor leaves stop together.
  */
 import type * as vscode from 'vscode';
+import type { RankdebugConfiguration } from './configuration';
 import type { DapMessage, LinkView, RankLink } from './rankLink';
+
+/** The request that ends a linked session from the extension (a rank's own adapter refuses it). */
+export const LINK_END = 'rankdebugEndSession';
+
+/**
+ * Ends a rank's session and nothing else: `vscode.debug.stopDebugging` on a child whose
+ * lifecycle its parent manages ends the parent (VS Code's DebugSession.terminate), and so the
+ * whole job. A linked session (LinkSession) ends on LINK_END; a session on the rank's gate is
+ * told `disconnect` (the rank runs on), and the gate closes its connection, which ends it.
+ */
+export async function endRankSession(session: Pick<vscode.DebugSession, 'customRequest' | 'configuration'>): Promise<void> {
+    const linked = (session.configuration as RankdebugConfiguration).__rank?.linked === true;
+    // A linked configuration whose link had gone by then got the gate (descriptorFactory.ts), which does not know the request: disconnect then.
+    const ended = linked && (await Promise.resolve(session.customRequest(LINK_END)).then(() => true, () => false));
+    if (!ended) await Promise.resolve(session.customRequest('disconnect', { restart: false, terminateDebuggee: false })).catch(() => undefined);
+}
 
 export class LinkSession implements vscode.DebugAdapter, LinkView {
     readonly onDidSendMessage: vscode.Event<vscode.DebugProtocolMessage>;
@@ -51,6 +68,12 @@ export class LinkSession implements vscode.DebugAdapter, LinkView {
             case 'configurationDone':
                 this.respond(m, true);
                 if (this.link.stopped) this.send({ type: 'event', event: 'stopped', body: { reason: this.link.stopped.reason, threadId: this.link.stopped.threadId, allThreadsStopped: true } });
+                return;
+            case LINK_END:
+                // The cap ends this session (endRankSession): VS Code disconnects on `terminated`.
+                this.respond(m, true);
+                this.leave();
+                this.send({ type: 'event', event: 'terminated' });
                 return;
             case 'disconnect':
             case 'terminate':

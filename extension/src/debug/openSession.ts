@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import type { JobState } from '../jobState';
 import type { JobNode } from '../jobsView';
 import { log } from '../log';
+import { openRoute } from './openRoute';
 
 export async function openSession(state: JobState, node: JobNode | undefined): Promise<void> {
     if (node?.kind !== 'rank') {
@@ -16,16 +17,18 @@ export async function openSession(state: JobState, node: JobNode | undefined): P
     }
     const { job, rank } = node;
     const follower = state.follower(job.id);
-    if (follower?.ranks.get(rank.rank)?.session) {
+    const route = openRoute(follower, rank);
+    if (route === 'shown') {
         void vscode.window.showInformationMessage(vscode.l10n.t('Rank {0} of {1} is attached already: see the Call Stack.', rank.rank, job.id));
         return;
     }
-    if (!follower?.startRank || rank.port === null || rank.port <= 0) {
+    if (route === 'attach' || !follower?.startRank) {
         await vscode.commands.executeCommand('rankdebug.jobs.attach', node);
         return;
     }
     const t0 = Date.now();
-    const ok = await follower.startRank({ rank: rank.rank, host: rank.address ?? '127.0.0.1', port: rank.port, job: job.id });
+    // A linked rank's endpoint is its parent's to know (the port here may be unknown: 0).
+    const ok = await follower.startRank({ rank: rank.rank, host: rank.address ?? '127.0.0.1', port: rank.port ?? 0, job: job.id });
     log().info(`open session: rank ${rank.rank} of ${job.id}: ${ok ? 'started' : 'failed'} (${Date.now() - t0} ms)`);
     if (!ok) void vscode.window.showErrorMessage(vscode.l10n.t('Could not open a session on rank {0} of {1}: see the Rank Debugger log.', rank.rank, job.id));
 }

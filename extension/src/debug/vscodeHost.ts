@@ -10,6 +10,7 @@ import { log } from '../log';
 import { cliPrefix } from '../python';
 import { getSettings } from '../settings';
 import type { DebugHost } from './host';
+import { endRankSession } from './linkSession';
 import type { SourceBreakpoints } from './rankLink';
 
 function pythonBreakpoints(): string[] {
@@ -45,7 +46,7 @@ export function vscodeHost(): DebugHost {
         onDidTerminateDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidTerminateDebugSession(listener, thisArgs, disposables),
         emitter: <T>() => new vscode.EventEmitter<T>(),
         maxSessions: () => getSettings().maxSessions,
-        stopSession: (session) => vscode.debug.stopDebugging(session),
+        stopSession: (session) => endRankSession(session),
         activeSession: () => vscode.debug.activeDebugSession,
         onDidChangeActiveDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidChangeActiveDebugSession(listener, thisArgs, disposables),
         sourceBreakpoints,

@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { controlSocket, sendControl } from '../../../../extension/src/core/control';
 import { LineSplitter } from '../../../../extension/src/core/events';
+import { endRankSession } from '../../../../extension/src/debug/linkSession';
 import { RankLink } from '../../../../extension/src/debug/rankLink';
 import { l10n, until } from './fakes';
 
@@ -83,8 +84,16 @@ describe('debug/rankLink with a real job', function () {
         assert.deepEqual(cont.ranks, [0, 1, 2]);
         await until(() => [0, 1, 2].every((r) => find('continued', r, mark)), 'every rank continued', 30000);
 
-        // Rank 2's client goes (a session ended), and a new link takes it: it still pauses together.
-        await links[2].close();
+        // Rank 2's session is ended by the cap (endRankSession: `disconnect`, never stopDebugging,
+        // which would end the job): the gate closes the connection itself, which is what ends a
+        // VS Code session; then a new link takes the rank: it still pauses together.
+        const old = links[2];
+        const asSession = {
+            configuration: { type: 'rankdebug', request: 'attach', name: 'rank 2', __rank: { rank: 2 } },
+            customRequest: async (command: string, args?: Record<string, unknown>) => (await old.request(command, args)).body,
+        };
+        await endRankSession(asSession);
+        await until(() => old.closed, 'the gate to close the ended session', 10000);
         const ep2 = find('listening', 2) as { host: string; port: number };
         links[2] = new RankLink(2, ep2.host, ep2.port);
         await links[2].open({ type: 'rankdebug', request: 'attach', name: 'rank 2', justMyCode: true }, []);

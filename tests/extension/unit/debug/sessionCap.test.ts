@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import type { JobSpec, RankdebugConfiguration } from '../../../../extension/src/debug/configuration';
 import { JobAdapter } from '../../../../extension/src/debug/jobAdapter';
-import { LinkRegistry, LinkSession } from '../../../../extension/src/debug/linkSession';
+import { endRankSession, LINK_END, LinkRegistry, LinkSession } from '../../../../extension/src/debug/linkSession';
+import { openRoute } from '../../../../extension/src/debug/openRoute';
 import { RankLink, type DapMessage } from '../../../../extension/src/debug/rankLink';
 import { SessionCap } from '../../../../extension/src/debug/sessionCap';
 import { SessionRegistry } from '../../../../extension/src/debug/sessions';
@@ -179,6 +180,11 @@ describe('debug/sessionCap', () => {
             assert.equal(menuOffers('rankdebug.jobs.attach', context), false, `no Attach on ${context}`);
             assert.equal(menuOffers('rankdebug.jobs.openSession', rankContext(rankInfo(30), jobInfo, undefined)), false, 'the menu itself: an untracked rank is attached, not opened');
             assert.ok(entry(3)?.session, 'rank 3 has its session');
+            // Open Session: the registry lists no port for a linked rank (it never said `attached`): its parent promotes it all the same.
+            assert.equal(openRoute(tracked, { rank: 20, port: null }), 'promote');
+            assert.equal(openRoute(tracked, { rank: 3, port: 5003 }), 'shown');
+            assert.equal(openRoute(tracked, { rank: 45, port: null }), 'attach', 'a rank the parent does not debug, with no port: Attach');
+            assert.equal(openRoute(undefined, { rank: 20, port: 5020 }), 'attach', 'no parent of this window follows the job');
 
             // Breakpoints set later reach the ranks with no session.
             host.changeBreakpoints([{ path: '/w/train.py', breakpoints: [{ line: 12 }] }]);
@@ -234,7 +240,58 @@ describe('debug/sessionCap', () => {
         });
     });
 
+    describe('endRankSession', () => {
+        /** A session that records its custom requests; `refuse`: the commands its adapter refuses. */
+        const session = (linked: boolean, refuse: string[] = []) => {
+            const asked: [string, unknown][] = [];
+            return {
+                asked,
+                configuration: { type: 'rankdebug', request: 'attach', name: 'rank 5', __rank: { rank: 5, ...(linked ? { linked: true } : {}) } },
+                customRequest: (command: string, args?: unknown) => {
+                    asked.push([command, args]);
+                    return refuse.includes(command) ? Promise.reject(new Error('unknown request')) : Promise.resolve({});
+                },
+            };
+        };
+
+        it('ends a session on the gate with disconnect (the rank runs on), a linked one with its own request, never the job', async () => {
+            const direct = session(false);
+            await endRankSession(direct);
+            assert.deepEqual(direct.asked, [['disconnect', { restart: false, terminateDebuggee: false }]]);
+            const linked = session(true);
+            await endRankSession(linked);
+            assert.deepEqual(linked.asked, [[LINK_END, undefined]]);
+            const gone = session(true, [LINK_END]);
+            await endRankSession(gone);
+            assert.deepEqual(gone.asked.map(([c]) => c), [LINK_END, 'disconnect'], 'a linked configuration the gate took (its link had gone)');
+        });
+    });
+
     describe('LinkSession', () => {
+        it('ends on LINK_END (terminated, for VS Code to disconnect it), the rank left to its link', async () => {
+            const gate = new StandInGate();
+            const port = await gate.listen();
+            try {
+                const link = new RankLink(4, '127.0.0.1', port);
+                await link.open({ type: 'rankdebug', request: 'attach', name: 'rank 4' }, []);
+                const emitter = new Emitter<vscode.DebugProtocolMessage>();
+                const view = new LinkSession(link, emitter);
+                const out: DapMessage[] = [];
+                emitter.event((m) => out.push(m as DapMessage));
+                view.handleMessage({ seq: 1, type: 'request', command: LINK_END });
+                assert.equal(out.find((m) => m.command === LINK_END)?.success, true);
+                assert.equal(out.at(-1)?.event, 'terminated');
+                assert.equal(link.shown, false);
+                view.handleMessage({ seq: 2, type: 'request', command: 'disconnect', arguments: { terminateDebuggee: false } });
+                await new Promise((r) => setTimeout(r, 100));
+                assert.deepEqual(gate.clients[0], ['initialize', 'attach', 'setExceptionBreakpoints', 'configurationDone'], 'the rank saw no disconnect');
+                assert.equal(link.closed, false);
+                await link.close();
+            } finally {
+                gate.server.close();
+            }
+        });
+
         it('shows a linked rank stopped where it is, relays requests, and ends without a disconnect to the rank', async () => {
             const gate = new StandInGate();
             const port = await gate.listen();
