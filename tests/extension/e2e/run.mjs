@@ -45,6 +45,9 @@
 //      GCS included); each actor rank's session is labelled with its role (`rank 1 · actor/rollout/ref`);
 //  13. why stuck (whyStuck.mjs): a job that deadlocks → the hang notification → Why Is This Job Stuck?
 //      → the panel names rank 3 → Debug culprit, Debug one per class → stop;
+//  14. session cap (sessionCap.mjs): rankdebug.maxSessions 2, right-click cap.sh → `0-3` → two rank
+//      sessions, ranks 2,3 paused without one (Training Jobs) → Open Session (past the cap while all
+//      are stopped; in place of the least recently used running session) → stop;
 //  12. multinode (multinode.mjs): VS Code on node 0 of a two-node namespace cluster, right-click a
 //      2 × 2 torchrun (rankdebug.hosts: node1) → `1,3` → rank 1 (node 0) and rank 3 (node 1, through
 //      SSH) paused in the Call Stack → stop → nothing left on either node;
@@ -63,6 +66,7 @@ import { chromium } from 'playwright-core';
 import { codeServerSetup } from './codeServer.mjs';
 import { scenarioCompareRoutes } from './compareRoutes.mjs';
 import { scenarioMultinode } from './multinode.mjs';
+import { scenarioSessionCap } from './sessionCap.mjs';
 import { scenarioWhyStuck } from './whyStuck.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
@@ -160,7 +164,7 @@ function makeWorkspace(base) {
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long.sh'), path.join(ws, 'long.sh'));
-    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh', 'ray.sh', 'big.sh', 'stuck_train.py', 'stuck.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
+    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh', 'ray.sh', 'big.sh', 'stuck_train.py', 'stuck.sh', 'cap_train.py', 'cap.sh']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
     for (const f of ['ray_trainer.py', 'ray_worker.py']) fs.copyFileSync(path.join(ROOT, 'tests/launch/scripts', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/smoke_configurator.py'), path.join(ws, 'configurator.py'));
     // Watched from the start: a scenario's setting written later (whystuck) is seen at once.
@@ -1815,6 +1819,11 @@ async function main() {
             const helpers = { say, sleep, waitFor, palette, commandLine, rowMenu, shot, webviewWith, waitGroups, openJobsView, jobsPane, stopDebugging, jobProcesses, docs, ROOT };
             const r = await scenarioWhyStuck(page, ws, helpers);
             results.push(`why stuck: rankdebug.hangSeconds 5 → the hang notification naming rank 3 ${r.noticeMs} ms after Enter; Why Is This Job Stuck? → the panel (rank 3's class the culprit, ranks 0-2 in all_reduce #4, group 0 at #4 against #3) ${r.panelMs} ms after the click; the finding's link opened the barrier's line; Debug culprit → rank 3's session in ${r.culpritMs} ms; Debug one per class → rank 0 · 2 like it; Compare across classes → ranks 0 and 3 apart in ${r.compareMs} ms; stop left no process`);
+        }
+        if (want('sessioncap')) {
+            const helpers = { say, sleep, waitFor, palette, openFile, showFile, goToLine, setBreakpoint, commandLine, rowMenu, rankSubtrees, expandMainThreads, sideBarWidth, openJobsView, jobsPane, shot, stopDebugging, jobProcesses, docs, ROOT };
+            const r = await scenarioSessionCap(page, ws, helpers);
+            results.push(`session cap: rankdebug.maxSessions 2, ranks 0-3 → two rank sessions, all four paused ${r.pausedMs} ms after the quick-pick; Open Session on rank 3 (all stopped) → its session, past the cap, in ${r.openPausedMs} ms; Continue All Ranks → all four running in ${r.continueMs} ms, two sessions again in ${r.trimMs} ms; Open Session on a running rank → its session in ${r.openRunningMs} ms, still two; Pause All Ranks → all four paused in ${r.pauseMs} ms; stop left no process`);
         }
         if (want('ray')) {
             const r10 = await scenarioRay(page, ws);
