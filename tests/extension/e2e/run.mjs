@@ -48,6 +48,10 @@
 //  14. session cap (sessionCap.mjs): rankdebug.maxSessions 2, right-click cap.sh → `0-3` → two rank
 //      sessions, ranks 2,3 paused without one (Training Jobs) → Open Session (past the cap while all
 //      are stopped; in place of the least recently used running session) → stop;
+//  15. coordinates (coords.mjs): right-click a 1,024-rank Megatron command → the quick-pick shows
+//      the layout and `rank 13 · node 1 · pp 0 · dp 1 · tp 5`, `tp 5` filters, a typed selector is
+//      read; an armed 4-rank job on a dp 2 × tp 2 DeviceMesh → Training Jobs rows show their
+//      coordinates → Group Ranks by… tp → `tp 0`, `tp 1` → No grouping;
 //  12. multinode (multinode.mjs): VS Code on node 0 of a two-node namespace cluster, right-click a
 //      2 × 2 torchrun (rankdebug.hosts: node1) → `1,3` → rank 1 (node 0) and rank 3 (node 1, through
 //      SSH) paused in the Call Stack → stop → nothing left on either node;
@@ -66,6 +70,7 @@ import { chromium } from 'playwright-core';
 import { codeServerSetup } from './codeServer.mjs';
 import { scenarioCompareRoutes } from './compareRoutes.mjs';
 import { scenarioMultinode } from './multinode.mjs';
+import { scenarioCoords } from './coords.mjs';
 import { scenarioSessionCap } from './sessionCap.mjs';
 import { scenarioWhyStuck } from './whyStuck.mjs';
 
@@ -1824,6 +1829,11 @@ async function main() {
             const helpers = { say, sleep, waitFor, palette, openFile, showFile, goToLine, setBreakpoint, commandLine, rowMenu, rankSubtrees, expandMainThreads, sideBarWidth, openJobsView, jobsPane, shot, stopDebugging, jobProcesses, docs, ROOT };
             const r = await scenarioSessionCap(page, ws, helpers);
             results.push(`session cap: rankdebug.maxSessions 2, ranks 0-3 → two rank sessions, all four paused ${r.pausedMs} ms after the quick-pick; Open Session on rank 3 (all stopped) → its session, past the cap, in ${r.openPausedMs} ms; Continue All Ranks → all four running in ${r.continueMs} ms, two sessions again in ${r.trimMs} ms; Open Session on a running rank → its session in ${r.openRunningMs} ms, still two; Pause All Ranks → all four paused in ${r.pauseMs} ms; stop left no process`);
+        }
+        if (want('coords')) {
+            const helpers = { say, sleep, waitFor, palette, commandLine, rowMenu, shot, openJobsView, jobsPane, jobProcesses, docs, ROOT };
+            const r = await scenarioCoords(page, ws, helpers);
+            results.push(`coords: ${JSON.stringify(r)}`);
         }
         if (want('ray')) {
             const r10 = await scenarioRay(page, ws);
