@@ -604,7 +604,7 @@ async function scenarioForeignJob(page, ws) {
         await frame.locator('.toggle button', { hasText: 'Columns' }).click();
         await frame.locator('.column .label').first().waitFor({ timeout: 10000 });
         const labels = (await frame.locator('.column .label').allInnerTexts()).join(' | ');
-        if (!(/ranks 0-1/.test(labels) || (/rank 0\b/.test(labels) && /rank 1\b/.test(labels)))) throw new Error(`stack columns: ${labels}`);
+        if (!(/ranks 0[-,]1\b/.test(labels) || (/rank 0\b/.test(labels) && /rank 1\b/.test(labels)))) throw new Error(`stack columns: ${labels}`);
         await frame.locator('a.frame', { hasText: 'long_train.py' }).first().waitFor({ timeout: 10000 });
         say(`stacks panel: columns ${labels}`);
         await shot(page, '12-stacks');
