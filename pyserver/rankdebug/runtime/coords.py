@@ -237,14 +237,11 @@ def _watch() -> None:
         record(found)
 
 
-RECORD_CHECKS_S = (0.0, 0.3, 1.0)  # look again that the entry kept them, this long after
-
-
 def record(found: dict[str, Any]) -> None:
     """Put the coordinates into the rank's registry entry (where ``rankdebug jobs`` reads
-    them without asking the rank again). The supervisor writes the entry whole after reading
-    it, so a write of its own can race this one away: it is looked at again after
-    ``RECORD_CHECKS_S``. An entry that is gone (the rank ended) is not made again."""
+    them without asking the rank again); the registry merges under the job's lock, so the
+    supervisor's own merges keep them. An entry that is gone (the rank ended) is not made
+    again."""
     debug = sys.modules.get("rankdebug.runtime.debug")
     state = getattr(debug, "state", None)
     job, rank = getattr(state, "job", ""), getattr(state, "rank", None)
@@ -255,16 +252,11 @@ def record(found: dict[str, Any]) -> None:
     # The registry sorts an entry's keys: the dimensions' order is kept beside them.
     fields = {"coords": found["coords"], "coord_dims": list(found["coords"]),
               "coord_sizes": found["sizes"], "coords_from": found["source"]}
-    for wait in RECORD_CHECKS_S:
-        time.sleep(wait)
-        try:
-            entry = registry.read_rank(job, rank)
-            if entry is None:
-                return
-            if entry.get("coords") != fields["coords"]:
-                registry.update_rank(job, rank, **fields)
-        except Exception:  # a registry that cannot be written: the handler still answers
-            return
+    try:
+        if registry.read_rank(job, rank) is not None:
+            registry.update_rank(job, rank, **fields)
+    except Exception:  # a registry that cannot be written: the handler still answers
+        return
 
 
 def answer(start_thread: Any) -> dict[str, Any]:

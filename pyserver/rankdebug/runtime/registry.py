@@ -23,6 +23,7 @@ import os
 import socket
 import stat
 import time
+from collections.abc import Iterator
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,11 +139,32 @@ def write_rank(job: str, entry: dict[str, Any]) -> None:
 
 
 def update_rank(job: str, rank: int, **fields: Any) -> dict[str, Any]:
-    """Merge ``fields`` into a rank's entry (created if missing); returns the new entry."""
-    current = read_rank(job, rank) or {"rank": rank}
-    current.update(fields)
-    write_rank(job, current)
+    """Merge ``fields`` into a rank's entry (created if missing); returns the new entry.
+    The supervisor and the rank both merge into it: under the job's lock, neither's fields
+    are lost to the other's write."""
+    with _entries_locked(job):
+        current = read_rank(job, rank) or {"rank": rank}
+        current.update(fields)
+        write_rank(job, current)
     return current
+
+
+@contextlib.contextmanager
+def _entries_locked(job: str) -> Iterator[None]:
+    """The job's lock for read-merge-write of its entries; unlocked where the folder has
+    none to give (gone, full): the merge is then as good as a plain write."""
+    import fcntl
+
+    try:
+        fd = os.open(os.path.join(job_dir(job), ".entries.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def update_job(job: str, **fields: Any) -> None:
