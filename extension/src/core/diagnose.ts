@@ -6,7 +6,7 @@
  * table (per process group, where each class is), and the ranks read or not. Lines of other
  * events are skipped; a field of the wrong type is read as missing. No `vscode` import.
  */
-import { compactRanks } from './stacks';
+import { collectiveText, compactRanks } from './stacks';
 
 export type ClassState = 'waiting' | 'running' | 'stuck' | 'exited' | 'raised' | 'unknown';
 const STATES: readonly ClassState[] = ['waiting', 'running', 'stuck', 'exited', 'raised', 'unknown'];
@@ -104,11 +104,7 @@ function collective(v: unknown): Collective | null {
     return { op, seq: int(o.seq), group: str(o.group) ?? (int(o.group) !== null ? String(o.group) : '0') };
 }
 
-/** `all_reduce #6`, or `all_reduce` when its number is unknown. */
-export function collectiveText(c: { op: string | null; seq: number | null }): string {
-    if (!c.op) return c.seq !== null ? `#${c.seq}` : '';
-    return c.seq !== null ? `${c.op} #${c.seq}` : c.op;
-}
+export { collectiveText };
 
 /** `train.py:46` of a place (its file's last part), '' when it has no file. */
 export function shortPlace(p: Place | null): string {

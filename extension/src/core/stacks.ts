@@ -153,8 +153,13 @@ function currentOf(rank: Obj): string | null {
     const cur = obj(obj(rank.collectives).current);
     const op = str(cur.op);
     if (!op) return null;
-    const seq = num(cur.seq);
-    return seq === null ? op : `${op} #${seq}`;
+    return collectiveText({ op, seq: num(cur.seq) });
+}
+
+/** `all_reduce #6`, or `all_reduce` when its number is unknown (also the diagnosis'). */
+export function collectiveText(c: { op: string | null; seq: number | null }): string {
+    if (!c.op) return c.seq !== null ? `#${c.seq}` : '';
+    return c.seq !== null ? `${c.op} #${c.seq}` : c.op;
 }
 
 /** One label for the ranks of a column: `all_reduce #6`, or `all_reduce #6 (0,1); #5 (2)` when they differ. */
