@@ -74,7 +74,7 @@ describe('debug/rankLink with a real job', function () {
         assert.equal(find('stopped', 1)?.line, line);
         for (const r of [0, 2]) {
             assert.equal(find('stopped', r)?.reason, 'pause');
-            assert.equal(find('stopped', r)?.file, SCRIPT, `rank ${r} is shown paused in the script`);
+            assert.equal(find('stopped', r)?.file, SCRIPT, `rank ${r} is shown paused in the script: ${JSON.stringify(events.filter((e) => e.rank === r))}`);
         }
         await until(() => links.every((l) => l.stopped !== undefined), 'each link to know its rank stopped');
 
