@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -217,3 +218,21 @@ def test_dimension_names_are_made_selectable() -> None:
     # An index past its size is dropped; the first of a name stays.
     assert coords == {"dp_shard": 1, "d2d": 0, "tp": 0, "dim": 0, "_": 0}
     assert sizes == {"dp_shard": 2, "d2d": 1, "tp": 8, "dim": 1, "_": 1}
+
+
+def test_the_watch_of_a_job_without_a_layout_backs_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job with no torch.distributed (or no layout at its count of groups) is looked at
+    less and less often, down to every POLL_MAX_S, not every POLL_S for its whole life."""
+    pauses: list[float] = []
+
+    def sleep(s: float) -> None:
+        pauses.append(s)
+        if len(pauses) == 7:
+            monkeypatch.setattr(rank_coords._cache, "found", {"coords": {}})
+
+    monkeypatch.setattr(rank_coords.time, "sleep", sleep)
+    monkeypatch.delitem(sys.modules, "torch.distributed", raising=False)
+    monkeypatch.setattr(rank_coords._cache, "found", None)
+    monkeypatch.setattr(rank_coords._cache, "recorded", True)
+    rank_coords._watch()
+    assert pauses == [2.0, 4.0, 8.0, 10.0, 10.0, 10.0, 10.0]

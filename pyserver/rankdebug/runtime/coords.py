@@ -198,6 +198,7 @@ def _product(shape: tuple[int, ...]) -> int:
 
 
 POLL_S = 2.0
+POLL_MAX_S = 10.0  # a job with no layout is looked at this often (a later mesh: seen in 10 s)
 
 
 def watch(start_thread: Any) -> None:
@@ -207,23 +208,30 @@ def watch(start_thread: Any) -> None:
     job has (a dictionary's size), and searches once that count has held for a whole poll
     (a mesh or Megatron makes its groups one after another: a layout half made is not read)
     and is one it has not searched at. So a job that makes no process group costs nothing,
-    and one without a layout a search per count of groups, not one per poll."""
+    and one without a layout a search per count of groups, not one per poll; while the
+    count holds at one searched, the look backs off to every ``POLL_MAX_S``."""
     start_thread("rankdebug-handler-coords", _watch)
 
 
 def _watch() -> None:
-    last = -1
+    last, pause = -1, POLL_S
     while _cache.found is None:
-        time.sleep(POLL_S)
+        time.sleep(pause)
         if "torch.distributed" not in sys.modules:
+            pause = min(pause * 2, POLL_MAX_S)  # a job without torch.distributed yet
             continue
         c10d = sys.modules.get("torch.distributed.distributed_c10d")
         try:
             now = len(_process_groups(c10d)) if c10d is not None else -1
         except Exception:  # torch internals of another version: asked only, then
             return
-        if now != last or now == _cache.groups:
-            last = now
+        if now != last:
+            last, pause = now, POLL_S  # groups are being made: look again soon
+            continue
+        if now == _cache.groups:
+            # Searched at this count and found no layout: the job has none (most jobs),
+            # so look less and less often, until it makes a group again.
+            pause = min(pause * 2, POLL_MAX_S)
             continue
         with _lock:
             if _cache.found is None:
