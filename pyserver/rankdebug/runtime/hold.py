@@ -451,34 +451,17 @@ def _in_background(target: Callable[..., None], *args: Any) -> None:
         handler._start_thread("rankdebug-handler-raised", target, *args)
 
 
-RECORD_CHECKS_S = (0.3, 1.0)  # look again that the entry kept it, this long after
-
-
 def _record_raised(info: dict[str, Any] | None) -> None:
-    """``raised`` (None: gone) into the rank's registry entry. The supervisor records the
-    stop itself as it sees it (its entry is read, changed and written whole), so the field is
-    written after that, and again if a write of the supervisor's raced it away."""
+    """``raised`` (None: gone) into the rank's registry entry. The registry merges under the
+    job's lock (``registry.update_rank``), as the supervisor's own records of the stop do, so
+    one write keeps the field whatever order the two come in."""
     from rankdebug.runtime import registry
 
     job, rank = debug.state.job, debug.state.rank
-    if not job:
-        return
-    if info is not None and debug.state.ctl is not None:
-        deadline = time.monotonic() + REGISTRY_WAIT_S
-        while time.monotonic() < deadline and _held_now(info):
-            with contextlib.suppress(Exception):
-                entry = registry.read_rank(job, rank) or {}
-                if entry.get("state") == "paused":
-                    break
-            time.sleep(0.05)
-    for wait in (0.0, *RECORD_CHECKS_S):
-        time.sleep(wait)
-        if info is not None and not _held_now(info):
-            return  # let go meanwhile: its own write clears the field
-        with contextlib.suppress(Exception):
-            entry = registry.read_rank(job, rank) or {}
-            if entry.get("raised") != info:
-                registry.update_rank(job, rank, raised=info)
+    if not job or (info is not None and not _held_now(info)):
+        return  # let go meanwhile: its own write clears the field
+    with contextlib.suppress(Exception):
+        registry.update_rank(job, rank, raised=info)
 
 
 def _held_now(info: dict[str, Any]) -> bool:
