@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from rankdebug import launcher_table, ranks
+from rankdebug.jobs import coords_value
 from rankdebug.protocol import fields, launch
 from rankdebug.supervise import gate_breaks
 
@@ -95,6 +96,21 @@ def spec_cases() -> str:
     return json.dumps([{"ranks": r, "spec": ranks.compact(r)} for r in SPECS]) + "\n"
 
 
+COORDS: list[object] = [
+    {"dp": 1, "tp": 3}, {"tp": 0}, {"pp": 2, "dp": 0, "tp": 7}, {}, None, [], "dp 1", 3,
+    {"dp": -1}, {"dp": True}, {"dp": "1"}, {"dp": None}, {"1dp": 0}, {"d-p": 0}, {"dp ": 0},
+    {"_x": 0}, {"a" * 40: 1}, {"a" * 41: 1}, {"dp": 2**31 - 1}, {"dp": 2**31},
+    {f"d{i}": i for i in range(16)}, {f"d{i}": i for i in range(17)}, {"dp": [1]},
+]
+
+
+def coords_cases() -> str:
+    """A rank's coordinates as the job side checks them (``coords_value.valid``): the
+    extension's reader (``core/coords.ts readCoords``) must agree."""
+    return json.dumps([{"value": v, "valid": coords_value.valid(v)} for v in COORDS],
+                      indent=1) + "\n"
+
+
 def outputs() -> dict[Path, str]:
     return {
         ROOT / "extension" / "src" / "core" / "generated" / "launchers.ts": launchers_ts(),
@@ -102,6 +118,7 @@ def outputs() -> dict[Path, str]:
         ROOT / "extension" / "src" / "core" / "generated" / "rankGrammar.ts": rank_grammar_ts(),
         ROOT / "tests" / "extension" / "unit" / "fixtures" / "rank-conditions.json":
             condition_cases(),
+        ROOT / "tests" / "extension" / "unit" / "fixtures" / "coords-cases.json": coords_cases(),
         ROOT / "docs" / "schema" / "launch-events.schema.json":
             fields.schema("rankdebug launch --json events", launch.EVENTS),
         ROOT / "extension" / "src" / "core" / "generated" / "launchEvents.ts":

@@ -37,7 +37,7 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 2 ** 31;
 
 /** `{name: index}` with 1 to 16 identifier names and whole indexes ≥ 0, in its own key order; else null. */
 export function readCoords(v: unknown): Coords | null {

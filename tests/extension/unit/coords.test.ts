@@ -83,3 +83,13 @@ describe('core/coords', () => {
         assert.deepEqual(reportedDims([]), []);
     });
 });
+
+describe('core/coords readCoords against coords_value.valid', () => {
+    it('takes and refuses the coordinates the job side does', () => {
+        // Written by scripts/gen_wire.py from rankdebug.jobs.coords_value.valid.
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const cases = require('./fixtures/coords-cases.json') as { value: unknown; valid: Record<string, number> | null }[];
+        assert.ok(cases.length >= 20);
+        for (const c of cases) assert.deepEqual(readCoords(c.value), c.valid, JSON.stringify(c.value));
+    });
+});
