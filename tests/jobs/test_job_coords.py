@@ -103,7 +103,7 @@ def test_a_2d_mesh_gives_each_rank_its_coordinates(tmp_path: Path) -> None:
                  "tp=2 is past the job's tp (size 2: tp=0-1) (column 9 of 'dp=1 tp=2')"),
                 (["diagnose", job, "--ranks"], "tp=0 and", "(column 9 of 'tp=0 and')"),
                 (["eval", job], "dp=0 tp", "(column 8 of 'dp=0 tp')"),
-                (["attach", job], "tp=0", "names ranks 0,2 of job")):
+                (["attach", job], "tp=2", "tp=2 is past the job's tp (size 2")):
             out = cli(*verb, where, *([] if verb[0] != "eval" else ["1"]))
             assert out.returncode == 2, (verb, out)
             said = out.stdout + out.stderr

@@ -5,8 +5,12 @@ debugpy --listen HOST:PORT --pid P`` runs in P) is run inside P; it puts debugpy
 pure-Python package, the very version this ``rankdebug`` uses, on P's ``sys.path`` and calls
 ``debugpy.listen``. debugpy's adapter then runs as a child of P, with P's own interpreter.
 
-Two ways to run it there (``RANKDEBUG_INJECT=ptrace|gdb`` overrides the choice):
+Ways to run it there (``RANKDEBUG_INJECT=ptrace|gdb`` forces one of the last two):
 
+- ``sys.remote_exec`` (PEP 768, ``rankdebug.jobs.remote_exec``): when rankdebug and P run the
+  same Python ≥ 3.14 and P has not switched remote debugging off; P runs the script at its
+  next safe point. A P whose main thread reaches none (it waits in C) within a few seconds,
+  or refuses, gets the injector instead.
 - ``rankdebug.jobs.inject`` (x86-64 Linux, the default there): plain ptrace stops P's main
   thread where it waits in a system call and calls the interpreter's C API on it, in
   milliseconds. No gdb: gdb 13's inferior calls fail on some CPUs and kill the rank they
@@ -30,10 +34,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
-from rankdebug.jobs import inject, procfs
+from rankdebug.jobs import inject, procfs, remote_exec
 from rankdebug.jobs.ptrace import diagnose, explain_failure, refused
 from rankdebug.runtime import adapter_wrapper, registry
 
@@ -41,6 +46,7 @@ MIN_PYTHON = (3, 8)  # what debugpy 1.8 supports
 QUICK_LIBS = "libc.so,libc-,libdl.so,libpthread.so"
 INJECT_TIMEOUT_S = 60.0
 LISTEN_TIMEOUT_S = 30.0
+POLL_S = 0.05
 
 
 class AttachError(Exception):
@@ -54,13 +60,45 @@ class Attached:
     port: int
     seconds: float
     injected: bool  # False: it was already listening
+    via: str = ""  # how debugpy got in: "remote_exec", "ptrace" or "gdb"
+
+
+_ports_lock = threading.Lock()
+_handed: set[int] = set()  # ports this process gave a rank: not yet listening, still taken
 
 
 def free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
+    """A port nothing listens on, and none given to another rank of this process (ranks
+    attached at once each ask before the first one listens)."""
+    with _ports_lock:
+        for _ in range(50):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                sock.bind((host, 0))
+                port: int = sock.getsockname()[1]
+            if port not in _handed:
+                break
+        _handed.add(port)
         return port
+
+
+@dataclass
+class _Seen:
+    at: float
+    ports: set[int]
+
+
+_seen_lock = threading.Lock()
+_seen = _Seen(0.0, set())
+
+
+def listening_ports() -> set[int]:
+    """``procfs.listening_ports``, read at most once per ``POLL_S`` for every thread that
+    waits (16 ranks attached at once would read /proc/net/tcp 320 times a second)."""
+    with _seen_lock:
+        if time.monotonic() - _seen.at >= POLL_S:
+            _seen.ports = procfs.listening_ports()
+            _seen.at = time.monotonic()
+        return _seen.ports
 
 
 def check_target(pid: int) -> None:
@@ -160,7 +198,8 @@ def quote_free(code: str) -> str:
 
 
 def injector() -> str:
-    """``ptrace`` (our own injector, x86-64 Linux) or ``gdb``; ``RANKDEBUG_INJECT`` picks."""
+    """``ptrace`` (our own injector, x86-64 Linux) or ``gdb``, where ``sys.remote_exec``
+    cannot be used or does not run; ``RANKDEBUG_INJECT`` picks."""
     how = os.environ.get("RANKDEBUG_INJECT") or ("ptrace" if inject.supported() else "gdb")
     if how not in ("ptrace", "gdb") or (how == "ptrace" and not inject.supported()):
         raise AttachError(f"RANKDEBUG_INJECT={how!r}: use 'gdb'"
@@ -221,11 +260,11 @@ def wait_listening(port: int, pid: int, timeout: float) -> bool:
     made, so the adapter never sees a client that goes away)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if port in procfs.listening_ports():
+        if port in listening_ports():
             return True
         if procfs.status(pid) is None:
             return False
-        time.sleep(0.05)
+        time.sleep(POLL_S)
     return False
 
 
@@ -249,16 +288,30 @@ def attach(pid: int, host: str = "127.0.0.1", port: int = 0,
     python = adapter_wrapper.write(registry.root(), pid)
     try:
         code = attach_code(host, port, python)
-        if how == "gdb":
+        if not os.environ.get("RANKDEBUG_INJECT") and _remote(pid, code):
+            how = "remote_exec"
+        elif how == "gdb":
             _attach_with_gdb(pid, code, port, timeout)
         else:
             _inject_direct(pid, code, timeout)
-            if not wait_listening(port, pid, LISTEN_TIMEOUT_S):
-                raise _not_listening(pid, port)
-        return Attached(pid, host, port, round(time.monotonic() - t0, 3), True)
+        if how != "gdb" and not wait_listening(port, pid, LISTEN_TIMEOUT_S):
+            raise _not_listening(pid, port)
+        return Attached(pid, host, port, round(time.monotonic() - t0, 3), True, how)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(python)
+
+
+def _remote(pid: int, code: str) -> bool:
+    """Whether ``code`` runs in ``pid`` through ``sys.remote_exec`` (Python 3.14, PEP 768);
+    False when it cannot be used here or the rank did not take it in time (then it never
+    will: the injector takes over)."""
+    if remote_exec.why_not(pid) is not None:
+        return False
+    path = remote_exec.write(registry.root(), pid, code)
+    if remote_exec.send(pid, path) is not None:
+        return False
+    return remote_exec.started(pid, path)
 
 
 def _not_listening(pid: int, port: int) -> AttachError:

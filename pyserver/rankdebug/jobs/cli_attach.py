@@ -3,12 +3,17 @@
     rankdebug attach --pid 1234 --json
     rankdebug attach JOB RANK --json
     rankdebug attach JOB 'pp=last dp=0 tp=0' --json   the one rank a selector names
+    rankdebug attach JOB 0-15 --json   many ranks at once (also all, tp=0, 0,3,5)
     rankdebug attach JOB RANK --hosts a,b --json   a rank on host a or b (over SSH)
 
 prints, once the port listens, the line ``rankdebug launch`` prints for its ranks:
 ``{"event": "listening", "rank": R, "host": "127.0.0.1", "port": N, "pid": P, "job": ID}``.
 A DAP client then attaches to HOST:PORT with ``{"request": "attach"}`` (VS Code:
 ``"type": "rankdebug", "request": "attach", "connect": {"host": …, "port": …}``).
+Many ranks are attached side by side (``--parallel`` at a time, default twice the CPUs), one
+line each as it listens; a rank that fails gives ``{"event": "failed", "rank", "pid", "job",
+"message"}`` and the others are attached all the same; last comes ``{"event": "done", "job",
+"attached": [...], "failed": [...], "seconds": S}`` (exit status 1 when any failed).
 A rank that already listens (started by ``rankdebug launch``, or attached before) is reported
 as it is; a rank of an armed job (``rankdebug launch --arm``) is told through its handler to
 start its debugger; otherwise debugpy is injected (``rankdebug.jobs.attach``: our own ptrace
@@ -23,10 +28,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 from rankdebug import ranks
 from rankdebug.errors import BadInput, fail
-from rankdebug.jobs import across, job_coords, tunnel
+from rankdebug.jobs import across, attach_many, job_coords, tunnel
 from rankdebug.jobs import attach as att
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import Job, Rank, find_job, rank_of_pid
@@ -36,15 +42,19 @@ from rankdebug.runtime.wire import WireError, ask
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Make a running rank listen for a debugger (no restart)."
     parser.add_argument("job", nargs="?", help="job id, id prefix or launcher pid")
-    parser.add_argument("rank", nargs="?", help="the rank of JOB to attach: its number, or a "
-                                                "selector of the job's parallel coordinates "
-                                                "that names one rank ('pp=last dp=0 tp=0')")
+    parser.add_argument("rank", nargs="?", help="the ranks of JOB to attach: a number, several "
+                                                "(0-15, 0,3, all), or a selector of the job's "
+                                                "parallel coordinates ('pp=last dp=0 tp=0', "
+                                                "'tp=0')")
     parser.add_argument("--pid", type=int, help="the process to attach, instead of JOB RANK")
     parser.add_argument("--json", action="store_true", help="JSON on stdout")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: free)")
     parser.add_argument("--timeout", type=float, default=att.INJECT_TIMEOUT_S,
                         help="seconds the injection may take (default %(default)s)")
+    parser.add_argument("--parallel", type=int, default=0, metavar="N",
+                        help="ranks attached at once when RANK names several (default: twice "
+                             "the CPUs; 1: one after another)")
     across.add_arguments(parser)
 
 
@@ -58,8 +68,9 @@ class _Refused(Exception):
         self.code = code
 
 
-def _target(args: argparse.Namespace) -> tuple[Job | None, Rank | None]:
-    """The job and rank that ``--pid`` or ``JOB RANK`` names (sets ``args.pid``)."""
+def _target(args: argparse.Namespace) -> tuple[Job | None, list[Rank]]:
+    """The job and ranks that ``--pid`` or ``JOB RANK`` names (one rank: sets ``args.pid``
+    and ``args.rank`` to its number); no rank for a ``--pid`` of no job."""
     try:
         found = discover_all(args, gpus=False)
     except BadInput as exc:
@@ -70,58 +81,62 @@ def _target(args: argparse.Namespace) -> tuple[Job | None, Rank | None]:
             raise _Refused("give --pid or JOB RANK, not both", 2)
         hit = rank_of_pid(found.jobs, args.pid, found.host)
         # --pid is a process here: another host's rank with that number is not it.
-        return hit if hit is not None and hit[1].host == found.host else (None, None)
+        return (hit[0], [hit[1]]) if hit is not None and hit[1].host == found.host else (None, [])
     if args.job is None or args.rank is None:
         raise _Refused("give --pid PID, or JOB RANK", 2)
     job = find_job(found.jobs, args.job)
     if job is None:
         raise _Refused(f"no job {args.job!r} (see `rankdebug jobs`)", 2)
-    number = _number(args.rank, job, found.host)
-    rank = job.rank(number)
-    if rank is None or rank.pid is None:
-        raise _Refused(f"job {job.id} has no running rank {number}", 2)
-    args.rank = number
+    picked = _picked(args.rank, job, found.host)
+    if len(picked) > 1:
+        if args.port:
+            raise _Refused(f"--port takes one rank; RANK {args.rank!r} names "
+                           f"{len(picked)} ranks", 2)
+        return job, picked
+    rank = picked[0]
+    if rank.pid is None:
+        raise _Refused(f"job {job.id} has no running rank {rank.rank}", 2)
+    args.rank = rank.rank
     args.pid = rank.pid
-    return job, rank
+    return job, [rank]
 
 
-def _number(text: str, job: Job, host: str) -> int:
-    """RANK as a number: as written, or the one rank a selector names."""
+def _picked(text: str, job: Job, host: str) -> list[Rank]:
+    """The ranks of ``job`` RANK names: a number, several, or a selector's."""
     if text.isascii() and text.isdigit() and len(text) < 8:
-        return int(text)
-    if not ranks.is_selector(text):
-        raise _Refused(f"RANK must be a rank number or a selector such as tp=0 (got "
-                       f"{text[:40]!r})", 2)
+        rank = job.rank(int(text))
+        if rank is None:
+            raise _Refused(f"job {job.id} has no running rank {text}", 2)
+        return [rank]
     try:
-        spec = job_coords.resolve(text, job, host)
+        picked = job_coords.pick(text, job, host)
     except ranks.RanksError as exc:
         raise _Refused(str(exc).replace("--ranks", "RANK"), 2) from None
-    picked = [n for item in ranks.items(spec) for n in ranks.numbers(item)]
-    if len(picked) != 1:
-        raise _Refused(f"RANK {text!r} names {ranks.label(picked)} of job {job.id}; attach "
-                       "takes one (narrow it, e.g. add dp=0)", 2)
-    return picked[0]
+    return sorted(picked, key=lambda r: r.rank or 0)
 
 
-def _listen(args: argparse.Namespace, pid: int, rank: Rank | None) -> tuple[str, int]:
+Where = tuple[str, int, str | None]  # host, port, how debugpy got in (None: it was there)
+
+
+def _listen(args: argparse.Namespace, pid: int, rank: Rank | None) -> Where:
     """Where the rank listens: already, once its handler started it (armed), or once
     debugpy was injected."""
     if rank is not None and rank.port is not None and rank.state in ("listening", "attached"):
-        return rank.address or args.host, rank.port
+        return rank.address or args.host, rank.port, None
     if rank is not None and rank.armed and rank.socket is not None:
         try:
             reply = ask(rank.socket, {"command": "attach"}, timeout=max(args.timeout, 60.0))
         except WireError as exc:
             raise _Refused(f"rank {rank.rank}: {exc}") from None
-        return str(reply.get("host")), int(reply.get("port") or 0)
+        return str(reply.get("host")), int(reply.get("port") or 0), None
     try:
         done = att.attach(pid, args.host, args.port, args.timeout)
     except att.AttachError as exc:
         raise _Refused(str(exc)) from None
     if not args.json:
-        print(f"rankdebug: debugpy injected into {pid} in {done.seconds:.1f} s",
-              file=sys.stderr)
-    return done.host, done.port
+        print(f"rankdebug: debugpy injected into {pid} in {done.seconds:.1f} s "
+              f"({done.via})", file=sys.stderr)
+    return done.host, done.port, done.via
 
 
 def _elsewhere(args: argparse.Namespace, job: Job, rank: Rank) -> tuple[str, int] | None:
@@ -161,28 +176,86 @@ def _here_or_refuse(args: argparse.Namespace, rank: Rank | None) -> None:
     raise _Refused(across.unreached(rank.rank, rank.host), 2)
 
 
-def run(args: argparse.Namespace) -> int:
+def _one(args: argparse.Namespace, job: Job | None, rank: Rank | None, pid: int
+         ) -> dict[str, object]:
+    """Make one rank (or ``--pid``'s process) listen; its ``listening`` event."""
     node = None
-    try:
-        job, rank = _target(args)
-        pid: int = args.pid
-        far = _elsewhere(args, job, rank) if job is not None and rank is not None else None
-        if far is not None:
-            node = rank.host if rank is not None else None
-            host, port = far
-        else:
-            _here_or_refuse(args, rank)
-            host, port = _listen(args, pid, rank)
-    except _Refused as exc:
-        return _fail(args, str(exc), exc.code)
-    event = {"event": "listening", "rank": rank.rank if rank else None, "host": host,
-             "port": port, "pid": pid, "job": job.id if job else None}
+    far = _elsewhere(args, job, rank) if job is not None and rank is not None else None
+    if far is not None:
+        node = rank.host if rank is not None else None
+        host, port, via = *far, None
+    else:
+        _here_or_refuse(args, rank)
+        host, port, via = _listen(args, pid, rank)
+    event: dict[str, object] = {"event": "listening", "rank": rank.rank if rank else None,
+                                "host": host, "port": port, "pid": pid,
+                                "job": job.id if job else None}
     if node is not None:
         event["node"] = node
+    if via is not None:
+        event["via"] = via
+    return event
+
+
+def _said(args: argparse.Namespace, event: dict[str, object]) -> None:
     if args.json:
         print(json.dumps(event), flush=True)
+    elif event["event"] == "listening":
+        rank, pid = event["rank"], event["pid"]
+        who = f"rank {rank} (pid {pid})" if rank is not None else f"pid {pid}"
+        print(f"{who} listens on {event['host']}:{event['port']}: attach a debugger there "
+              '(DAP "attach" request)', flush=True)
+    elif event["event"] == "failed":
+        print(f"rankdebug attach: rank {event['rank']}: {event['message']}", file=sys.stderr,
+              flush=True)
+
+
+def _many(args: argparse.Namespace, job: Job, picked: list[Rank]) -> int:
+    """Attach every rank of ``picked`` side by side; a line for each as it ends."""
+    t0 = time.monotonic()
+
+    def one(rank: Rank) -> dict[str, object]:
+        if rank.pid is None:
+            raise _Refused(f"job {job.id} has no running rank {rank.rank}")
+        return _one(args, job, rank, rank.pid)
+
+    def told(done: attach_many.Outcome[Rank, dict[str, object]]) -> None:
+        if done.result is not None:
+            _said(args, done.result)
+        else:
+            _said(args, {"event": "failed", "rank": done.item.rank, "pid": done.item.pid,
+                         "job": job.id, "message": _message(done.error)})
+
+    outcomes = attach_many.run_all(picked, one, args.parallel or None, on_done=told)
+    attached = [o.item.rank for o in outcomes if o.result is not None]
+    failed = [o.item.rank for o in outcomes if o.result is None]
+    summary = {"event": "done", "job": job.id, "attached": attached, "failed": failed,
+               "seconds": round(time.monotonic() - t0, 3)}
+    if args.json:
+        print(json.dumps(summary), flush=True)
     else:
-        who = f"rank {event['rank']} (pid {pid})" if rank else f"pid {pid}"
-        print(f"{who} listens on {host}:{port}: attach a debugger there "
-              '(DAP "attach" request)')
+        print(f"{len(attached)} of {len(picked)} ranks of {job.id} listen "
+              f"({summary['seconds']} s)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _message(error: Exception | None) -> str:
+    """What a rank's failure says: ours as written, anything else with its kind (a bug
+    of ours, said on the rank's line rather than as a traceback that ends the others)."""
+    if isinstance(error, _Refused):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.parallel < 0:
+        return _fail(args, f"--parallel must be 1 or more (got {args.parallel})", 2)
+    try:
+        job, picked = _target(args)
+        if len(picked) > 1 and job is not None:
+            return _many(args, job, picked)
+        event = _one(args, job, picked[0] if picked else None, args.pid)
+    except _Refused as exc:
+        return _fail(args, str(exc), exc.code)
+    _said(args, event)
     return 0
