@@ -63,6 +63,11 @@ def why_not(pid: int, ours: tuple[int, int] | None = None) -> str | None:
     if theirs != ours:
         said = "an unknown version" if theirs is None else f"{theirs[0]}.{theirs[1]}"
         return f"process {pid} runs Python {said}, rankdebug {ours[0]}.{ours[1]}"
+    return switched_off(pid)
+
+
+def switched_off(pid: int) -> str | None:
+    """How ``pid`` switched remote debugging off at its start, or None."""
     options = _interpreter_options(procfs.argv(procfs.read(f"/proc/{pid}/cmdline") or b""))
     if "-Xdisable_remote_debug" in options:
         return f"process {pid} was started with -X disable_remote_debug"
