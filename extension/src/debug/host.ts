@@ -7,6 +7,7 @@ import type * as vscode from 'vscode';
 import type { JobEntry } from '../core/jobs';
 import type { Localize } from '../core/localize';
 import type { HangListener } from '../diagnose/hangNotices';
+import type { ClientConfig } from './clientConfig';
 import type { SourceBreakpoints } from './rankLink';
 
 export type { Localize };
@@ -31,6 +32,8 @@ export interface ResolverHost extends HostBase {
     cliPrefix(python: string): string[];
     /** The running jobs in the registry, oldest first (core/jobs.ts `listJobs`). */
     listJobs(): JobEntry[];
+    /** Every breakpoint and the exception filters, sent with a launch (clientConfig.ts). */
+    clientConfig?(): ClientConfig;
 }
 
 /** The debug sessions' start and end (`vscode.debug`). */

@@ -7,6 +7,7 @@ import type * as vscode from 'vscode';
 import { whereOf, type DebugPlanReply } from '../core/debugPlan';
 import { isPlanError, titleOf, type PlanError } from '../core/ranks';
 import type { CommandServer, ConfigurationResolver, JobSpec, RankdebugConfiguration } from './configuration';
+import { presetEnv } from './clientConfig';
 import type { Localize, ResolverHost } from './host';
 
 /** The server's error as shown to the user, with its line (1-based) when it has one. */
@@ -49,6 +50,9 @@ export class LaunchResolver implements ConfigurationResolver {
         if (isPlanError(result)) throw new Error(planErrorText(result, this.host.l10n));
         for (const w of result.warnings ?? []) this.host.log.warn(w);
         config.__job = jobSpecOf(result);
+        // The breakpoints travel with the launch: chosen ranks start without waiting for them.
+        const client = this.host.clientConfig?.();
+        if (client) Object.assign(config.__job.env, presetEnv(client));
         config.justMyCode ??= this.host.justMyCode(folder?.uri);
         return config;
     }

@@ -9,6 +9,7 @@ import { noticeHost } from '../diagnose/whyStuck';
 import { log } from '../log';
 import { cliPrefix } from '../python';
 import { getSettings } from '../settings';
+import { ExceptionFilters, type ClientConfig } from './clientConfig';
 import type { DebugHost } from './host';
 import { endRankSession } from './linkSession';
 import type { SourceBreakpoints } from './rankLink';
@@ -32,6 +33,16 @@ function sourceBreakpoints(): SourceBreakpoints[] {
     return [...bySource.values()];
 }
 
+/** The rank sessions' exception filters as last set (registered as a tracker in index.ts). */
+export const exceptionFilters = new ExceptionFilters();
+
+function clientConfig(): ClientConfig {
+    const functionBreakpoints = vscode.debug.breakpoints
+        .filter((b): b is vscode.FunctionBreakpoint => b instanceof vscode.FunctionBreakpoint && b.enabled)
+        .map((b) => ({ name: b.functionName, condition: b.condition, hitCondition: b.hitCondition }));
+    return { breakpoints: sourceBreakpoints(), functionBreakpoints, exceptionFilters: exceptionFilters.current };
+}
+
 export function vscodeHost(): DebugHost {
     return {
         l10n: vscode.l10n,
@@ -40,6 +51,7 @@ export function vscodeHost(): DebugHost {
         justMyCode: (scope) => getSettings(scope).justMyCode,
         executeCommand: (command) => vscode.commands.executeCommand(command),
         pythonBreakpoints,
+        clientConfig,
         cliPrefix,
         listJobs: () => listJobs(),
         onDidStartDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidStartDebugSession(listener, thisArgs, disposables),

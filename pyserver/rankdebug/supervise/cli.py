@@ -23,6 +23,10 @@ Armed jobs (``--arm``): every rank also serves a control socket in the job's fol
 (``rankdebug.runtime.handler``) and runs without a debugger until ``rankdebug attach``,
 ``eval`` or ``stacks`` asks it something (or ``{"command": "attach", "rank": N}`` with
 ``--control``); ``--ranks`` then defaults to none.
+
+``RANKDEBUG_PRESET`` (a JSON object, ``rankdebug.supervise.gate_preset``): the client's
+breakpoints and exception filters, sent with the launch by an editor that knows them; the
+chosen ranks then run at once instead of waiting for their client's breakpoints.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from rankdebug.debugplan.options import DEFAULT_HANG_S, STOP_MODES, parse_hang
 from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.runtime import marks, registry
 from rankdebug.ssh import SshOptions, parse_hosts
+from rankdebug.supervise import gate_preset
 from rankdebug.supervise import ports as portmod
 from rankdebug.supervise.job import Supervisor
 from rankdebug.supervise.remote import RemoteNode
@@ -300,7 +305,10 @@ def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,  #
 
 def run(args: argparse.Namespace) -> int:
     marks.mark("launch", "run")
+    # Never the job's: its ranks get what the gates make of it.
+    preset_text = os.environ.pop(gate_preset.ENV, None)
     try:
+        preset = gate_preset.parse(preset_text) if preset_text else None
         dplan = debug_plan(args)
         hosts = list(dplan.options.hosts)
         job, job_dir, job_proc = _start(dplan)
@@ -343,7 +351,7 @@ def run(args: argparse.Namespace) -> int:
             node.discard()
         return report(_registry_failed(job, exc), as_json=args.json, prog=PROG)
     sup = Supervisor(job_proc, job, job_dir, args.json, control=args.control, remotes=nodes,
-                     spread=spread, hang_seconds=dplan.options.hang_seconds)
+                     spread=spread, hang_seconds=dplan.options.hang_seconds, preset=preset)
     event: dict[str, object] = {
         "event": "job", "job": job, "dir": job_dir, "pid": os.getpid(),
         "ranks": job_proc.chosen, "rank_spec": job_proc.rank_spec,

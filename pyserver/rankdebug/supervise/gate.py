@@ -27,7 +27,7 @@ from typing import Any
 
 from rankdebug.adapter import peer
 from rankdebug.runtime.port_rule import on_port_or_any
-from rankdebug.supervise import dapwire
+from rankdebug.supervise import dapwire, gate_preset
 from rankdebug.supervise.gate_breaks import with_lines
 from rankdebug.supervise.gate_client import ClientSession
 from rankdebug.supervise.gate_said import Said
@@ -40,9 +40,14 @@ Answer = Callable[[dict[str, Any]], None]
 class Gate:
     """The debug endpoint of one chosen rank (see the module's docstring)."""
 
-    def __init__(self, rank: int, host: str, port: int, cli_breaks: dict[str, set[int]],
-                 notify: Notify) -> None:
+    def __init__(self, rank: int, host: str, port: int,  # noqa: PLR0913
+                 cli_breaks: dict[str, set[int]], notify: Notify,
+                 preset: gate_preset.Config | None = None) -> None:
         self.rank = rank
+        # The client's breakpoints sent with the launch (gate_preset): the rank goes with
+        # them at once, until its client has configured it.
+        self.preset = preset
+        self.went: dict[str, Any] | None = None  # the plan the rank went with (job._go)
         self.local_rank: int | None = None  # for breakpoints bound to ``localN``
         self.cli_breaks = cli_breaks
         self._notify = notify
@@ -81,7 +86,7 @@ class Gate:
     def plan(self) -> dict[str, Any]:
         """The breakpoints and modes the rank runs with until it is traced."""
         with self.lock:
-            said = self.session.said if self.session is not None else Said()
+            said = self._said()
             breaks = {p: set(lines) for p, lines in self.cli_breaks.items()}
             for path, lines in said.breaks().items():
                 breaks.setdefault(path, set()).update(lines)
@@ -89,9 +94,22 @@ class Gate:
                 "breaks": sorted([p, n] for p, lines in breaks.items() for n in lines),
                 "trace": said.needs_tracer(),
                 "uncaught": said.uncaught(),
-                "pause": said.pause or self.held,
+                "pause": said.pause or self.held or self._asked_pause(),
                 "configured": said.configured,
             }
+
+    def _said(self) -> Said:
+        """What the rank runs with: its client's word once configured, else the preset."""
+        session = self.session
+        if session is not None and (session.said.configured or self.preset is None):
+            return session.said
+        if self.preset is None:
+            return Said()
+        return Said(config=gate_preset.for_rank(self.preset, self.rank, self.local_rank),
+                    configured=True)
+
+    def _asked_pause(self) -> bool:
+        return self.session is not None and self.session.said.pause
 
     def go_live(self, host: str, port: int) -> None:
         """The rank is connecting to its adapter at ``host:port``: relay from now on."""

@@ -82,6 +82,8 @@ class Supervisor:
     remotes: list[RemoteNode] = field(default_factory=list)  # the job's other nodes
     spread: bool = False  # the launcher here starts the other nodes' ranks (srun, mpirun)
     hang_seconds: float = 0.0  # say when no rank progressed for this long (0: off)
+    # The client's breakpoints sent with the launch (gate_preset): chosen ranks go at once.
+    preset: dict[str, dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.events: queue.Queue[tuple[str, int, dict[str, Any] | None]] = queue.Queue()
@@ -810,7 +812,8 @@ class Supervisor:
         try:
             gate = Gate(rank, self.plan.host, self.plan.ports.get(rank, 0), breaks,
                         lambda what, info: self.events.put(
-                            ("gate", rank, {"what": what, "info": info or {}})))
+                            ("gate", rank, {"what": what, "info": info or {}})),
+                        preset=self.preset)
         except OSError as exc:
             self.say(f"rank {rank}: cannot listen for a debugger: {exc}")
             return None
@@ -840,7 +843,8 @@ class Supervisor:
             return
         cid, conn = found
         conn.waiting = False
-        self._reply(cid, dict(gate.plan(), event="go"))
+        gate.went = gate.plan()
+        self._reply(cid, dict(gate.went, event="go"))
 
     def _on_gate(self, rank: int, what: str, info: dict[str, Any]) -> None:
         found = self._rank_conn(rank)
@@ -876,9 +880,13 @@ class Supervisor:
         if gate is None or gate.adapter is not None:
             return False
         plan = gate.plan()
-        planted = {(p, n) for p, lines in gate.cli_breaks.items() for n in lines}
+        went = gate.went  # the preset it went with (gate_preset), else its --break lines
+        planted = ({(str(p), int(n)) for p, n in went["breaks"]} if went is not None else
+                   {(p, n) for p, lines in gate.cli_breaks.items() for n in lines})
         wanted = {(str(p), int(n)) for p, n in plan["breaks"]}
-        return bool(plan["trace"] or plan["uncaught"] or not wanted <= planted)
+        catches = went is not None and went["uncaught"]
+        return bool(plan["trace"] or (plan["uncaught"] and not catches)
+                    or not wanted <= planted)
 
     def pause_untraced(self, rank: int) -> bool:
         """Stop together, for a rank that runs untraced: it attaches, paused."""

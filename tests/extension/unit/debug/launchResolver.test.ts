@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import type * as vscode from 'vscode';
 import type { DebugPlanReply } from '../../../../extension/src/core/debugPlan';
 import type { RankdebugConfiguration } from '../../../../extension/src/debug/configuration';
+import { ExceptionFilters, PRESET_ENV, presetEnv, type ClientConfig } from '../../../../extension/src/debug/clientConfig';
 import { LaunchResolver, planErrorText } from '../../../../extension/src/debug/launchResolver';
 import { FakeHost, FakeServer, l10n } from './fakes';
 
@@ -107,6 +108,37 @@ describe('debug/launchResolver', () => {
         host.justMyCodeSetting = true;
         assert.equal((await resolver.resolve(FOLDER, launch({ command: 'python a.py', justMyCode: false }))).justMyCode, false);
         assert.equal(host.justMyCodeScopes.length, 1, 'the setting is not read when the configuration has its own');
+    });
+
+    it('sends every breakpoint and the exception filters with the launch, in RANKDEBUG_PRESET', async () => {
+        const { host, resolver } = setup();
+        const client: ClientConfig = {
+            breakpoints: [{ path: '/w/src/train.py', breakpoints: [{ line: 12, condition: 'ranks 1 and step == 3', hitCondition: '2', logMessage: undefined }] }],
+            functionBreakpoints: [],
+            exceptionFilters: ['raised', 'uncaught'],
+        };
+        Object.assign(host, { clientConfig: () => client });
+        const job = (await resolver.resolve(FOLDER, launch({ command: 'torchrun src/train.py' }))).__job;
+        assert.equal(job?.env.NCCL_DEBUG, 'WARN');
+        assert.deepEqual(JSON.parse(job?.env[PRESET_ENV] ?? 'null'), JSON.parse(JSON.stringify(client)));
+    });
+
+    it('leaves a configuration too big for the environment out: the ranks wait for it as before', () => {
+        const many = Array.from({ length: 5000 }, (_, i) => ({ line: i + 1, condition: `step == ${i}` }));
+        assert.deepEqual(presetEnv({ breakpoints: [{ path: '/w/a.py', breakpoints: many }], functionBreakpoints: [], exceptionFilters: [] }), {});
+    });
+
+    it("remembers the exception filters a rank session's client last set (uncaught before any)", () => {
+        const filters = new ExceptionFilters();
+        assert.deepEqual(filters.current, ['uncaught']);
+        const parent = { configuration: { type: 'rankdebug', __job: {} } } as unknown as vscode.DebugSession;
+        assert.equal(filters.createDebugAdapterTracker(parent), undefined);
+        const rank = { configuration: { type: 'rankdebug', __rank: { rank: 1 } } } as unknown as vscode.DebugSession;
+        const tracker = filters.createDebugAdapterTracker(rank);
+        tracker?.onWillReceiveMessage?.({ type: 'request', command: 'setBreakpoints', arguments: { filters: ['x'] } });
+        assert.deepEqual(filters.current, ['uncaught']);
+        tracker?.onWillReceiveMessage?.({ type: 'request', command: 'setExceptionBreakpoints', arguments: { filters: ['raised', 7] } });
+        assert.deepEqual(filters.current, ['raised']);
     });
 
     it('logs the warnings of the plan', async () => {
