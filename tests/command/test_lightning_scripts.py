@@ -31,14 +31,17 @@ def test_trainer_devices_count_the_processes_the_script_starts(tmp_path: Path) -
     p = _run(tmp_path, 'L.Trainer(devices=4, strategy="ddp", accelerator="gpu")')
     assert (p.launcher, numbers(p)) == ("lightning", (1, 0, 4, 4))
     assert [r.rank for r in p.ranks] == [0, 1, 2, 3]
-    # The copies it starts are not debugged (the bootstrap takes them for rank 0's helpers):
-    # said, with the way to debug any rank.
-    [said] = diags(p, "rank-in-child")
-    assert said.severity == "warning" and "not ranks 1-3" in said.message
-    assert "torchrun --nproc_per_node 4" in said.message
-    # num_nodes and NODE_RANK (the same command on each node).
+    # The copies it starts are ranks like rank 0 (the bootstrap reads their LOCAL_RANK): said
+    # as a fact, not as a limit.
+    [said] = diags(p, "ranks-as-copies")
+    assert said.severity == "info" and "starts 3 more ranks as copies" in said.message
+    assert not diags(p, "rank-in-child")
+    # num_nodes and NODE_RANK (the same command on each node): the numbering of the other
+    # nodes' ranks is said.
     p = _run(tmp_path, "pl.Trainer(devices=[0, 1], num_nodes=2)", NODE_RANK="1")
     assert (p.launcher, numbers(p)) == ("lightning", (2, 1, 2, 4))
+    [multi] = diags(p, "multi-node")
+    assert multi.severity == "warning" and "by their LOCAL_RANK" in multi.message
     p = _run(tmp_path, 'Fabric(accelerator="cuda", devices="0,1,2")')
     assert numbers(p) == (1, 0, 3, 3)
 
@@ -64,14 +67,14 @@ def test_what_cannot_be_read_is_said(tmp_path: Path) -> None:
     for call in ("L.Trainer(devices=[])", "L.Trainer(devices=0)", "L.Trainer(devices=True)"):
         p = _run(tmp_path, call)
         assert [d.severity for d in diags(p, "bad-value")] == ["error"], call
-        assert not diags(p, "rank-in-child")
+        assert not diags(p, "ranks-as-copies")
     # Spawned workers get their rank as an argument: no rank to pick.
     p = _run(tmp_path, 'L.Trainer(devices=2, strategy="ddp_spawn")')
     assert numbers(p) == (1, 0, 2, 2) and diags(p, "rank-not-in-env")
     p = _run(tmp_path, 'L.Trainer(devices=2, strategy=DDPStrategy(start_method="fork"))')
     assert diags(p, "rank-not-in-env")
     p = _run(tmp_path, "L.Trainer(devices=2, strategy=DDPStrategy(find_unused_parameters=True))")
-    assert diags(p, "rank-in-child") and not diags(p, "rank-not-in-env")
+    assert diags(p, "ranks-as-copies") and not diags(p, "rank-not-in-env")
 
 
 def test_a_script_without_lightning_or_that_does_not_parse_stays_python(tmp_path: Path) -> None:

@@ -459,6 +459,7 @@ def discover(*, registry: bool = True, gpus: bool = True,
         job_id = proc.env.get("RANKDEBUG_JOB")
         if job_id and job_id in by_id:
             seen.setdefault(job_id, []).append(moment.rank(proc))
+            _rendezvous(by_id[job_id], proc.env)
             continue
         groups.setdefault((proc.status.ppid, signature(proc.env)), []).append(proc)
     for job_id, ranks in seen.items():
@@ -663,17 +664,29 @@ def _as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _rendezvous(job: Job, env: dict[str, str]) -> None:
+    """A registry job's rendezvous, from its ranks' variables: ``jobs --hosts`` joins the
+    parts of one job on several hosts by it (each host's ``rankdebug launch`` its own)."""
+    if job.rendezvous is None and env.get("MASTER_ADDR") and env.get("MASTER_PORT"):
+        job.rendezvous = f"{env['MASTER_ADDR']}:{env['MASTER_PORT']}"
+        job.run_id = env.get("TORCHELASTIC_RUN_ID")
+
+
 def _merge(job: Job, seen: list[Rank]) -> None:
     """Put scanned ranks into a registry job: fill the registry's entries, or add them."""
     known_ranks: dict[int, Rank] = {}
     for r in job.ranks:
         if r.rank is not None:
             known_ranks.setdefault(r.rank, r)
+    # A process whose variables hold no rank number (Lightning's copies: LOCAL_RANK only) is
+    # the registry's rank of the same pid.
+    known_pids = {r.pid: r for r in job.ranks if r.pid is not None}
     added = False
     for one in seen:
         if one.world_size is not None and job.world_size is None:
             job.world_size = one.world_size
-        known = known_ranks.get(one.rank) if one.rank is not None else None
+        known = (known_ranks.get(one.rank) if one.rank is not None
+                 else known_pids.get(one.pid) if one.pid is not None else None)
         if known is None:
             job.ranks.append(one)
             if one.rank is not None:

@@ -3,10 +3,13 @@
 It runs at the start of every Python process of a debugged job and decides, from the
 environment alone, whether this process is a rank, and whether it is a chosen one:
 
-1. no ``RANKDEBUG_JOB``, or a process started by a rank (DataLoader worker, spawned helper,
-   subprocess: ``RANKDEBUG_ACTED`` names another pid): do nothing but chain to the
-   sitecustomize it shadows; no rank variable (the launcher's own agent): only make a stop
-   read as one line (``install_quiet_stop``);
+1. no ``RANKDEBUG_JOB``, or a process started by a rank as that same rank (DataLoader
+   worker, spawned helper, subprocess: ``RANKDEBUG_ACTED`` names another pid and its rank
+   variables name the rank that acted, ``RANKDEBUG_ACTED_RANK``): do nothing but chain to
+   the sitecustomize it shadows; a copy a rank starts of itself as another rank (Lightning's
+   subprocess launcher: ``LOCAL_RANK=1`` in rank 0's copy) is that rank, and acts; no rank
+   variable (the launcher's own agent): only make a stop read as one line
+   (``install_quiet_stop``);
 2. any rank: install the collective-timeout guard (an import hook that patches
    ``torch.distributed`` when the script imports it; torch itself is not imported here);
 3. a chosen rank only: import ``rankdebug.runtime.debug``, which starts debugpy;
@@ -46,7 +49,8 @@ SLURM_VARS = "SLURM_PROCID/SLURM_LOCALID/SLURM_NTASKS"
 MINDSPORE_VARS = "RANK_ID/LOCAL_RANK|DEVICE_ID/RANK_SIZE"  # msrun
 DEFAULT_RANKVARS = f"{TORCH_VARS},{MPI_VARS}"
 
-_ACTED = "RANKDEBUG_ACTED"
+_ACTED = "RANKDEBUG_ACTED"  # the pid of the rank process that acted
+_ACTED_RANK = "RANKDEBUG_ACTED_RANK"  # the rank it acted as
 _TOP = "RANKDEBUG_TOP"  # the pid of the job's first Python process without a rank
 
 
@@ -70,7 +74,7 @@ def first_number(env: Mapping[str, str], names: str) -> int | None:
     return None
 
 
-def detect_rank(env: MutableMapping[str, str]) -> tuple[int, int | None, int | None] | None:
+def detect_rank(env: Mapping[str, str]) -> tuple[int, int | None, int | None] | None:
     """(rank, local_rank, world_size) of this process from the launcher's variables, or None.
 
     ``RANKDEBUG_RANKVARS`` lists ``RANK/LOCAL/SIZE`` triples; a triple whose rank name is
@@ -97,6 +101,19 @@ def detect_rank(env: MutableMapping[str, str]) -> tuple[int, int | None, int | N
             continue
         return rank, first_number(env, names[1]), first_number(env, names[2])
     return None
+
+
+def helper_of_rank(env: Mapping[str, str], pid: int) -> bool:
+    """Whether the process with ``env`` was started by a rank as that same rank (a DataLoader
+    worker, a subprocess: the rank already acted for it). A process a rank started whose rank
+    variables name another rank is a rank itself: Lightning's ``_SubprocessScriptLauncher``
+    re-runs the script from rank 0 with ``LOCAL_RANK``, ``NODE_RANK`` and ``WORLD_SIZE`` set
+    for the copy, which inherits the rest of rank 0's environment, this variable included."""
+    acted = env.get(_ACTED)
+    if not acted or acted == str(pid):
+        return False
+    found = detect_rank(env)
+    return found is None or str(found[0]) == env.get(_ACTED_RANK, str(found[0]))
 
 
 def rank_chosen(spec: str, rank: int, local_rank: int | None) -> bool:
@@ -359,9 +376,8 @@ def act(env: MutableMapping[str, str]) -> None:
     """Everything the bootstrap does in one process (see the module docstring)."""
     if not env.get("RANKDEBUG_JOB"):
         return
-    acted = env.get(_ACTED)
-    if acted and acted != str(os.getpid()):
-        return  # started by a rank: its parent already acted
+    if helper_of_rank(env, os.getpid()):
+        return  # started by a rank as that rank: its parent already acted
     found = detect_rank(env)
     if found is None:  # the launcher's own process
         env.setdefault(_TOP, str(os.getpid()))
@@ -373,6 +389,7 @@ def act(env: MutableMapping[str, str]) -> None:
 
         marks.mark(f"rank {rank}", "boot")
     env[_ACTED] = str(os.getpid())
+    env[_ACTED_RANK] = str(rank)
     try:
         seconds = float(env.get("RANKDEBUG_TIMEOUT", "86400") or "0")
     except ValueError:

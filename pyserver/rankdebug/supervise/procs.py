@@ -83,11 +83,12 @@ def rank_pids(pids: Iterable[int]) -> dict[int, int]:
     """pid -> global rank of the rank processes among ``pids``, their ranks read as their
     bootstrap reads them (``bootstrap.detect_rank``: the job's ``RANKDEBUG_RANKVARS``).
     A rank's own children (DataLoader workers) carry its variables too, and
-    ``RANKDEBUG_ACTED`` (the rank's pid, set by its bootstrap): they are left out."""
+    ``RANKDEBUG_ACTED`` (the rank's pid, set by its bootstrap): they are left out, but not a
+    copy a rank starts as another rank (``bootstrap.helper_of_rank``: Lightning's)."""
     found: dict[int, int] = {}
     for pid in pids:
         env = proc.environ(pid)
-        if env is None or env.get("RANKDEBUG_ACTED"):
+        if env is None or bootstrap.helper_of_rank(env, pid):
             continue
         got = bootstrap.detect_rank(env)
         if got is not None:

@@ -9,7 +9,9 @@ Read from the script's source (``ast``; literal keyword arguments only): ``devic
   and a DDP-like strategy (``auto``, ``ddp``, ``fsdp``, ``deepspeed``...), the script's own
   process is local rank 0 and re-runs the script once per other device with ``LOCAL_RANK``,
   ``NODE_RANK`` and ``WORLD_SIZE`` in the child's environment (no ``RANK``); ``NODE_RANK``
-  comes from the environment (default 0).
+  comes from the environment (default 0). Each copy inherits the rest of rank 0's
+  environment, the bootstrap's ``RANKDEBUG_ACTED`` included: the bootstrap takes a copy whose
+  LOCAL_RANK names another rank for that rank, not for rank 0's helper.
 - ``*_spawn``, ``*_fork`` and ``*_notebook`` strategies start workers with
   ``torch.multiprocessing``, each given its rank as an argument: none in its environment.
 - src/lightning/fabric/plugins/environments/slurm.py: under ``srun`` the tasks are the ranks
@@ -303,18 +305,19 @@ def _cli_value(text: str) -> object:
 
 
 def _children(plan: LaunchPlan, where: str, span: Span, per_node: int | None) -> None:
-    """The subprocess launcher: the script's process is rank 0, the rest its children."""
+    """The subprocess launcher: the script's process is rank 0, the rest copies of it that
+    Lightning starts with LOCAL_RANK set; the bootstrap takes each copy for the rank its
+    LOCAL_RANK names (``bootstrap.helper_of_rank``), so any of them can be chosen."""
     count = f"{per_node - 1} more" if per_node is not None else "the other"
-    rest = f"1-{per_node - 1}" if per_node is not None and per_node > 2 else "1"
-    run = f"torchrun --nproc_per_node {per_node if per_node is not None else 'N'}"
     plan.warn(f"{where}: the script's process is rank 0 and starts {count} ranks as copies of "
-              "itself (LOCAL_RANK in their environment); rankdebug debugs rank 0 of them, not "
-              f"ranks {rest}, which it takes for helpers of rank 0; to debug any rank, run the "
-              f"script under torchrun ({run} SCRIPT): Lightning then starts no processes of "
-              "its own", span, code="rank-in-child")
+              "itself (LOCAL_RANK in their environment)", span, severity="info",
+              code="ranks-as-copies")
     if plan.nnodes is not None and plan.nnodes > 1:
         plan.warn(f"{where}: the same command runs on each of the {plan.nnodes} nodes, with "
-                  "NODE_RANK set to the node's number", span, severity="info",
+                  "NODE_RANK set to the node's number; a node other than node 0 numbers its "
+                  "ranks by their LOCAL_RANK, as node 0 does (Lightning's global rank, "
+                  "NODE_RANK x devices + LOCAL_RANK, is not in their environment): choose "
+                  "them by local rank (local1), or run the script under torchrun", span,
                   code="multi-node")
 
 
