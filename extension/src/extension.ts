@@ -40,7 +40,7 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const attach = new RankAttach(python, jobs, state);
     const execute = server.execute.bind(server);
     const groups = new RankGroups(state, new RankTargets(state, jobs, new GroupStore()), execute);
-    const stacks = new StacksPanels(python, jobs, groups);
+    const stacks = new StacksPanels(python, jobs, groups, attach);
     const evaluate = new RankEval(context.globalState, python);
     const compare = new ComparePanels(python, state, jobs, groups, context.globalState);
     const filter = new JobsFilter(jobs, execute);

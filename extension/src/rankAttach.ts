@@ -48,6 +48,11 @@ export class RankAttach implements vscode.Disposable {
         return { claimed: this.state.claimed(job.id), pending: this.inFlight.ranks(job.id) };
     }
 
+    /** Ranks of the job this window has a session on or is attaching (the session cap counts them). */
+    sessionsOf(job: string): ReadonlySet<number> {
+        return new Set([...this.state.claimed(job), ...this.inFlight.ranks(job)]);
+    }
+
     /** Attach from a row (or the palette: pick a job first). */
     async attach(node?: JobNode): Promise<void> {
         const job = node?.job ?? (await this.jobs.pickJob(vscode.l10n.t('Attach to which job?')));

@@ -6,13 +6,18 @@
  * the columns. It posts `refresh`, `open` (column and frame indexes), `openNode` and `group`
  * (a tree node's index); the file, line and ranks acted on come from this side's model,
  * never from the page. A node's group action makes a group of its ranks (rankGroups.ts `makeGroupOf`).
+ * *Debug one rank per class* (`debugClasses`) opens a session on a representative of each
+ * class of ranks with the same stack (the odd one, else the lowest rank), a node's *Debug this
+ * class* (`debugNode`) one on a representative of its ranks, each labelled `rank 3 · 252 like
+ * it`, up to `rankdebug.maxSessions` (diagnose/classSessions.ts: Why Is This Job Stuck?'s route).
  */
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { runCli } from './cli';
 import { jobLabel, type JobInfo } from './core/jobList';
 import { hostFlags } from './core/settings';
-import { compactRanks, toStacksView, type FrameView, type StacksView } from './core/stacks';
+import { classRep, compactRanks, stackClasses, toStacksView, type FrameView, type StacksView } from './core/stacks';
+import { ClassSessions, type ClassSessionDeps } from './diagnose/classSessions';
 import { renderMessage, renderStacks, type StacksLabels } from './core/stacksHtml';
 import { newNonce } from './core/webviewHtml';
 import type { JobNode } from './jobsView';
@@ -39,6 +44,7 @@ class StacksPanel implements vscode.Disposable {
         private readonly job: JobInfo,
         private readonly python: () => Promise<string>,
         private readonly groups: Pick<RankGroups, 'makeGroupOf'>,
+        private readonly sessions: ClassSessions,
         onDispose: () => void,
     ) {
         this.title = vscode.l10n.t('Stacks: {0}', jobLabel(job));
@@ -89,26 +95,40 @@ class StacksPanel implements vscode.Disposable {
             idle: vscode.l10n.t('idle'),
             waitingIn: (c) => vscode.l10n.t('waiting in {0}', c),
             thread: (t) => vscode.l10n.t('thread {0}', t),
+            debugClasses: vscode.l10n.t('Debug one rank per class'),
+            debugAction: vscode.l10n.t('debug'),
+            debugNode: (rank, ranks) => vscode.l10n.t('Debug this class: rank {0}, standing for ranks {1}', rank, ranks),
             // The Tree view's words (Tree, Columns, group, …) are core/stacksHtml.ts's defaults
             // until l10n/bundle.l10n.zh-cn.json has them.
         };
     }
 
     private async onMessage(m: Message): Promise<void> {
-        if (m.type === 'refresh') {
-            await this.load();
-            return;
-        }
-        if (m.type === 'group' && typeof m.node === 'number') {
-            await this.makeGroup(m.node);
-            return;
-        }
-        if (m.type === 'openNode' && typeof m.node === 'number') {
-            await this.open(this.view?.nodes[m.node]?.frame);
-            return;
-        }
-        if (m.type !== 'open' || typeof m.column !== 'number' || typeof m.frame !== 'number') return;
-        await this.open(this.view?.columns[m.column]?.frames[m.frame]);
+        if (m.type === 'refresh') return this.load();
+        if (m.type === 'debugClasses') return this.debugClasses();
+        if (m.type === 'open') return this.openFrame(m);
+        if (typeof m.node !== 'number') return;
+        if (m.type === 'debugNode') return this.debugNode(m.node);
+        if (m.type === 'group') return this.makeGroup(m.node);
+        if (m.type === 'openNode') return this.open(this.view?.nodes[m.node]?.frame);
+    }
+
+    private openFrame(m: Message): Promise<void> | undefined {
+        if (typeof m.column !== 'number' || typeof m.frame !== 'number') return undefined;
+        return this.open(this.view?.columns[m.column]?.frames[m.frame]);
+    }
+
+    /** A session on a representative of each class of ranks with the same stack. */
+    private async debugClasses(): Promise<void> {
+        const reps = this.view ? stackClasses(this.view) : [];
+        if (reps.length) await this.sessions.open(this.job.id, reps, 'stacks: debug one rank per class');
+    }
+
+    /** A session on a representative of a tree node's ranks. */
+    private async debugNode(index: number): Promise<void> {
+        const node = this.view?.nodes[index];
+        const rep = node ? classRep(node.ranks, this.view?.odd ?? []) : null;
+        if (rep) await this.sessions.open(this.job.id, [rep], `stacks: debug the class of ranks ${compactRanks(node?.ranks ?? [])}`);
     }
 
     /** Make Group… with a tree node's ranks (distinct, in order, as of rank rows selected in Training Jobs). */
@@ -141,12 +161,16 @@ class StacksPanel implements vscode.Disposable {
 
 export class StacksPanels implements vscode.Disposable {
     private readonly panels = new Map<string, StacksPanel>();
+    private readonly sessions: ClassSessions;
 
     constructor(
         private readonly python: () => Promise<string>,
-        private readonly jobs: { pickJob(title: string): Promise<JobInfo | undefined> },
+        private readonly jobs: { pickJob(title: string): Promise<JobInfo | undefined>; fresh(): Promise<readonly JobInfo[]> },
         private readonly groups: Pick<RankGroups, 'makeGroupOf'>,
-    ) {}
+        attach: ClassSessionDeps['attach'],
+    ) {
+        this.sessions = new ClassSessions({ jobs, attach });
+    }
 
     /** Shows the job's panel (a job row, or a job picked in the palette) and reads the stacks. */
     async show(node?: JobNode): Promise<void> {
@@ -156,7 +180,7 @@ export class StacksPanels implements vscode.Disposable {
         if (panel) {
             panel.panel.reveal();
         } else {
-            panel = new StacksPanel(job, this.python, this.groups, () => this.panels.delete(job.id));
+            panel = new StacksPanel(job, this.python, this.groups, this.sessions, () => this.panels.delete(job.id));
             this.panels.set(job.id, panel);
         }
         await panel.load();
@@ -165,5 +189,6 @@ export class StacksPanels implements vscode.Disposable {
     dispose(): void {
         [...this.panels.values()].forEach((p) => p.dispose());
         this.panels.clear();
+        this.sessions.dispose();
     }
 }

@@ -259,3 +259,34 @@ export function toStacksView(answer: unknown): StacksView {
         collectives,
     };
 }
+
+/** A class of ranks (the same stack) and the rank that stands for it. */
+export interface ClassRep {
+    /** The representative: the odd one when the class holds one, else the lowest rank. */
+    rank: number;
+    /** How many other ranks it stands for (`rank 3 · 252 like it`). */
+    others: number;
+    /** Whether the representative is an odd one out. */
+    odd: boolean;
+}
+
+/** The representative of these ranks: the lowest odd one, else the lowest; null when none is a rank. */
+export function classRep(ranks: readonly (number | null)[], odd: readonly number[]): ClassRep | null {
+    const known = [...new Set(ranks.filter((r): r is number => r !== null && r >= 0))].sort((a, b) => a - b);
+    if (!known.length) return null;
+    const oddSet = new Set(odd);
+    const oddOne = known.find((r) => oddSet.has(r));
+    return { rank: oddOne ?? known[0], others: known.length - 1, odd: oddOne !== undefined };
+}
+
+/**
+ * One representative per class of the main threads (a column of the view): odd classes first,
+ * then the larger ones, then by rank; a column with no rank number (a process with no RANK) has none.
+ */
+export function stackClasses(view: Pick<StacksView, 'columns' | 'odd'>): ClassRep[] {
+    const reps = view.columns.filter((c) => c.main).flatMap((c) => classRep(c.ranks, view.odd) ?? []);
+    const seen = new Set<number>();
+    return reps
+        .filter((r) => !seen.has(r.rank) && seen.add(r.rank))
+        .sort((a, b) => Number(b.odd) - Number(a.odd) || b.others - a.others || a.rank - b.rank);
+}

@@ -6,9 +6,11 @@
  * Refresh button posts `{type: 'refresh'}`. The Tree view (the main threads merged, outermost
  * frame at the root, as Linaro DDT's parallel stack view) posts `{type: 'openNode', node}` for a
  * click on a place and `{type: 'group', node}` for a node's group action (preorder indexes).
- * The Tree / Columns toggle is the page's own (kept in the webview's state). No `vscode` import.
+ * The Tree / Columns toggle is the page's own (kept in the webview's state). *Debug one rank per
+ * class* posts `{type: 'debugClasses'}`, a node's *Debug this class* `{type: 'debugNode', node}`.
+ * No `vscode` import.
  */
-import { compactRanks, parseRankList, type ColumnView, type CollectiveMismatch, type StacksView, type TreeNodeView } from './stacks';
+import { classRep, compactRanks, parseRankList, stackClasses, type ColumnView, type CollectiveMismatch, type StacksView, type TreeNodeView } from './stacks';
 import { escapeHtml, webviewPage } from './webviewHtml';
 
 /** The page's words, localised by the caller. */
@@ -30,6 +32,11 @@ export interface StacksLabels {
     makeGroup?: (ranks: string) => string;
     groupAction?: string;
     collectivesTitle?: string;
+    /** The header's *Debug one rank per class* (left out: no button). */
+    debugClasses?: string;
+    /** A node's *Debug this class*: its button's text and title (`Debug rank 3, standing for ranks 0-3`). */
+    debugAction?: string;
+    debugNode?: (rank: number, ranks: string) => string;
 }
 
 /** Tests read escapeHtml from here. */
@@ -92,12 +99,14 @@ main.tree { font-family: var(--vscode-editor-font-family); font-size: var(--vsco
 .tree .row .place { margin-left: auto; }
 .tree a.place { color: var(--vscode-descriptionForeground); }
 .tree a.place:hover { color: var(--vscode-textLink-foreground); }
-.tree button.group { padding: 0 6px; font-size: 0.85em; }
+.tree button.group, .tree button.debugNode { padding: 0 6px; font-size: 0.85em; }
+header button.secondary { background: var(--vscode-button-secondaryBackground, var(--vscode-button-background)); color: var(--vscode-button-secondaryForeground, var(--vscode-button-foreground)); }
 `;
 
 const SCRIPT = `
 const vscode = acquireVsCodeApi();
 document.getElementById('refresh').addEventListener('click', () => vscode.postMessage({ type: 'refresh' }));
+document.getElementById('debugClasses')?.addEventListener('click', () => vscode.postMessage({ type: 'debugClasses' }));
 function setMode(mode) {
     if (!document.querySelector('main.tree')) mode = 'columns';
     document.body.classList.toggle('mode-tree', mode === 'tree');
@@ -113,6 +122,12 @@ document.addEventListener('click', (e) => {
     if (mode) {
         setMode(mode.dataset.mode);
         vscode.setState({ ...(vscode.getState() || {}), mode: mode.dataset.mode });
+        return;
+    }
+    const debug = t.closest('button.debugNode');
+    if (debug) {
+        e.preventDefault();
+        vscode.postMessage({ type: 'debugNode', node: Number(debug.dataset.node) });
         return;
     }
     const group = t.closest('button.group');
@@ -138,8 +153,8 @@ function page(nonce: string, title: string, body: string, mode?: 'tree' | 'colum
     return webviewPage(nonce, title, { style: STYLE, script: SCRIPT }, body, mode ? `class="mode-${mode}" data-mode="${mode}"` : '');
 }
 
-function header(labels: Pick<StacksLabels, 'title' | 'refresh'>, meta: string, toggle = ''): string {
-    return `<header><h1>${escapeHtml(labels.title)}</h1><span class="meta">${escapeHtml(meta)}</span>${toggle}<button id="refresh" type="button">${escapeHtml(labels.refresh)}</button></header>`;
+function header(labels: Pick<StacksLabels, 'title' | 'refresh'>, meta: string, toggle = '', actions = ''): string {
+    return `<header><h1>${escapeHtml(labels.title)}</h1><span class="meta">${escapeHtml(meta)}</span>${toggle}${actions}<button id="refresh" type="button">${escapeHtml(labels.refresh)}</button></header>`;
 }
 
 /**
@@ -168,7 +183,7 @@ export function renderCollectives(found: readonly CollectiveMismatch[], title = 
 }
 
 /** The rows of one branch: a chain of nodes with the same ranks at one level, then its children nested. */
-function branch(node: TreeNodeView, total: number, labels: StacksLabels): string {
+function branch(node: TreeNodeView, total: number, labels: StacksLabels, odd: readonly number[] = []): string {
     const chain = [node];
     for (let last = node; last.children.length === 1 && last.children[0].count === last.count; ) {
         last = last.children[0];
@@ -187,14 +202,18 @@ function branch(node: TreeNodeView, total: number, labels: StacksLabels): string
             head && n.ranks.some((r) => r >= 0)
                 ? `<button type="button" class="group" data-node="${n.id}" title="${escapeHtml(makeGroup(who))}">${escapeHtml(labels.groupAction ?? 'group')}</button>`
                 : '';
+        const rep = head && labels.debugNode ? classRep(n.ranks, odd) : null;
+        const debug = rep && labels.debugNode
+            ? `<button type="button" class="debugNode" data-node="${n.id}" title="${escapeHtml(labels.debugNode(rep.rank, who))}">${escapeHtml(labels.debugAction ?? 'debug')}</button>`
+            : '';
         const badges = head
             ? `<span class="count" title="${escapeHtml(`${n.count} of ${total}`)}">${n.count}/${total}</span><span class="who">${n.odd ? `<mark>${escapeHtml(who)}</mark>` : escapeHtml(who)}</span>`
             : '';
-        return `<div class="${cls}" data-node="${n.id}">${badges}<span class="name">${escapeHtml(f.name)}</span>${place}${group}</div>`;
+        return `<div class="${cls}" data-node="${n.id}">${badges}<span class="name">${escapeHtml(f.name)}</span>${place}${debug}${group}</div>`;
     };
     const rest = chain.slice(1).map((n) => row(n, false)).join('');
     const end = chain[chain.length - 1];
-    const kids = end.children.length ? `<div class="kids">${end.children.map((c) => branch(c, total, labels)).join('')}</div>` : '';
+    const kids = end.children.length ? `<div class="kids">${end.children.map((c) => branch(c, total, labels, odd)).join('')}</div>` : '';
     const oddInside = !node.odd && containsOdd(node);
     return `<details open class="branch${node.odd ? ' odd' : ''}${oddInside ? ' has-odd' : ''}"><summary>${row(node, true)}</summary>${rest}${kids}</details>`;
 }
@@ -204,9 +223,9 @@ function containsOdd(node: TreeNodeView): boolean {
 }
 
 /** The merged tree of the main threads as nested collapsible rows. */
-export function renderTree(view: Pick<StacksView, 'tree' | 'treeTotal'>, labels: StacksLabels): string {
+export function renderTree(view: Pick<StacksView, 'tree' | 'treeTotal'> & { odd?: readonly number[] }, labels: StacksLabels): string {
     if (!view.tree.length) return '';
-    return `<main class="tree">${view.tree.map((n) => branch(n, view.treeTotal, labels)).join('')}</main>`;
+    return `<main class="tree">${view.tree.map((n) => branch(n, view.treeTotal, labels, view.odd ?? [])).join('')}</main>`;
 }
 
 function column(c: ColumnView, index: number, labels: StacksLabels): string {
@@ -246,7 +265,11 @@ export function renderStacks(view: StacksView, labels: StacksLabels, nonce: stri
         ? `<span class="toggle" role="group"><button type="button" data-mode="tree" class="${mode === 'tree' ? 'on' : ''}">${escapeHtml(labels.tree ?? 'Tree')}</button><button type="button" data-mode="columns" class="${mode === 'columns' ? 'on' : ''}">${escapeHtml(labels.columns ?? 'Columns')}</button></span>`
         : '';
     const collectives = renderCollectives(view.collectives ?? [], labels.collectivesTitle);
-    return page(nonce, labels.title, `${header(labels, labels.meta, toggle)}${collectives}${errors}${tree}${columns}`, mode);
+    const classes = labels.debugClasses ? stackClasses(view) : [];
+    const actions = classes.length
+        ? `<button id="debugClasses" type="button" class="secondary" data-classes="${classes.length}">${escapeHtml(labels.debugClasses ?? '')}</button>`
+        : '';
+    return page(nonce, labels.title, `${header(labels, labels.meta, toggle, actions)}${collectives}${errors}${tree}${columns}`, mode);
 }
 
 /** The panel while reading, or when the CLI gave no stacks at all. */

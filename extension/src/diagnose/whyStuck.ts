@@ -5,7 +5,8 @@
  * shows one webview panel per job (reused): the findings, the class tree, the collectives
  * table, the ranks read. The model is core/diagnose.ts, the HTML core/diagnoseHtml.ts. The
  * page's buttons: *Debug culprit* (rankAttach.ts on that rank), *Debug one per class* (one
- * rank per class, its session labelled `rank 3 · 252 like it`), *Compare across classes*
+ * rank per class, its session labelled `rank 3 · 252 like it`, up to `rankdebug.maxSessions`:
+ * classSessions.ts, shared with Show Stacks), *Compare across classes*
  * (an expression evaluated now in each class's rank, comparePanel.ts).
  */
 import * as fs from 'node:fs';
@@ -14,14 +15,14 @@ import { runCli } from '../cli';
 import { isRowArg } from '../core/commandArgs';
 import { compareFrame, culpritRank, readDiagnose, representatives, type DiagnoseView, type Place } from '../core/diagnose';
 import { renderDiagnose, type DiagnoseState } from '../core/diagnoseHtml';
-import { jobLabel, type JobInfo, type RankInfo } from '../core/jobList';
+import { jobLabel, type JobInfo } from '../core/jobList';
 import { formatSpec } from '../core/ranks';
 import { hostFlags } from '../core/settings';
 import { newNonce } from '../core/webviewHtml';
-import type { RankdebugConfiguration } from '../debug/configuration';
 import type { JobNode } from '../jobsView';
 import { log } from '../log';
 import { getSettings } from '../settings';
+import { ClassSessions, type ClassSessionDeps } from './classSessions';
 import type { NoticeHost } from './hangNotices';
 
 const VIEW_TYPE = 'rankdebug.whyStuck';
@@ -39,7 +40,7 @@ interface Message {
 export interface WhyStuckDeps {
     python: () => Promise<string>;
     jobs: { pickJob(title: string): Promise<JobInfo | undefined>; fresh(): Promise<readonly JobInfo[]> };
-    attach: { attachRanks(job: JobInfo, ranks: RankInfo[], told?: boolean): Promise<void> };
+    attach: ClassSessionDeps['attach'];
     compare: { compareIn(job: string, ranks: readonly number[], fn: string | undefined, title: string): Promise<void> };
 }
 
@@ -66,7 +67,7 @@ class WhyStuckPanel implements vscode.Disposable {
         private job: JobInfo,
         private view: DiagnoseView,
         private readonly deps: WhyStuckDeps,
-        private readonly labels: SessionLabels,
+        private readonly sessions: ClassSessions,
         onDispose: () => void,
     ) {
         this.title = vscode.l10n.t('Why is {0} stuck?', jobLabel(job));
@@ -127,21 +128,9 @@ class WhyStuckPanel implements vscode.Disposable {
         }
     }
 
-    /** Sessions on these ranks (labelled with how many ranks each stands for). */
+    /** Sessions on these ranks (labelled with how many ranks each stands for; up to `rankdebug.maxSessions`). */
     private async debug(reps: { rank: number; others: number }[]): Promise<void> {
-        const job = (await this.deps.jobs.fresh()).find((j) => j.id === this.job.id);
-        if (!job) {
-            void vscode.window.showInformationMessage(vscode.l10n.t('{0} is not running any more.', jobLabel(this.job)));
-            return;
-        }
-        this.job = job;
-        const infos = reps.map((r) => job.ranks.find((i) => i.rank === r.rank)).filter((r): r is RankInfo => r !== undefined);
-        const missing = reps.filter((r) => !infos.some((i) => i.rank === r.rank)).map((r) => r.rank);
-        if (missing.length) void vscode.window.showWarningMessage(vscode.l10n.t('{0} has no live rank {1} to attach to.', jobLabel(job), formatSpec(missing)));
-        if (!infos.length) return;
-        for (const r of reps) if (r.others > 0) this.labels.set(job.id, r.rank, vscode.l10n.t('rank {0} · {1} like it', r.rank, r.others));
-        log().info(`why stuck ${job.id}: debug ranks ${formatSpec(infos.map((i) => i.rank))}`);
-        await this.deps.attach.attachRanks(job, infos, reps.length === 1);
+        await this.sessions.open(this.job.id, reps, 'why stuck: debug');
     }
 
     private async open(m: Message): Promise<void> {
@@ -165,37 +154,13 @@ class WhyStuckPanel implements vscode.Disposable {
     }
 }
 
-/**
- * The labels of the rank sessions *Debug one per class* starts (`rank 3 · 252 like it`): set on
- * each session as it starts (a session's name can change while it runs), once.
- */
-class SessionLabels implements vscode.Disposable {
-    private readonly pending = new Map<string, string>();
-    private readonly listener = vscode.debug.onDidStartDebugSession((s) => {
-        const rank = (s.configuration as RankdebugConfiguration).__rank;
-        if (!rank) return;
-        // A rank's session started from the supervisor's own `listening` line may not name its job.
-        const key = rank.job !== undefined ? `${rank.job}/${rank.rank}` : [...this.pending.keys()].find((k) => k.endsWith(`/${rank.rank}`));
-        const label = key ? this.pending.get(key) : undefined;
-        if (!key || !label) return;
-        this.pending.delete(key);
-        s.name = label;
-    });
-
-    set(job: string, rank: number, label: string): void {
-        this.pending.set(`${job}/${rank}`, label);
-    }
-
-    dispose(): void {
-        this.listener.dispose();
-    }
-}
-
 export class WhyStuck implements vscode.Disposable {
     private readonly panels = new Map<string, WhyStuckPanel>();
-    private readonly labels = new SessionLabels();
+    private readonly sessions: ClassSessions;
 
-    constructor(private readonly deps: WhyStuckDeps) {}
+    constructor(private readonly deps: WhyStuckDeps) {
+        this.sessions = new ClassSessions(deps);
+    }
 
     /** The job of a row, of an id (the notification), or picked among the running jobs. */
     private async jobOf(arg: unknown): Promise<JobInfo | undefined> {
@@ -227,7 +192,7 @@ export class WhyStuck implements vscode.Disposable {
             if (message !== 'cancelled') void vscode.window.showErrorMessage(vscode.l10n.t('Cannot diagnose {0}: {1}', jobLabel(job), message));
             return;
         }
-        const panel = new WhyStuckPanel(job, result.view, this.deps, this.labels, () => this.panels.delete(job.id));
+        const panel = new WhyStuckPanel(job, result.view, this.deps, this.sessions, () => this.panels.delete(job.id));
         this.panels.set(job.id, panel);
         panel.show(result.view, result.ms);
         log().info(`why stuck ${job.id}: ${result.view.classes.length} classes, ${result.view.findings.length} findings, ${result.ms} ms`);
@@ -248,7 +213,7 @@ export class WhyStuck implements vscode.Disposable {
     dispose(): void {
         [...this.panels.values()].forEach((p) => p.dispose());
         this.panels.clear();
-        this.labels.dispose();
+        this.sessions.dispose();
     }
 }
 
