@@ -37,8 +37,8 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const terminals = new TerminalSupport(context, ctx);
     const python = async (): Promise<string> => (await server.python()).python;
     const jobs = new JobsView(state, python);
-    const attach = new RankAttach(python, jobs, state);
     const execute = server.execute.bind(server);
+    const attach = new RankAttach(python, jobs, state, execute);
     const groups = new RankGroups(state, new RankTargets(state, jobs, new GroupStore()), execute);
     const stacks = new StacksPanels(python, jobs, groups, attach);
     const evaluate = new RankEval(context.globalState, python);

@@ -1,7 +1,7 @@
 /**
  * Attach to any rank from the Training Jobs view.
  * Steps: which ranks (a rank row: that one; a job row: its ranks waiting for a debugger, else
- * a pick among its live ranks), leaving out ranks a session of this window has or is starting
+ * a pick among its live ranks, with their coordinates and typed selectors: attachPick.ts), leaving out ranks a session of this window has or is starting
  * and ranks an earlier click is attaching (debugpy's adapter takes one client) → an endpoint
  * per rank (a rank that listens is used as is; others through `rankdebug attach JOB RANK
  * --json`, which tells an armed rank through its handler or injects debugpy with gdb, under a
@@ -14,12 +14,14 @@
  * Errors (ptrace refused, with the fix) are shown as the CLI words them.
  */
 import * as vscode from 'vscode';
+import { pickAttachRanks } from './attachPick';
 import { runCli } from './cli';
 import { attachSteps, InFlight, offerable, type AttachFacts } from './core/attachRoute';
 import { CliError } from './core/cliOutput';
 import { parseEvent } from './core/events';
 import { canAttach, controlDir, jobLabel, listensNow, type JobInfo, type RankInfo } from './core/jobList';
 import { registryRoot } from './core/jobs';
+import type { Execute } from './core/rankCheck';
 import { formatSpec } from './core/ranks';
 import { TYPE, type RankdebugConfiguration } from './debug/configuration';
 import type { JobState, TrackedJob } from './jobState';
@@ -42,6 +44,8 @@ export class RankAttach implements vscode.Disposable {
         private readonly python: () => Promise<string>,
         private readonly jobs: { pickJob(title: string): Promise<JobInfo | undefined>; refresh(): Promise<void> },
         private readonly state: JobState,
+        /** The language server's commands: a typed rank spec or selector in the pick. */
+        private readonly execute?: Execute,
     ) {}
 
     private facts(job: JobInfo): AttachFacts {
@@ -97,16 +101,7 @@ export class RankAttach implements vscode.Disposable {
         const waiting = live.filter(listensNow);
         const choices = waiting.length ? waiting : live;
         if (choices.length === 1) return choices;
-        const picked = await vscode.window.showQuickPick(
-            choices.map((r) => ({
-                label: `rank ${r.rank}`,
-                description: [r.pid !== null ? `pid ${r.pid}` : '', r.port ? `${r.address ?? '127.0.0.1'}:${r.port}` : ''].filter(Boolean).join(' · '),
-                picked: waiting.length > 0,
-                rank: r,
-            })),
-            { canPickMany: true, title: vscode.l10n.t('Attach to which ranks?') },
-        );
-        return picked?.map((p) => p.rank);
+        return pickAttachRanks(job, choices, waiting.length > 0, this.execute);
     }
 
     /**
