@@ -20,9 +20,11 @@ _VERBS: dict[str, tuple[str, str]] = {
     "jobs": ("rankdebug.jobs.cli_jobs", "list running training jobs and their ranks"),
     "stacks": ("rankdebug.jobs.cli_stacks", "every rank's Python stack, side by side"),
     "diagnose": ("rankdebug.jobs.diagnose.cli", "why a job is stuck: the rank that holds it"),
+    "watch": ("rankdebug.jobs.watch_found", "watch a job found running for hangs"),
     "attach": ("rankdebug.jobs.cli_attach", "make a running rank listen for a debugger"),
     "eval": ("rankdebug.jobs.cli_eval", "evaluate an expression in a live rank"),
     "smoke": ("rankdebug.smoke.cli", "the smoke version of a training command, and checks"),
+    "debug": ("rankdebug.repl.cli", "a pdb-like prompt over a job's chosen ranks (a terminal)"),
 }
 
 
