@@ -160,8 +160,17 @@ def test_many_ranks_refuse_one_port_and_a_bad_parallel(
     out = rankdebug("attach", str(launcher.pid), "0-2", "--port", "5999", "--json")
     assert out.returncode == 2
     assert "--port takes one rank" in json.loads(out.stdout)["error"]["message"]
-    out = rankdebug("attach", str(launcher.pid), "0-2", "--parallel", "-1", "--json")
+    out = rankdebug("attach", str(launcher.pid), "0-2", "--parallel", "0", "--json")
     assert out.returncode == 2 and "--parallel" in out.stdout, out.stdout
     out = rankdebug("attach", str(launcher.pid), "0-2 x", "--json")
     assert out.returncode == 2 and "Traceback" not in out.stdout + out.stderr
     assert "RANK" in json.loads(out.stdout)["error"]["message"], out.stdout
+
+
+def test_ports_handed_to_ranks_at_once_are_all_different() -> None:
+    """Ranks attached side by side each take a port before the first listens: never the
+    same one twice."""
+    outcomes = attach_many.run_all(list(range(64)), lambda _: att.free_port("127.0.0.1"),
+                                   workers=16)
+    got = [o.result for o in outcomes if o.result is not None]
+    assert len(got) == 64 and len(set(got)) == 64

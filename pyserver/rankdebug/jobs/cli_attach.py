@@ -7,7 +7,8 @@
     rankdebug attach JOB RANK --hosts a,b --json   a rank on host a or b (over SSH)
 
 prints, once the port listens, the line ``rankdebug launch`` prints for its ranks:
-``{"event": "listening", "rank": R, "host": "127.0.0.1", "port": N, "pid": P, "job": ID}``.
+``{"event": "listening", "rank": R, "host": "127.0.0.1", "port": N, "pid": P, "job": ID}``
+(with ``"via": "remote_exec" | "ptrace" | "gdb"`` when debugpy was put in just now).
 A DAP client then attaches to HOST:PORT with ``{"request": "attach"}`` (VS Code:
 ``"type": "rankdebug", "request": "attach", "connect": {"host": …, "port": …}``).
 Many ranks are attached side by side (``--parallel`` at a time, default twice the CPUs), one
@@ -52,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: free)")
     parser.add_argument("--timeout", type=float, default=att.INJECT_TIMEOUT_S,
                         help="seconds the injection may take (default %(default)s)")
-    parser.add_argument("--parallel", type=int, default=0, metavar="N",
+    parser.add_argument("--parallel", type=int, default=None, metavar="N",
                         help="ranks attached at once when RANK names several (default: twice "
                              "the CPUs; 1: one after another)")
     across.add_arguments(parser)
@@ -226,7 +227,7 @@ def _many(args: argparse.Namespace, job: Job, picked: list[Rank]) -> int:
             _said(args, {"event": "failed", "rank": done.item.rank, "pid": done.item.pid,
                          "job": job.id, "message": _message(done.error)})
 
-    outcomes = attach_many.run_all(picked, one, args.parallel or None, on_done=told)
+    outcomes = attach_many.run_all(picked, one, args.parallel, on_done=told)
     attached = [o.item.rank for o in outcomes if o.result is not None]
     failed = [o.item.rank for o in outcomes if o.result is None]
     summary = {"event": "done", "job": job.id, "attached": attached, "failed": failed,
@@ -248,7 +249,7 @@ def _message(error: Exception | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.parallel < 0:
+    if args.parallel is not None and args.parallel < 1:
         return _fail(args, f"--parallel must be 1 or more (got {args.parallel})", 2)
     try:
         job, picked = _target(args)
