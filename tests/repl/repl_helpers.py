@@ -116,3 +116,9 @@ def listening(proc: subprocess.Popen[str], count: int, timeout: float = 120.0
             seen.append(event)
     assert len(seen) == count, f"only {seen} listened"
     return job, seen
+
+
+def tool(name: str) -> str:
+    """An executable of this venv (torchrun), else the name (found on PATH)."""
+    path = BIN / name
+    return str(path) if path.exists() else name

@@ -71,26 +71,49 @@ def _given(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in NOT_HERE:
-        if getattr(args, name, False):
-            return fail(f"--{name} is not for the prompt (rankdebug launch --{name} is for "
-                        "programs)", as_json=False, prog=PROG)
+    refused = _not_here(args)
+    if refused is not None:
+        return refused
     words = list(args.command)
     if words[:1] == ["--"] or args.file is not None:
         return _started(args, words[1:] if words[:1] == ["--"] else words)
-    if len(words) == 1 and not words[0].startswith("-"):
+    if words and not words[0].startswith("-") and not _is_launcher(words[0]):
+        # `debug JOB --ranks 1`: the options after JOB (argparse gave them to the command).
+        later = argparse.ArgumentParser(prog=PROG)
+        add_arguments(later)
+        more = later.parse_args(words[1:])
+        if more.command:
+            return fail(f"a JOB takes no command ({' '.join(more.command)!r}); give -- "
+                        "COMMAND alone to start a job", as_json=False, prog=PROG)
+        for name, value in vars(more).items():
+            if value != later.get_default(name):
+                setattr(args, name, value)
+        refused = _not_here(args)
+        if refused is not None:
+            return refused
         extra = _given(args)
         if extra:
             return fail(f"{', '.join(extra)}: only --ranks goes with a JOB to attach to",
                         as_json=False, prog=PROG)
         return _attached(args, words[0])
-    if words:
-        from rankdebug.launcher_table import LAUNCH_PROGRAM
-
-        if LAUNCH_PROGRAM.fullmatch(words[0].rsplit("/", 1)[-1]):
-            return _started(args, words)
+    if words and _is_launcher(words[0]):
+        return _started(args, words)
     return fail("give a JOB to attach to (see `rankdebug jobs`) or -- COMMAND to start",
                 as_json=False, prog=PROG)
+
+
+def _not_here(args: argparse.Namespace) -> int | None:
+    for name in NOT_HERE:
+        if getattr(args, name, False):
+            return fail(f"--{name} is not for the prompt (rankdebug launch --{name} is for "
+                        "programs)", as_json=False, prog=PROG)
+    return None
+
+
+def _is_launcher(word: str) -> bool:
+    from rankdebug.launcher_table import LAUNCH_PROGRAM
+
+    return bool(LAUNCH_PROGRAM.fullmatch(word.rsplit("/", 1)[-1]))
 
 
 # --- starting a job --------------------------------------------------------------------

@@ -127,12 +127,16 @@ class Session:
         def one(item: tuple[int, str, int]) -> tuple[int, Link | str]:
             rank, host, port = item
             link = Link(rank, host, port, self._on_link)
+            with self._cond:
+                self.views[rank].link = link  # its events count from its first one
             try:
                 link.open()
                 self._send_breaks(link, None)
                 if start:
                     link.configure()
             except LinkError as exc:
+                with self._cond:
+                    self.views[rank].link = None  # its closing is no news
                 link.close()
                 return rank, link.refusal or str(exc)
             return rank, link
@@ -147,7 +151,6 @@ class Session:
                 if isinstance(got, str):
                     view.state, view.why = "refused", got.removeprefix("rankdebug: ")
                     continue
-                view.link = got
                 if view.state == "connecting":  # a stop may have come in meanwhile
                     view.state = "running" if got.configured else "waiting"
             self._cond.notify_all()
@@ -238,7 +241,7 @@ class Session:
 
     def _handle(self, link: Link, event: dict[str, Any]) -> None:
         view = self.views.get(link.rank)
-        if view is None or (view.link is not None and view.link is not link):
+        if view is None or view.link is not link:
             return
         name, body = event.get("event"), event.get("body") or {}
         if name == "stopped":

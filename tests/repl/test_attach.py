@@ -1,0 +1,113 @@
+"""``rankdebug debug JOB``: a job started by ``rankdebug launch`` in a terminal, debugged
+from the prompt, then left running; a rank that has a client already is not taken."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from repl_helpers import PROMPT, SCRIPTS, debug, env, launcher, listening, registry_job
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Iterator[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rankdebug", "launch", "--json", "--ranks", "0,1", "--",
+         launcher(tmp_path), "2"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, text=True, cwd=SCRIPTS, env=env())
+    try:
+        job_id, _ = listening(proc, 2)
+        yield job_id
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+
+
+def test_attach_break_on_one_rank_then_detach_leaves_it_running(job: str) -> None:
+    t = debug([job], ["list", "b steps.py:21 ranks 1", "c", "list", "p rank", "q"])
+    assert t.code == 0, t.out + t.err
+    assert t.head == [f"attached to job {job}: ranks 0,1 held"], t.out
+    # Attached, the ranks run (they were waiting for a client: this one).
+    assert t.after("list") == ["* rank 0  running", "* rank 1  running"]
+    # `c` on running ranks waits for their next stop: rank 1 at its breakpoint, rank 0
+    # paused with it (stop together).
+    stops = t.after("c")
+    assert "rank 1: stopped (breakpoint) at steps.py:21 in work" in stops, stops
+    assert any(ln.startswith("rank 0: ") for ln in stops), stops
+    # rank 0 answers too: its value, or (paused in time.sleep, native code) why not yet.
+    answers = t.after("p rank")
+    assert "rank 1: 1" in answers and any(a.startswith("rank 0: ") for a in answers), answers
+    assert f"detached; job {job} runs on" in t.out
+    # Still there, its ranks running, and open to the next client.
+    entry = registry_job(job)
+    assert entry is not None and len(entry["ranks"]) == 2
+    again = debug([job], ["list", "r 0", "pause", "where", "q"])
+    assert again.after("list") == ["* rank 0  running", "* rank 1  running"], again.out
+    assert again.after("r 0") == ["current: rank 0"]
+    paused = again.one("pause")
+    assert paused.startswith("rank 0: ") and "steps.py" in paused, paused
+    assert again.after("where")[0] == "rank 0:", again.out
+
+
+def test_a_rank_with_a_client_already_is_not_taken_and_bad_jobs_are_one_line(job: str
+                                                                              ) -> None:
+    holder = subprocess.Popen([sys.executable, "-m", "rankdebug", "debug", job, "--ranks", "1"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=SCRIPTS, env=env())
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().startswith(f"attached to job {job}: rank 1 held")
+        t = debug([job], ["list", "q"])
+        assert t.code == 0, t.out + t.err
+        assert "rank 1: not held: this rank already has a debugger client" in t.out, t.out
+        assert t.after("list") == ["* rank 0  running",
+                                   "  rank 1  not held: this rank already has a debugger "
+                                   "client"]
+        # Only rank 1 held elsewhere: asking for it alone gets nothing.
+        alone = debug([job, "--ranks", "1"], [])
+        assert alone.code == 1 and "not held" in alone.out
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.write("q\n")
+        holder.stdin.close()
+        holder.wait(30)
+    for args, says in ((["nosuchjob"], "no job 'nosuchjob'"),
+                       ([job, "--ranks", "7"], "no rank matching '7'"),
+                       ([job, "--break", "x.py:1"], "only --ranks goes with a JOB"),
+                       ([job, "--json"], "--json is not for the prompt"),
+                       ([], "give a JOB")):
+        bad = debug(args, [])
+        assert bad.code == 2 and bad.out == "", (args, bad.out, bad.err)
+        lines = bad.err.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0], (args, bad.err)
+
+
+def test_ctrl_c_while_waiting_returns_to_the_prompt_and_the_job_lives(job: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "rankdebug", "debug", job],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            cwd=SCRIPTS, env=env())
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline().startswith("attached")
+        proc.stdin.write("c\n")  # no breakpoint: waits for a stop that does not come
+        proc.stdin.flush()
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGINT)
+        proc.stdin.write("pause\nlist\nq\n")
+        proc.stdin.close()
+        out = proc.stdout.read()
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "*** interrupted" in out, out
+    after = out.split(PROMPT)
+    listed = next(part for part in after if part.startswith("list"))
+    assert listed.count("stopped") == 2 or listed.count("waiting in") + listed.count(
+        "stopped") == 2, out
+    assert registry_job(job) is not None
