@@ -1,18 +1,18 @@
 /**
- * Which ranks to debug: the quick-pick over the plan's ranks (rankQuickPick.ts), or an input
- * box when how many ranks the command starts is not known here; the last choice remembered per
- * command. Every typed or remembered choice, and which ranks each preset names, is read by the
- * language server (`rankdebug.checkRanks`, core/rankCheck.ts); the input box checks as you
- * type, debounced, and shows the server's message.
+ * Which ranks to debug: the quick-pick over the plan's ranks (rankQuickPick.ts), or, when how
+ * many ranks the command starts is not known here, a pick that offers *Choose when the ranks
+ * start* or a typed choice (unknownRankPick.ts); the last choice remembered per command. Every
+ * typed or remembered choice, and which ranks each preset names, is read by the language
+ * server (`rankdebug.checkRanks`, core/rankCheck.ts), as you type, debounced.
  */
-import * as vscode from 'vscode';
-import { debounce } from './core/debounce';
-import { CHECK_DELAY_MS, type CheckedChoice, type RankChecker } from './core/rankCheck';
+import type * as vscode from 'vscode';
+import type { CheckedChoice, RankChecker } from './core/rankCheck';
 import { formatChoice, type RankChoice } from './core/rankChoice';
 import { groupPresets } from './core/coords';
 import { byNode, isPlanError, PRESET_SPECS, presets, withGroups, type FixedPresetId, type PlanRank, type Preset } from './core/ranks';
 import { showRankQuickPick } from './rankQuickPick';
 import { getSettings } from './settings';
+import { askUnknownRanks } from './unknownRankPick';
 
 const MEMORY_KEY = 'rankdebug.lastRanks';
 
@@ -70,36 +70,19 @@ export async function recall(checker: RankChecker, text: string | undefined, cho
     return choice.spec ? { ...choice, arm: false } : undefined;
 }
 
-/** A choice typed into the box, for commands whose ranks are not known here. */
-async function askChoice(checker: RankChecker, title: string, last: RankChoice | undefined): Promise<RankChoice | undefined> {
-    const validateInput = debounce((value: string) => checker.problem(value), CHECK_DELAY_MS, undefined);
-    const text = await vscode.window.showInputBox({
-        title,
-        prompt: checker.allowArm
-            ? vscode.l10n.t('How many ranks this command starts is not known here. Which ranks should stop at breakpoints? (e.g. 0, 1,3, 0-3, all, local0; add "arm" to arm every rank, or "arm" alone to debug none now)')
-            : vscode.l10n.t('How many ranks this command starts is not known here. Which ranks should stop at breakpoints? (e.g. 0, 1,3, 0-3, all, local0)'),
-        value: last ? formatChoice(last) : PRESET_SPECS.rank0,
-        validateInput,
-    });
-    if (text === undefined) return undefined;
-    const choice = await checker.choice(text);
-    if (!isPlanError(choice)) return choice;
-    void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', choice.error.message));
-    return undefined;
-}
-
 /**
  * Asks which ranks to debug; returns the choice (spec `1,3`, `all`, `local0` or '' and whether
  * every rank is armed) or undefined when cancelled.
  * Steps: the presets and the remembered choice, read by the server; the quick-pick when the
- * plan's ranks are known, else the input box; the answer remembered.
+ * plan's ranks are known, else the pick for an unknown count; the answer remembered (not
+ * *Choose when the ranks start*, which asks again).
  */
 export async function pickRanks(checker: RankChecker, ranks: readonly PlanRank[], memory: RankMemory | undefined, key: string, title: string): Promise<RankChoice | undefined> {
     const remember = getSettings().rememberRanks;
     const choices = ranks.length ? await resolvePresets(checker, ranks) : [];
     const last = await recall(checker, remember ? memory?.get(key) : undefined, choices);
     const coords = checker.job.coords ?? null;
-    const choice = ranks.length ? await showRankQuickPick({ checker, ranks, presets: choices, last, title, coords }) : await askChoice(checker, title, last);
-    if (choice && memory && remember) void memory.set(key, formatChoice(choice));
+    const choice = ranks.length ? await showRankQuickPick({ checker, ranks, presets: choices, last, title, coords }) : await askUnknownRanks(checker, title, last);
+    if (choice && !choice.live && memory && remember) void memory.set(key, formatChoice(choice));
     return choice;
 }
