@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent / "pyserver"
 LAYERS: list[set[str]] = [
     {"rankdebug.runtime"},
     {"rankdebug.errors", "rankdebug.ranks", "rankdebug.launcher_table", "rankdebug.pyspy",
-     "rankdebug.adapter", "rankdebug.ssh", "rankdebug.protocol"},
+     "rankdebug.adapter", "rankdebug.ssh", "rankdebug.protocol", "rankdebug.hang_rule"},
     {"rankdebug.command"},
     {"rankdebug.debugplan", "rankdebug.smoke"},
     {"rankdebug.supervise", "rankdebug.jobs", "rankdebug.lsp"},

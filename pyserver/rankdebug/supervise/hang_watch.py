@@ -1,22 +1,13 @@
 """The hang watch of a job ``rankdebug launch`` started (``--hang-seconds S``, 0: off).
 
-A thread of the supervisor's reads, every ``tick_of(S)`` seconds (S/10, 0.5 to 2 s), how far
-each rank with a handler socket in the job's folder (chosen and armed ranks) has got in its
-process groups' collectives: the ``collectives`` command, answered from the rank's handler
-thread in a millisecond, the main thread untouched. Any change, a new rank included, is
-progress and restarts the clock. When the clock passes S, ``rankdebug diagnose``'s reading
-runs (the verb itself, ``rankdebug diagnose --json``: every rank read a few times; ranks
-without a handler by py-spy), and decides:
-
-- it names culprits: the job hangs (``hang``: the culprits, the first one's sentence);
-- a rank moved while it was read (a slow step, a long phase without collectives): progress,
-  the clock restarts;
-- nothing moved and nothing is named: it hangs all the same, ``why`` says what was seen;
-- no rank could be read: nothing is said (nothing true could be).
-
-The hang is said once; when progress resumes, ``hang_over``, and a later hang is said again.
-Where no rank has a handler that counts collectives, progress after a hang is looked for by
-a diagnosis again every S seconds.
+Its signal of progress: a thread of the supervisor's reads, every ``tick_of(S)`` seconds
+(S/10, 0.5 to 2 s), how far each rank with a handler socket in the job's folder (chosen and
+armed ranks) has got in its process groups' collectives: the ``collectives`` command,
+answered from the rank's handler thread in a millisecond, the main thread untouched. Any
+change, a new rank included, is progress and restarts the clock. What happens when the clock
+passes S (the diagnosis, and what it decides) is the rule every watch shares:
+``rankdebug.hang_rule``. Where no rank has a handler that counts collectives, progress after
+a hang is looked for by a diagnosis again every S seconds.
 
 The user's own holds are no hang: while ``held()`` (a chosen rank stopped or being paused in
 the debugger, waiting for its client, or a rank held at an uncaught exception), the clock
@@ -25,63 +16,21 @@ does not run, and no diagnosis reads the ranks.
 
 from __future__ import annotations
 
-import io
 import os
 import re
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import Any
 
+from rankdebug.hang_rule import Diagnosis, HangRule, diagnose, tick_of
 from rankdebug.runtime import wire
 
 ASK_S = 2.0  # a handler answers in milliseconds, even while its main thread waits
-DIAGNOSE_S = 120.0  # the verb's own reads take seconds; a bound, never a wait
 _SOCKET = re.compile(r"rank-(\d+)\.sock")
 
-
-def tick_of(seconds: float) -> float:
-    """How often progress is read: a tenth of S, from 0.5 s to 2 s. The clock starts at the
-    read that saw the last progress, up to a tick after it, so a hang is said within S, a
-    tick and the diagnosis (2 to 3 s) of its start: S + 5 s."""
-    return min(2.0, max(0.5, seconds / 10))
-
-
-@dataclass
-class Diagnosis:
-    """What the diagnosis saw: ranks read, whether any moved, and the findings."""
-
-    read: bool
-    moved: bool
-    culprits: list[dict[str, Any]]
-    said: str  # the first culprit's sentence, else what was seen
-
-
-def diagnose(job: str) -> Diagnosis:
-    """``rankdebug diagnose JOB --json`` of this host's ranks, run as the verb (the
-    supervisor does not import the jobs layer, its sibling); once per S at most."""
-    try:
-        out = subprocess.run([sys.executable, "-m", "rankdebug", "diagnose", "--json", "--",
-                              job], capture_output=True, text=True, timeout=DIAGNOSE_S,
-                             check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return Diagnosis(False, False, [], "")
-    if out.returncode != 0:  # the job has gone, or no rank could be read
-        return Diagnosis(False, False, [], "")
-    lines = list(wire.messages(io.BytesIO(out.stdout.encode())))
-    ranks = [ln for ln in lines if ln.get("event") == "rank"]
-    culprits = [{k: v for k, v in ln.items() if k != "event"} for ln in lines
-                if ln.get("event") == "culprit"]
-    healthy = next((str(ln.get("why") or "") for ln in lines if ln.get("event") == "healthy"),
-                   "")
-    read = any(isinstance(r.get("reads"), int) and r["reads"] > 0 for r in ranks)
-    moved = any((r.get("moved") or r.get("progressed")) for r in ranks
-                if r.get("state") not in ("exited", "raised"))
-    said = str(culprits[0].get("why") or "") if culprits else healthy
-    return Diagnosis(read, moved, culprits, said)
+# Where they were before the rule was shared: the supervisor's callers import them here.
+__all__ = ["Diagnosis", "HangWatch", "diagnose", "progress_marks", "tick_of"]
 
 
 def _signature(state: Any) -> Hashable:
@@ -124,22 +73,26 @@ class HangWatch:
         self.seconds = seconds
         self.job = job
         self.job_dir = job_dir
-        self.held = held
-        self.say = say
-        self.diagnosis: Callable[[str], Diagnosis] = diagnose
         self.tick = tick_of(seconds)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._marks: dict[int, Hashable] = {}
-        self._since = time.monotonic()  # the last progress seen (or the user's hold)
-        self._hung = False
-        self._checked = 0.0  # the last diagnosis, while hung
         self._failed: str | None = None  # the last failure said
+        self.rule = HangRule(seconds, job, self, held, say)
+        self.rule.stopped = self._stop.is_set
+
+    @property
+    def diagnosis(self) -> Callable[[str], Diagnosis]:
+        return self.rule.diagnosis
+
+    @diagnosis.setter
+    def diagnosis(self, value: Callable[[str], Diagnosis]) -> None:
+        self.rule.diagnosis = value
 
     def start(self) -> None:
         if self.seconds <= 0 or self._thread is not None:
             return
-        self._since = time.monotonic()
+        self.rule.restart()
         self._thread = threading.Thread(target=self._run, name="rankdebug-hang-watch",
                                         daemon=True)
         self._thread.start()
@@ -159,7 +112,7 @@ class HangWatch:
                                      f"({said}); it tries again\n")
                     sys.stderr.flush()
 
-    def _progressed(self) -> bool:
+    def progressed(self) -> bool:
         """Whether any rank's collectives went on since the last read; ``False`` where no
         rank counts collectives (no handler, or torch.distributed not initialised)."""
         marks = progress_marks(self.job_dir)
@@ -168,52 +121,9 @@ class HangWatch:
         self._marks = marks
         return moved
 
-    def _counted(self) -> bool:
+    def counted(self) -> bool:
         return any(m is not None for m in self._marks.values())
 
     def step(self) -> None:
-        """One look: progress restarts the clock (and ends a hang); past S, a diagnosis."""
-        progressed = self._progressed()
-        now = time.monotonic()
-        if self.held():  # the user's doing: the clock waits with them
-            self._since = now
-            return
-        if progressed:
-            self._over(now)
-            return
-        if now - self._since < self.seconds:
-            return
-        if self._hung:
-            if not self._counted() and now - self._checked >= self.seconds:
-                self._checked = now
-                if self.diagnosis(self.job).moved and not self.held():
-                    self._over(time.monotonic())
-            return
-        self._check()
-
-    def _check(self) -> None:
-        found = self.diagnosis(self.job)
-        # What happened while it read: a hold of the user's or progress calls it off.
-        if self._stop.is_set() or self.held() or self._progressed():
-            self._since = time.monotonic()
-            return
-        now = time.monotonic()
-        if not found.read:  # nothing true to say: look again in S seconds
-            self._since = now
-            return
-        if not found.culprits and found.moved:  # slow, not stuck
-            self._since = now
-            return
-        seconds = round(now - self._since, 1)
-        lead = f"no rank has made progress for {seconds:g} s"
-        why = f"{lead}: {found.said}" if found.said else lead
-        self._hung, self._checked = True, now
-        self.say({"event": "hang", "job": self.job, "seconds": seconds, "why": why,
-                  "culprits": found.culprits})
-
-    def _over(self, now: float) -> None:
-        if self._hung:
-            self._hung = False
-            self.say({"event": "hang_over", "job": self.job,
-                      "seconds": round(now - self._since, 1)})
-        self._since = now
+        """One look (``hang_rule.HangRule.step``)."""
+        self.rule.step()
