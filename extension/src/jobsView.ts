@@ -9,7 +9,9 @@
  * (`rankdebug.jobs.refreshSeconds`), and by debug session changes; one CLI run at a time.
  * Actions: attach to any rank (rankAttach.ts), Show Stacks (stacksPanel.ts), Evaluate in Rank
  * (rankEval.ts), stop, open terminal, copy command. Also the status bar item
- * `rankdebug: 2/4 ranks paused`.
+ * `rankdebug: 2/4 ranks paused`. The jobs it found running (not started by `rankdebug
+ * launch`) are watched for hangs while it is visible (`rankdebug.jobs.watchFound`:
+ * foundWatch.ts), with the notification of a launched job's own watch.
  */
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
@@ -37,6 +39,9 @@ import { groupRowId, jobRowId, jobTreeRows, rankRowId, type GroupTreeNode } from
 import { rankRow, type RankRow } from './core/rankRow';
 import { matchesFilter, type RankFilter } from './core/rankFilter';
 import { join } from './core/shell';
+import { HangNotices } from './diagnose/hangNotices';
+import { noticeHost } from './diagnose/whyStuck';
+import { FoundJobWatch } from './foundWatch';
 import type { JobState, TrackedJob } from './jobState';
 import { log } from './log';
 import { getSettings, SECTION } from './settings';
@@ -125,6 +130,8 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     private readonly disposables: vscode.Disposable[] = [];
     readonly view: vscode.TreeView<JobNode>;
     readonly root = registryRoot();
+    /** The hang watch of the jobs found running. */
+    readonly found: FoundJobWatch;
 
     constructor(
         private readonly state: JobState,
@@ -134,7 +141,9 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         this.status.name = 'Rank Debugger';
         this.status.command = 'rankdebug.jobs.focus';
         this.view = vscode.window.createTreeView('rankdebug.jobs', { treeDataProvider: this, canSelectMany: true });
+        this.found = new FoundJobWatch(python, state, new HangNotices(noticeHost()), () => this.refresh().then(() => this.jobs));
         this.disposables.push(
+            this.found,
             this.status,
             this.view,
             // Events come in bursts (every rank stops at once): one render for a burst.
@@ -142,12 +151,14 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
             this.view.onDidChangeVisibility((e) => {
                 if (e.visible) void this.refresh();
                 else this.disarm();
+                this.found.update(this.jobs, e.visible);
             }),
             vscode.workspace.onDidChangeConfiguration((e) => {
                 if (e.affectsConfiguration(`${SECTION}.jobs.refreshSeconds`)) {
                     this.disarm();
                     this.arm();
                 }
+                if (e.affectsConfiguration(`${SECTION}.jobs.watchFound`) || e.affectsConfiguration(`${SECTION}.hangSeconds`)) this.found.restart();
             }),
         );
         this.disposables.push(vscode.commands.registerCommand('rankdebug.jobs.groupBy', () => this.askGrouping()));
@@ -273,6 +284,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
             this.stale = false;
             const before = this.jobs.map((j) => j.id).join(',');
             this.jobs = snapshot.jobs;
+            this.found.update(this.jobs, this.view.visible);
             const after = this.jobs.map((j) => j.id).join(',');
             if (after !== before) log().info(`jobs (${run.ms} ms, scan ${snapshot.scanMs ?? '?'} ms): ${after || 'none'}`);
             for (const w of snapshot.warnings) log().debug(`jobs: ${w}`);
