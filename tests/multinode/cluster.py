@@ -289,7 +289,7 @@ class Node:
 
 @dataclass
 class Cluster:
-    """A running cluster of two nodes (see the module's docstring). Use it as a context
+    """A running cluster of nodes, two unless said (see the module's docstring). Use it as a context
     manager, or call ``close``."""
 
     id: str  #: the random part of every name (``rdn-<id>-0``)
@@ -312,6 +312,11 @@ class Cluster:
         name = node.name if isinstance(node, Node) else node
         return ["ssh", "-F", str(self.ssh_config), name]
 
+    @property
+    def hub(self) -> str:
+        """The network namespace of the bridge that joins more than two nodes."""
+        return f"{PREFIX}{self.id}-hub"
+
     def hosts(self) -> dict[str, str]:
         """Each node's name and address."""
         return {node.name: node.address for node in self.nodes}
@@ -321,6 +326,8 @@ class Cluster:
         found: list[str] = []
         names = set(_netns_names())
         found += [f"network namespace {n.netns}" for n in self.nodes if n.netns in names]
+        if self.hub in names:
+            found.append(f"network namespace {self.hub}")
         ours = {n.pid_ns for n in self.nodes} | {n.net_ns for n in self.nodes}
         ours.discard("")
         for pid in _pids():
@@ -355,11 +362,11 @@ class Cluster:
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         proc.wait(5)
             node._started.clear()
-        for node in self.nodes:
-            if node.netns in _netns_names():
+        for netns in [*(node.netns for node in self.nodes), self.hub]:
+            if netns in _netns_names():
                 # Anything that joined the network namespace without its PID namespace.
-                _kill_netns_processes(node.netns, deadline)
-                _cmd(["ip", "netns", "delete", node.netns])
+                _kill_netns_processes(netns, deadline)
+                _cmd(["ip", "netns", "delete", netns])
         shutil.rmtree(self.workdir, ignore_errors=True)
         left = self.leftovers()
         while left and time.monotonic() < deadline:  # the kernel may still be reaping
@@ -533,8 +540,11 @@ def _start_node(node: Node, workdir: Path, sshd: str, timeout: float) -> None:
     raise RuntimeError(f"{node.name}'s sshd did not start within {timeout} s: {text}")
 
 
-def start_cluster(parent: Path = DEFAULT_PARENT, timeout: float = 15) -> Cluster:
-    """Builds and starts a cluster of two nodes; cleans up a crashed run's leftovers first.
+def start_cluster(parent: Path = DEFAULT_PARENT, timeout: float = 15,
+                  count: int = NODE_COUNT) -> Cluster:
+    """Builds and starts a cluster of ``count`` nodes (two by default); cleans up a crashed
+    run's leftovers first. More than two are joined by a bridge in a namespace of its own
+    (``rdn-<id>-hub``), each node's ``eth0`` a port of it.
 
     Raises ClusterUnavailable where the machine forbids it (not root, tools missing,
     namespaces not permitted), RuntimeError on any other failure (after cleaning up).
@@ -554,7 +564,7 @@ def start_cluster(parent: Path = DEFAULT_PARENT, timeout: float = 15) -> Cluster
     (workdir / "owner.json").write_text(json.dumps({"pid": os.getpid(), "start_time": start}))
     nodes = [
         Node(name=f"node{i}", index=i, address=str(subnet[i + 1]), netns=f"{PREFIX}{cid}-{i}")
-        for i in range(NODE_COUNT)
+        for i in range(count)
     ]
     cluster = Cluster(id=cid, workdir=workdir, nodes=nodes, ssh_config=workdir / "ssh_config")
     try:
@@ -562,12 +572,7 @@ def start_cluster(parent: Path = DEFAULT_PARENT, timeout: float = 15) -> Cluster
             added = _cmd(["ip", "netns", "add", node.netns])
             if added.returncode != 0:
                 raise ClusterUnavailable(f"ip netns add failed: {added.stderr.strip()}")
-        link = _cmd(
-            ["ip", "link", "add", "name", INTERFACE, "netns", nodes[0].netns, "type", "veth",
-             "peer", "name", INTERFACE, "netns", nodes[1].netns]
-        )  # fmt: skip
-        if link.returncode != 0:
-            raise ClusterUnavailable(f"a veth pair cannot be created: {link.stderr.strip()}")
+        _link(cluster)
         for node in nodes:
             ip = ["ip", "-n", node.netns]
             _check([*ip, "addr", "add", f"{node.address}/{subnet.prefixlen}", "dev", INTERFACE])
@@ -595,10 +600,36 @@ def start_cluster(parent: Path = DEFAULT_PARENT, timeout: float = 15) -> Cluster
     return cluster
 
 
+def _link(cluster: Cluster) -> None:
+    """Two nodes: one veth pair between them; more: a veth from each to a bridge in the
+    cluster's hub namespace."""
+    nodes = cluster.nodes
+    if len(nodes) == 2:
+        link = _cmd(
+            ["ip", "link", "add", "name", INTERFACE, "netns", nodes[0].netns, "type", "veth",
+             "peer", "name", INTERFACE, "netns", nodes[1].netns]
+        )  # fmt: skip
+        if link.returncode != 0:
+            raise ClusterUnavailable(f"a veth pair cannot be created: {link.stderr.strip()}")
+        return
+    hub = cluster.hub
+    _check(["ip", "netns", "add", hub])
+    _check(["ip", "-n", hub, "link", "add", "br0", "type", "bridge"])
+    _check(["ip", "-n", hub, "link", "set", "br0", "up"])
+    for node in nodes:
+        port = f"p{node.index}"
+        link = _cmd(["ip", "link", "add", "name", port, "netns", hub, "type", "veth",
+                     "peer", "name", INTERFACE, "netns", node.netns])
+        if link.returncode != 0:
+            raise ClusterUnavailable(f"a veth pair cannot be created: {link.stderr.strip()}")
+        _check(["ip", "-n", hub, "link", "set", port, "master", "br0", "up"])
+
+
 @contextlib.contextmanager
-def running_cluster(parent: Path = DEFAULT_PARENT) -> Iterator[Cluster]:
+def running_cluster(parent: Path = DEFAULT_PARENT, count: int = NODE_COUNT
+                    ) -> Iterator[Cluster]:
     """``with running_cluster() as cluster:`` — started, then closed even on errors."""
-    cluster = start_cluster(parent)
+    cluster = start_cluster(parent, count=count)
     try:
         yield cluster
     finally:

@@ -28,12 +28,14 @@ from pathlib import Path
 from typing import Any
 
 import rankdebug
+from rankdebug.jobs import agent_link, fanin
 from rankdebug.jobs.discover import Discovery, Job, Rank
 from rankdebug.jobs.stacks import RankStack
 from rankdebug.pyspy import Frame, Thread
 from rankdebug.ssh import PRIVATE_ROOT_SH, SshOptions, parse_hosts
 
 NOT_THERE = 75  # the remote script's "rankdebug is not on this host yet"
+AT_ONCE = 32  # hosts asked at once (each a thread waiting on its answer)
 _RANK_FIELDS = {f.name for f in fields(Rank)}
 _JOB_FIELDS = {f.name for f in fields(Job)} - {"ranks"}
 
@@ -100,17 +102,20 @@ def _here() -> tuple[str, str]:
     return str(pkg.parent), f"{rankdebug.__version__}-{newest % 10**9}"
 
 
-def _script(verb: list[str]) -> str:
+def _script(verb: list[str], module: str = "rankdebug") -> str:
+    """``python -m MODULE VERB…`` on the host (a word ``$a`` is the shell's variable,
+    set before: the agent's path there)."""
     parent, key = _here()
-    args = shlex.join(verb)
+    args = " ".join('"$a"' if w == "$a" else shlex.quote(w) for w in verb)
     py = shlex.quote(sys.executable)
+    mod = shlex.quote(module)
     return (
         PRIVATE_ROOT_SH
         + f"if [ -x {py} ] && [ -d {shlex.quote(parent + '/rankdebug')} ]; then "
-        f"PYTHONPATH={shlex.quote(parent)}${{PYTHONPATH:+:$PYTHONPATH}} exec {py} -m rankdebug "
+        f"PYTHONPATH={shlex.quote(parent)}${{PYTHONPATH:+:$PYTHONPATH}} exec {py} -m {mod} "
         f"{args}; fi; "
         f't="$r/tools-{key}"; if [ -d "$t/rankdebug" ]; then PYTHONPATH="$t" exec python3 -m '
-        f"rankdebug {args}; fi; exit {NOT_THERE}"
+        f"{mod} {args}; fi; exit {NOT_THERE}"
     )
 
 
@@ -137,8 +142,33 @@ def _tools_tar() -> bytes:
 
 def run_verb(remote: Remote, host: str, verb: list[str], timeout: float = 60.0
              ) -> subprocess.CompletedProcess[str]:
-    """``rankdebug VERB…`` on ``host``; rankdebug copied there first if it is not there."""
-    argv = [*remote.ssh(host), _script(verb)]
+    """``rankdebug VERB…`` on ``host``, asked of the warm agent there (``node_agent``,
+    started on first use); else run there over SSH, rankdebug copied there first if it is
+    not there."""
+    key = _here()[1]
+    start = (PRIVATE_ROOT_SH  # the agent's socket: in the private folder, named by version
+             + f'umask 077; mkdir -p "$r" || exit 3; a="$r/agent-{key}.sock"; ')
+    there = agent_link.Host(remote.ssh(host), key,
+                            lambda: run_once(remote, host, ["start", "$a"],
+                                             agent_link.START_S, agent=start))
+    try:
+        got = agent_link.ask(there, verb, timeout)
+    except agent_link.NoAnswer as exc:
+        raise RemoteVerbError(f"{host}: {exc}") from exc
+    if got is not None:
+        return got
+    return run_once(remote, host, verb, timeout)
+
+
+AGENT = "rankdebug.jobs.node_agent"
+
+
+def run_once(remote: Remote, host: str, verb: list[str], timeout: float = 60.0,
+             agent: str = "") -> subprocess.CompletedProcess[str]:
+    """``rankdebug VERB…`` on ``host`` over SSH (``agent``: shell words that set ``$a``;
+    then ``python -m rankdebug.jobs.node_agent VERB…`` instead); rankdebug copied there
+    first if it is not there."""
+    argv = [*remote.ssh(host), agent + _script(verb, AGENT if agent else "rankdebug")]
     try:
         got = subprocess.run(argv, check=False, capture_output=True, text=True,
                              timeout=timeout)
@@ -182,7 +212,7 @@ def on_hosts(remote: Remote, verb: Callable[[str], list[str]], timeout: float = 
                                        got.stderr or "no JSON answer")
         return host, answer, None
 
-    with ThreadPoolExecutor(max_workers=min(16, len(remote.hosts)) or 1) as pool:
+    with ThreadPoolExecutor(max_workers=min(AT_ONCE, len(remote.hosts)) or 1) as pool:
         return list(pool.map(one, remote.hosts))
 
 
@@ -208,6 +238,7 @@ def merge_jobs(found: Discovery, answers: list[tuple[str, dict[str, Any] | None,
     """This machine's jobs with the other hosts': one job per rendezvous, ranks sorted."""
     by_key = {k: j for j in found.jobs if (k := _key(j)) is not None}
     nodes: list[dict[str, Any]] = [{"host": found.host, "scan_ms": found.scan_ms}]
+    joined: dict[int, Job] = {}
     for host, answer, error in answers:
         if answer is None:
             found.warnings.append(error or f"{host}: no answer")
@@ -237,9 +268,11 @@ def merge_jobs(found: Discovery, answers: list[tuple[str, dict[str, Any] | None,
                 continue
             parts[mine.id] = job.id
             mine.ranks.extend(job.ranks)
-            mine.ranks.sort(key=lambda r: (r.rank is None, r.rank or 0, r.pid or 0))
+            joined[id(mine)] = mine
             if mine.world_size is None:
                 mine.world_size = job.world_size
+    for job in joined.values():  # once, at the end: one sort, not one per host
+        job.ranks.sort(key=lambda r: (r.rank is None, r.rank or 0, r.pid or 0))
     found.nodes = nodes
     return found
 
@@ -283,14 +316,21 @@ def remote_stacks(remote: Remote, where: list[tuple[str, str, str]], verb: list[
     def one(part: tuple[str, str, str]) -> list[RankStack]:
         ssh_host, name, there = part
         try:
-            got = run_verb(remote, ssh_host, ["stacks", there, "--json", *verb], timeout)
+            got = run_verb(remote, ssh_host, ["stacks", there, "--json", "--node-answer",
+                                              *verb], timeout)
             report = json.loads(got.stdout.strip().splitlines()[-1])
         except (RemoteVerbError, ValueError, IndexError) as exc:
             return [RankStack(pid=0, rank=None, host=name, error=str(exc))]
         if "error" in report and "ranks" not in report:
             return [RankStack(pid=0, rank=None, host=name,
                               error=f"{name}: {report['error'].get('message')}")]
+        if report.get("fanin") == fanin.FORMAT:  # its ranks as classes (``jobs.fanin``)
+            try:
+                return fanin.stacks_of_answer(report, name)
+            except (ValueError, TypeError, IndexError, KeyError) as exc:
+                return [RankStack(pid=0, rank=None, host=name,
+                                  error=f"{name}: a malformed answer ({exc})")]
         return stacks_from_json(report, name)
 
-    with ThreadPoolExecutor(max_workers=min(16, len(where)) or 1) as pool:
+    with ThreadPoolExecutor(max_workers=min(AT_ONCE, len(where)) or 1) as pool:
         return [rs for got in pool.map(one, where) for rs in got]

@@ -4,6 +4,7 @@
     rankdebug eval JOB all "model.fc.weight" --json
     rankdebug eval JOB 0-3 "loss.item()" --tolerance 1e-6
     rankdebug eval JOB 0 "self.state.global_step" --frame training_step
+    rankdebug eval JOB all "loss.item()" --hosts a,b   also the job's ranks on hosts a and b
 
 RANKS uses the quick-pick's grammar (``all``, ``0-3``, ``1,3``, ``local0``) or selects by the
 ranks' parallel coordinates (``tp=0``, ``pp=1 tp=0-3``: ``jobs.job_coords``). Every rank
@@ -26,6 +27,10 @@ once the compare is done.
 largest says where (``"differs": {"from", "first", "last", "at"}``). Without ``--json``: the
 value alone for one rank, else a table with the odd ranks marked.
 
+``--hosts``: each host's ranks are read there (by ``rankdebug eval`` on that host, through
+its warm agent, ``jobs.node_agent``), which answers with its lines grouped into value classes
+(``jobs.fanin``); the lines here list every rank as ever.
+
 Exit status 0 when every rank answered, 1 when one failed (the code raised, no answer within
 ``--timeout``), 2 for a bad request (no such job or rank, a bad RANKS, no handler).
 """
@@ -37,12 +42,14 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rankdebug import ranks as rank_spec
 from rankdebug.errors import BAD_INPUT, FAILED, BadInput, fail
-from rankdebug.jobs import compare, job_coords, one_point
-from rankdebug.jobs.discover import Job, Rank, discover, find_job
+from rankdebug.jobs import across, compare, fanin, job_coords, one_point
+from rankdebug.jobs.cli_jobs import discover_all
+from rankdebug.jobs.discover import Job, Rank, find_job
 from rankdebug.runtime.wire import WireError, ask, ask_all
 
 
@@ -70,6 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "they all reach (the results then say each rank's collective "
                              "count, and a compare warns when they differ)")
     parser.add_argument("--function", default=None, help=argparse.SUPPRESS)
+    across.add_arguments(parser)
+    # Asked of another host by --hosts: its lines as value classes (``jobs.fanin``).
+    parser.add_argument("--node-answer", action="store_true", help=argparse.SUPPRESS)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = BAD_INPUT) -> int:
@@ -184,9 +194,13 @@ def render(lines: list[dict[str, Any]], groups: list[compare.Group]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _targets(args: argparse.Namespace) -> tuple[Job, list[Rank], list[Rank]]:
-    """The job, its ranks RANKS names, and those of them with a handler; raises BadInput."""
-    found = discover(gpus=False)
+Parts = list[tuple[str, str, str, list[Rank]]]  # (ssh host, its name, the job there, ranks)
+
+
+def _targets(args: argparse.Namespace) -> tuple[Job, list[Rank], list[Rank], Parts]:
+    """The job, its ranks RANKS names, those of them with a handler here, and the ranks
+    each ``--hosts`` host reads; raises BadInput."""
+    found = discover_all(args, gpus=False)
     job = find_job(found.jobs, args.job)
     if job is None:
         raise BadInput(f"no job {args.job!r} (see `rankdebug jobs`)")
@@ -198,10 +212,45 @@ def _targets(args: argparse.Namespace) -> tuple[Job, list[Rank], list[Rank]]:
         raise BadInput(f"job {job.id} has no rank {', '.join(map(str, missing))}")
     if not picked:
         raise BadInput(f"job {job.id} has no rank matching {args.ranks!r} yet")
-    reachable = [r for r in picked if r.socket is not None]
-    if not reachable:
+    parts: Parts = []
+    for ssh_host, name, there_id in across.parts(found, job):
+        mine = [r for r in picked if r.host == name]
+        if mine:
+            parts.append((ssh_host, name, there_id, mine))
+    there = {name for _, name, _, _ in parts}
+    picked_here = [r for r in picked if r.host not in there]
+    reachable = [r for r in picked_here if r.socket is not None]
+    if not reachable and not parts:
         raise BadInput(_no_handler(job, picked[0]))
-    return job, picked, reachable
+    return job, picked_here, reachable, parts
+
+
+def _remote(args: argparse.Namespace, parts: Parts) -> list[dict[str, Any]]:
+    """``rankdebug eval`` of each host's ranks there, at once (``--node-answer``: its lines
+    as value classes); a host that fails gives an error line for each of its ranks."""
+    remote = across.remote_of(args)
+    assert remote is not None
+    flags = ["--json", "--node-answer", "--timeout", str(args.timeout),
+             *(["--frame", args.frame] if args.frame is not None else []),
+             *(["--now"] if args.now else []),
+             *(["--function", args.function] if args.function else [])]
+    wait = args.timeout * 3 + 60.0
+
+    def one(part: tuple[str, str, str, list[Rank]]) -> list[dict[str, Any]]:
+        ssh_host, name, there, ranks = part
+        spec = ",".join(str(r.rank) for r in ranks)
+        try:
+            got = across.run_verb(remote, ssh_host, ["eval", there, spec, args.expr, *flags],
+                                  wait)
+            answer = json.loads(got.stdout.strip().splitlines()[-1])
+            if "error" in answer and "classes" not in answer:
+                raise ValueError(f"{name}: {answer['error'].get('message')}")
+            return fanin.eval_lines(answer)
+        except (across.RemoteVerbError, ValueError, IndexError, AttributeError) as exc:
+            return [{"event": "error", "rank": r.rank, "message": str(exc)} for r in ranks]
+
+    with ThreadPoolExecutor(max_workers=min(across.AT_ONCE, len(parts)) or 1) as pool:
+        return [line for got in pool.map(one, parts) for line in got]
 
 
 def _groups(args: argparse.Namespace, key: str, reachable: list[Rank],
@@ -209,8 +258,9 @@ def _groups(args: argparse.Namespace, key: str, reachable: list[Rank],
     sockets = {r.rank: r.socket for r in reachable}
 
     def digest(rank: int, ranges: list[list[int]]) -> list[dict[str, Any]]:
-        path = sockets[rank]
-        assert path is not None
+        path = sockets.get(rank)
+        if path is None:  # a rank of another host: its snapshot is there
+            raise KeyError(f"rank {rank} is read on another host")
         got = ask(path, {"command": "digest", "keep": key, "ranges": ranges,
                          "stats": args.tolerance is not None},  # read only with a tolerance
                   timeout=args.timeout + 5.0)
@@ -265,16 +315,25 @@ def run(args: argparse.Namespace) -> int:
     if args.tolerance is not None and not args.tolerance >= 0:
         return _fail(args, "--tolerance must be 0 or more")
     try:
-        job, picked, reachable = _targets(args)
+        job, picked, reachable, parts = _targets(args)
     except BadInput as exc:
         return _fail(args, exc.message)
     key = f"eval-{os.getpid()}-{time.monotonic_ns()}"
-    replies, at, note = one_point.read(args, reachable,
-                                       lambda at: _ask(args, key, reachable, at))
+    pending = (ThreadPoolExecutor(max_workers=1).submit(_remote, args, parts)
+               if parts else None)  # the other hosts read theirs meanwhile
+    replies, at, note = (one_point.read(args, reachable,
+                                        lambda at: _ask(args, key, reachable, at))
+                         if reachable else ([], None, None))
     lines = [_result_line(job, args, reply) for reply in replies]
     lines += [{"event": "error", "rank": r.rank, "message": _no_handler(job, r)}
               for r in picked if r.socket is None]
+    if pending is not None:
+        lines += pending.result()
     lines.sort(key=lambda line: int(line["rank"]))
+    if args.node_answer:  # asked by another host's --hosts: its lines as value classes
+        _release(key, reachable, lines)
+        print(json.dumps({**fanin.eval_answer(lines), "at": at, "warning": note}))
+        return FAILED if any(line["event"] == "error" for line in lines) else 0
     try:
         groups = _groups(args, key, reachable, lines)
     finally:

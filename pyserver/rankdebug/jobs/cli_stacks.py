@@ -19,7 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from rankdebug.errors import BadInput, fail
-from rankdebug.jobs import across, job_coords
+from rankdebug.jobs import across, fanin, job_coords
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import find_job, rank_of_pid
@@ -52,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tree", action="store_true",
                         help="the main threads merged into one tree, ranks at each frame")
     across.add_arguments(parser)
+    # Asked of another host by --hosts: its ranks as classes and rows (``jobs.fanin``).
+    parser.add_argument("--node-answer", action="store_true", help=argparse.SUPPRESS)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = 2) -> int:
@@ -150,7 +152,9 @@ def run(args: argparse.Namespace) -> int:
               if all(m["message"] in {o["message"] for o in one} for one in found)]
     view = stk.View(samples=len(reads), collectives=steady, tree=args.tree,
                     verbose=args.verbose)
-    if args.json:
+    if args.node_answer:
+        print(json.dumps(fanin.stacks_answer(taken, job_id, None, seconds)))
+    elif args.json:
         print(json.dumps(stk.report(taken, groups, job_id, seconds, view)))
     else:
         sys.stdout.write(stk.render(taken, groups, job_id, seconds, view))

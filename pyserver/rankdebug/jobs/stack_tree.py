@@ -25,16 +25,28 @@ class Node:
 
 
 def merge(stacks: Iterable[tuple[int, list[Frame]]]) -> list[Node]:
-    """``(rank, frames innermost first)`` pairs → the roots, largest branch first."""
-    roots: list[Node] = []
+    """``(rank, frames innermost first)`` pairs → the roots, largest branch first. Ranks
+    that share one frames list (a class of a node's answer, ``jobs.fanin``) are walked
+    down the tree once, together: the cost grows with the classes, not the ranks."""
+    classes: dict[int, tuple[list[Frame], list[int]]] = {}
     for rank, frames in stacks:
+        classes.setdefault(id(frames), (frames, []))[1].append(rank)
+    return merge_classes(classes.values())
+
+
+def merge_classes(classes: Iterable[tuple[list[Frame], list[int]]]) -> list[Node]:
+    """``(frames innermost first, the ranks at them)`` pairs → the roots."""
+    roots: list[Node] = []
+    index: dict[tuple[int, tuple[str, str, int]], Node] = {}  # (id of level, frame) → node
+    for frames, ranks in classes:
         level = roots
         for frame in reversed(frames):  # outermost first
-            node = next((n for n in level if n.frame == frame), None)
+            at = (id(level), (frame.name, frame.file, frame.line))
+            node = index.get(at)
             if node is None:
-                node = Node(frame)
+                node = index[at] = Node(frame)
                 level.append(node)
-            node.ranks.append(rank)
+            node.ranks.extend(ranks)
             level = node.children
     _order(roots)
     return roots

@@ -173,14 +173,21 @@ def group(stacks: list[RankStack], odd: set[int] | None = None) -> list[Group]:
     (``odd_ones``); without it, every main-thread row but the largest is odd."""
     rows: dict[tuple[Any, ...], Group] = {}
     texts: dict[tuple[Any, ...], dict[str, list[RankStack]]] = {}
+    # Ranks of one class of a node's answer (``fanin``) share their frames' list: its key
+    # and collective are worked out once.
+    keys: dict[tuple[int, str, bool], tuple[Any, dict[str, Any] | None]] = {}
     for rs in stacks:
         for thread in rs.threads:
             exception = str(thread.raised.get("exception")) if thread.raised else None
-            key = (thread.main, _thread_role(thread), thread.key(), exception)
+            shared = keys.get((id(thread.frames), thread.name, thread.main))
+            if shared is None:
+                shared = keys[(id(thread.frames), thread.name, thread.main)] = (
+                    thread.key(), collective([thread]))
+            key = (thread.main, _thread_role(thread), shared[0], exception)
             row = rows.get(key)
             if row is not None and row.ranks[-1] is rs:
                 continue  # another thread of a rank already in the row
-            found = _collective_in(rs, thread)
+            found = _collective_in(rs, thread, shared[1])
             if row is None:
                 rows[key] = Group(
                     thread="MainThread" if thread.main else thread.name,
@@ -297,13 +304,15 @@ def _told(rs: RankStack, main: Thread | None) -> dict[str, Any] | None:
             "label": text if isinstance(text, str) and text else current["op"]}
 
 
-def _collective_in(rs: RankStack, thread: Thread) -> dict[str, Any] | None:
+def _collective_in(rs: RankStack, thread: Thread, on_stack: dict[str, Any] | None
+                   ) -> dict[str, Any] | None:
     """The collective ``thread`` of the rank waits in: the rank's own (``_collective_of``)
-    where it is that thread's, else a torch.distributed call on the thread's stack."""
+    where it is that thread's, else the torch.distributed call on the thread's stack
+    (``on_stack``)."""
     own = rs.collective
     if isinstance(own, dict) and own.get("thread") == thread.name and own.get("name"):
         return own
-    return collective([thread])
+    return on_stack
 
 
 def _text(found: dict[str, Any]) -> str:
@@ -327,8 +336,16 @@ def main_stacks(stacks: list[RankStack]) -> list[tuple[int, list[Frame]]]:
 
 
 def main_keys(stacks: list[RankStack]) -> dict[int, Hashable]:
-    """rank -> its main thread's stack, comparable (``odd_ones`` reads these)."""
-    return {rank: main.key() for rank, main in _mains(stacks)}
+    """rank -> its main thread's stack, comparable (``odd_ones`` reads these); worked out
+    once per frames list (ranks of one class of a node's answer share theirs)."""
+    keys: dict[int, Hashable] = {}
+    out: dict[int, Hashable] = {}
+    for rank, main in _mains(stacks):
+        key = keys.get(id(main.frames))
+        if key is None:
+            key = keys[id(main.frames)] = main.key()
+        out[rank] = key
+    return out
 
 
 def mismatches(stacks: list[RankStack]) -> list[dict[str, Any]]:
@@ -357,6 +374,14 @@ def report(stacks: list[RankStack], groups: list[Group], job: str | None,
 
     view = view or View()
     odd = sorted({_key(r) for g in groups if g.odd for r in g.ranks})
+    shown: dict[int, list[dict[str, Any]]] = {}  # a frames list shared by ranks: once
+
+    def frames(t: Thread) -> list[dict[str, Any]]:
+        got = shown.get(id(t.frames))
+        if got is None:
+            got = shown[id(t.frames)] = [f.to_json() for f in t.frames]
+        return got
+
     return {
         "job": job,
         "time": time.time(),
@@ -368,7 +393,7 @@ def report(stacks: list[RankStack], groups: list[Group], job: str | None,
             "threads": [{
                 "name": t.name, "thread_id": t.thread_id, "os_thread_id": t.os_thread_id,
                 "main": t.main, "active": t.active, "owns_gil": t.owns_gil,
-                "raised": t.raised, "frames": [f.to_json() for f in t.frames],
+                "raised": t.raised, "frames": frames(t),
             } for t in rs.threads],
         } for rs in stacks],
         "groups": [g.to_json() for g in groups],
