@@ -21,8 +21,14 @@ export interface FunctionBreakpoint {
     hitCondition?: string;
 }
 
+/** One source's `setBreakpoints` arguments. */
+export interface SourceArguments {
+    source: { path: string };
+    breakpoints: SourceBreakpoints['breakpoints'];
+}
+
 export interface ClientConfig {
-    breakpoints: SourceBreakpoints[];
+    breakpoints: SourceArguments[];
     functionBreakpoints: FunctionBreakpoint[];
     exceptionFilters: string[];
 }
@@ -49,6 +55,11 @@ export class ExceptionFilters implements vscode.DebugAdapterTrackerFactory {
             },
         };
     }
+}
+
+/** The editor's breakpoints per source as `setBreakpoints` arguments. */
+export function sourceArguments(sources: readonly SourceBreakpoints[]): SourceArguments[] {
+    return sources.map(({ path, breakpoints }) => ({ source: { path }, breakpoints }));
 }
 
 /** The launch's environment addition that carries `config` (none when it is too big to carry). */

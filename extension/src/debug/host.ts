@@ -9,6 +9,7 @@ import type { Localize } from '../core/localize';
 import type { HangListener } from '../diagnose/hangNotices';
 import type { ClientConfig } from './clientConfig';
 import type { SourceBreakpoints } from './rankLink';
+import type { WarmLauncher } from './warmLauncher';
 
 export type { Localize };
 
@@ -65,6 +66,8 @@ export interface AdapterHost extends HostBase {
     /** Enabled line breakpoints of Python files, per file, for ranks with no session (rankLink.ts). */
     sourceBreakpoints(): SourceBreakpoints[];
     readonly onDidChangeBreakpoints: vscode.Event<unknown>;
+    /** A `rankdebug launch` started ahead that a job may run in (warmLauncher.ts). */
+    readonly warm?: Pick<WarmLauncher, 'take'>;
 }
 
 export type DebugHost = ResolverHost & AdapterHost & SessionEvents;

@@ -24,7 +24,7 @@ import { LinkRegistry } from './linkSession';
 import { openSession } from './openSession';
 import { SessionRegistry } from './sessions';
 import { RankTrackerFactory } from './tracker';
-import { exceptionFilters, vscodeHost } from './vscodeHost';
+import { exceptionFilters, vscodeHost, warmLauncher } from './vscodeHost';
 
 /** Registers the debug type; the disposables unregister it. */
 export function registerDebugType(server: CommandServer, state: JobState): vscode.Disposable[] {
@@ -38,6 +38,7 @@ export function registerDebugType(server: CommandServer, state: JobState): vscod
         vscode.debug.registerDebugAdapterDescriptorFactory(TYPE, new DescriptorFactory({ state, sessions, host, links })),
         vscode.debug.registerDebugAdapterTrackerFactory(TYPE, new RankTrackerFactory(state)),
         vscode.debug.registerDebugAdapterTrackerFactory(TYPE, exceptionFilters),
+        { dispose: () => warmLauncher.discard() },
         vscode.commands.registerCommand('rankdebug.jobs.openSession', (node?: JobNode) => openSession(state, node)),
     ];
 }

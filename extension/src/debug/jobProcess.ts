@@ -4,12 +4,12 @@
  * print back); stderr, typed input and the exit code pass between the process and the terminal.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import { LineSplitter } from '../core/events';
 import { join } from '../core/shell';
 import type { JobSpec } from './configuration';
 import type { AdapterHost } from './host';
+import { launchEnv } from './warmLauncher';
 
 /** What the process tells its owner. */
 export interface JobProcessEvents {
@@ -57,12 +57,11 @@ export class JobProcess {
     /** Starts the process; its pid (none when it could not start). */
     spawn(): number | undefined {
         const spec = this.spec;
-        const env: Record<string, string> = { ...(process.env as Record<string, string>), ...spec.env, PYTHONUNBUFFERED: '1' };
-        // The interpreter's own folder first, so that the job's `python`/`torchrun` are its.
-        const python = spec.argv[0];
-        if (path.isAbsolute(python)) env.PATH = `${path.dirname(python)}${path.delimiter}${env.PATH ?? ''}`;
-        this.host.log.info(`launch (cwd ${spec.cwd}): ${join(spec.argv)}`);
-        const proc = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+        const env = launchEnv(spec.argv[0], spec.env);
+        // A launcher started ahead (while the ranks were picked) runs it, else a new process.
+        const warm = this.host.warm?.take(spec.argv, env, spec.cwd);
+        this.host.log.info(`launch (cwd ${spec.cwd}${warm ? `, started ahead: pid ${warm.pid}` : ''}): ${join(spec.argv)}`);
+        const proc = warm ?? spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
         this.proc = proc;
         this.exited = new Promise<number>((resolve) => {
             proc.on('error', (e) => {

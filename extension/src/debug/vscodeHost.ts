@@ -9,9 +9,10 @@ import { noticeHost } from '../diagnose/whyStuck';
 import { log } from '../log';
 import { cliPrefix } from '../python';
 import { getSettings } from '../settings';
-import { ExceptionFilters, type ClientConfig } from './clientConfig';
+import { ExceptionFilters, sourceArguments, type ClientConfig } from './clientConfig';
 import type { DebugHost } from './host';
 import { endRankSession } from './linkSession';
+import { WarmLauncher } from './warmLauncher';
 import type { SourceBreakpoints } from './rankLink';
 
 function pythonBreakpoints(): string[] {
@@ -40,7 +41,18 @@ function clientConfig(): ClientConfig {
     const functionBreakpoints = vscode.debug.breakpoints
         .filter((b): b is vscode.FunctionBreakpoint => b instanceof vscode.FunctionBreakpoint && b.enabled)
         .map((b) => ({ name: b.functionName, condition: b.condition, hitCondition: b.hitCondition }));
-    return { breakpoints: sourceBreakpoints(), functionBreakpoints, exceptionFilters: exceptionFilters.current };
+    return { breakpoints: sourceArguments(sourceBreakpoints()), functionBreakpoints, exceptionFilters: exceptionFilters.current };
+}
+
+/** The launcher started ahead while ranks are picked (commands.ts `debugCommand`). */
+export const warmLauncher = new WarmLauncher();
+
+/** Starts a `rankdebug launch` ahead for the interpreter the server runs jobs with. */
+export function prepareLaunch(server: { python(): Promise<{ python: string }> }, cwd?: string): void {
+    void server.python().then(
+        ({ python }) => warmLauncher.prepare(cliPrefix(python), cwd),
+        () => undefined,
+    );
 }
 
 export function vscodeHost(): DebugHost {
@@ -62,6 +74,7 @@ export function vscodeHost(): DebugHost {
         activeSession: () => vscode.debug.activeDebugSession,
         onDidChangeActiveDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidChangeActiveDebugSession(listener, thisArgs, disposables),
         sourceBreakpoints,
+        warm: warmLauncher,
         onDidChangeBreakpoints: (listener, thisArgs, disposables) => vscode.debug.onDidChangeBreakpoints(listener, thisArgs, disposables),
         hang: new HangNotices(noticeHost()),
         createTerminal: (name, pty) => vscode.window.createTerminal({ name, iconPath: new vscode.ThemeIcon('debug-alt'), pty }),

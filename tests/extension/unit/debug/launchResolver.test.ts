@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import type * as vscode from 'vscode';
 import type { DebugPlanReply } from '../../../../extension/src/core/debugPlan';
 import type { RankdebugConfiguration } from '../../../../extension/src/debug/configuration';
-import { ExceptionFilters, PRESET_ENV, presetEnv, type ClientConfig } from '../../../../extension/src/debug/clientConfig';
+import { ExceptionFilters, PRESET_ENV, presetEnv, sourceArguments, type ClientConfig } from '../../../../extension/src/debug/clientConfig';
 import { LaunchResolver, planErrorText } from '../../../../extension/src/debug/launchResolver';
 import { FakeHost, FakeServer, l10n } from './fakes';
 
@@ -113,19 +113,24 @@ describe('debug/launchResolver', () => {
     it('sends every breakpoint and the exception filters with the launch, in RANKDEBUG_PRESET', async () => {
         const { host, resolver } = setup();
         const client: ClientConfig = {
-            breakpoints: [{ path: '/w/src/train.py', breakpoints: [{ line: 12, condition: 'ranks 1 and step == 3', hitCondition: '2', logMessage: undefined }] }],
+            breakpoints: sourceArguments([{ path: '/w/src/train.py', breakpoints: [{ line: 12, condition: 'ranks 1 and step == 3', hitCondition: '2', logMessage: undefined }] }]),
             functionBreakpoints: [],
             exceptionFilters: ['raised', 'uncaught'],
         };
         Object.assign(host, { clientConfig: () => client });
         const job = (await resolver.resolve(FOLDER, launch({ command: 'torchrun src/train.py' }))).__job;
         assert.equal(job?.env.NCCL_DEBUG, 'WARN');
-        assert.deepEqual(JSON.parse(job?.env[PRESET_ENV] ?? 'null'), JSON.parse(JSON.stringify(client)));
+        // The shape the supervisor reads (supervise/gate_preset.py): setBreakpoints arguments per source.
+        assert.deepEqual(JSON.parse(job?.env[PRESET_ENV] ?? 'null'), {
+            breakpoints: [{ source: { path: '/w/src/train.py' }, breakpoints: [{ line: 12, condition: 'ranks 1 and step == 3', hitCondition: '2' }] }],
+            functionBreakpoints: [],
+            exceptionFilters: ['raised', 'uncaught'],
+        });
     });
 
     it('leaves a configuration too big for the environment out: the ranks wait for it as before', () => {
         const many = Array.from({ length: 5000 }, (_, i) => ({ line: i + 1, condition: `step == ${i}` }));
-        assert.deepEqual(presetEnv({ breakpoints: [{ path: '/w/a.py', breakpoints: many }], functionBreakpoints: [], exceptionFilters: [] }), {});
+        assert.deepEqual(presetEnv({ breakpoints: [{ source: { path: '/w/a.py' }, breakpoints: many }], functionBreakpoints: [], exceptionFilters: [] }), {});
     });
 
     it("remembers the exception filters a rank session's client last set (uncaught before any)", () => {
