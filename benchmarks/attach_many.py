@@ -45,18 +45,52 @@ def _free_port() -> int:
         return port
 
 
+def _stat(pid: int) -> list[bytes] | None:
+    try:
+        data = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2:].split()
+
+
 def _ranks_of(launcher: int) -> list[int]:
     out = []
     for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{name}/stat").read_bytes()
-        except OSError:
-            continue
-        if int(stat[stat.rfind(b")") + 2:].split()[1]) == launcher:
+        fields = _stat(int(name)) if name.isdigit() else None
+        if fields is not None and int(fields[1]) == launcher:
             out.append(int(name))
     return out
+
+
+def _adapters(ranks: list[int]) -> list[int]:
+    """The debugpy adapters serving ``ranks`` (wherever they re-parented): each carries
+    RANKDEBUG_SUPERVISOR_PID=its rank (``runtime.adapter_wrapper``)."""
+    wanted = {f"RANKDEBUG_SUPERVISOR_PID={p}".encode() for p in ranks}
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                env = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if wanted.intersection(env):
+                out.append(int(name))
+    return out
+
+
+def _cpu(pids: list[int]) -> float:
+    """CPU seconds the ranks used so far (user + system), their debugpy adapters'
+    included."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids + _adapters(pids):
+        fields = _stat(pid)
+        if fields is not None:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+CPU: dict[str, list[float]] = {}  # mode -> CPU seconds per rank's attach, in the ranks
 
 
 @contextlib.contextmanager
@@ -93,7 +127,11 @@ def _attach(*args: str) -> tuple[float, list[dict[str, object]]]:
 def at_once(nproc: int, parallel: int | None) -> float:
     with found_job(nproc) as launcher:
         extra = ["--parallel", str(parallel)] if parallel else []
+        ranks = _ranks_of(launcher)
+        before = _cpu(ranks)
         took, lines = _attach(str(launcher), "all", *extra)
+        name = "at once" if parallel is None else "one at a time"
+        CPU.setdefault(name, []).append((_cpu(ranks) - before) / nproc)
         done = lines[-1] if lines else {}
         if done.get("event") != "done" or done.get("failed"):
             raise RuntimeError(f"attach failed: {lines[-3:]}")
@@ -131,10 +169,14 @@ def main() -> int:
               file=sys.stderr, flush=True)
     print(f"attach {args.ranks} ranks of a found job, {os.cpu_count()} CPUs, "
           f"{args.runs} runs")
-    print(f"{'':<14} {'min':>8} {'median':>8} {'max':>8} {'per rank':>9}")
+    print(f"{'':<14} {'min':>8} {'median':>8} {'max':>8} {'per rank':>9} {'rank CPU':>9}")
     for name, values in times.items():
+        cpu = f"{statistics.median(CPU[name]):8.2f}s" if name in CPU else f"{'':>9}"
         print(f"{name:<14} {min(values):7.2f}s {statistics.median(values):7.2f}s "
-              f"{max(values):7.2f}s {statistics.median(values) / args.ranks:8.2f}s")
+              f"{max(values):7.2f}s {statistics.median(values) / args.ranks:8.2f}s {cpu}")
+    print("(rank CPU: CPU seconds one attach costs inside the rank and its debugpy "
+          f"adapter; {args.ranks} of them need at least {args.ranks} x that / "
+          f"{os.cpu_count()} CPUs)")
     base = statistics.median(times["at once"])
     for name in list(times)[1:]:
         print(f"at once is {statistics.median(times[name]) / base:.1f}x faster than {name} "
