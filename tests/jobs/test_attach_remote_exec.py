@@ -34,7 +34,8 @@ while True:
 @contextlib.contextmanager
 def _python(tmp: Path, *options: str, env: dict[str, str] | None = None
             ) -> Iterator[subprocess.Popen[str]]:
-    """A real Python process looping in ``loop.py`` (started with ``options``)."""
+    """A real Python process looping in ``loop.py`` (started with ``options``); its stderr
+    goes to ``stderr.txt`` once it is killed."""
     (tmp / "loop.py").write_text(LOOP)
     with contextlib.suppress(FileNotFoundError):
         (tmp / "ready").unlink()
@@ -49,7 +50,7 @@ def _python(tmp: Path, *options: str, env: dict[str, str] | None = None
         yield proc
     finally:
         proc.kill()
-        proc.communicate()
+        (tmp / "stderr.txt").write_text(proc.communicate()[1])
 
 
 def test_which_way_a_rank_is_reached(tmp_path: Path) -> None:
@@ -131,16 +132,18 @@ def test_the_remote_exec_script_attaches_a_real_rank_once(tmp_path: Path) -> Non
         finally:
             client.disconnect()
         # The race the deletion settles: the rank read the script just before the fallback
-        # took it back (deleted it), and runs it after: the code does nothing.
-        port2 = att.free_port("127.0.0.1")
-        late = remote_exec.write(str(folder), proc.pid, att.attach_code("127.0.0.1", port2,
-                                                                         wrapper))
+        # took it back (deleted it), and runs it after: its code does nothing.
+        late = remote_exec.write(str(folder), proc.pid, "open('late-ran', 'w').close()")
         body = Path(late).read_text()
         assert not remote_exec.started(proc.pid, late, within=0.2)  # taken back
         assert not os.path.exists(late)
         assert inject.run_python(proc.pid, f"exec({body!r}, {{}})", 30) in (0, None)
-        time.sleep(2.0)
-        assert port2 not in procfs.listening_ports()
+        assert inject.run_python(proc.pid, "open('after', 'w').close()", 30) in (0, None)
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "after").exists():  # the main thread has run both
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert not (tmp_path / "late-ran").exists()
         assert proc.poll() is None
 
 
@@ -165,3 +168,66 @@ def test_the_script_runs_its_code_once_whoever_runs_it_first(tmp_path: Path) -> 
     assert marker.read_text() == "x"
     assert not os.path.exists(path)
     assert body.startswith("import os as _os\n")
+
+
+class _StandIn:
+    """``sys.remote_exec`` for a Python that has none (3.11 here), as CPython 3.14 behaves:
+    the file is read and run in a fresh namespace by the target's main thread, later
+    (here: through the injector, on a thread of its own, after ``delay``); ``refuse``: what
+    it raises instead (a build or a rank without remote debugging); ``never``: the main
+    thread never gets to run it (it waits in C)."""
+
+    def __init__(self, delay: float = 0.3, refuse: str | None = None,
+                 never: bool = False) -> None:
+        self.delay, self.refuse, self.never = delay, refuse, never
+        self.asked: list[tuple[int, str]] = []
+
+    def __call__(self, pid: int, path: str) -> None:
+        if self.refuse is not None:
+            raise RuntimeError(self.refuse)
+        self.asked.append((pid, path))
+        if self.never:
+            return
+
+        def later() -> None:
+            time.sleep(self.delay)
+            if os.path.exists(path):
+                _run_as_cpython_would(pid, path)
+
+        import threading
+
+        threading.Thread(target=later, daemon=True).start()
+
+
+@pytest.mark.parametrize(("stand_in", "via"), [
+    (_StandIn(), "remote_exec"),
+    (_StandIn(refuse="Remote debugging is not enabled in the remote process"), "ptrace"),
+    (_StandIn(never=True), "ptrace"),
+], ids=["taken", "refused", "never-run"])
+def test_attach_takes_the_pep768_way_and_falls_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_in: _StandIn,
+        via: str) -> None:
+    """``attach.attach`` as it runs on Python 3.14, ``sys.remote_exec`` played by
+    ``_StandIn``: the rank that runs the script listens through it; one whose interpreter
+    refuses, or never runs it within ``CLAIM_S``, gets the injector, and the script, taken
+    back, never runs after."""
+    monkeypatch.setattr(remote_exec, "why_not", lambda pid, ours=None: None)
+    monkeypatch.setattr(sys, "remote_exec", stand_in, raising=False)
+    monkeypatch.delenv("RANKDEBUG_INJECT", raising=False)
+    with _python(tmp_path) as proc:
+        done = att.attach(proc.pid, timeout=60)
+        assert done.via == via
+        assert done.port in procfs.listening_ports()
+        for _, path in stand_in.asked:
+            assert not os.path.exists(path)  # taken by the rank, or back by the fallback
+        client = DAPClient("127.0.0.1", done.port)
+        try:
+            line = next(n for n, t in enumerate(LOOP.splitlines(), 1) if "# LOOP" in t)
+            client.attach({str(tmp_path / "loop.py"): [line]})
+            frame = client.top_frame(client.stopped(timeout=60)["threadId"])
+            assert client.evaluate("os.getpid()", frame["id"]) == str(proc.pid)
+        finally:
+            client.disconnect()
+        assert proc.poll() is None
+    said = (tmp_path / "stderr.txt").read_text()
+    assert "Traceback" not in said and "already been called" not in said, said
