@@ -27,8 +27,10 @@ import argparse
 import io
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from contextlib import redirect_stdout
@@ -209,8 +211,9 @@ def simulate(runs: int) -> dict[int, dict[str, float]]:
 def _check(name: str, got: Any, ranks: int) -> None:
     """Every rank once, the odd one found: raises otherwise."""
     text = got.stdout
-    if got.returncode not in (0,):
-        raise SystemExit(f"{name}: exit {got.returncode}: {got.stderr[-800:]}")
+    if got.returncode != 0:
+        said = [x for x in text.splitlines() if '"error"' in x][:2]
+        raise SystemExit(f"{name}: exit {got.returncode}: {said} {got.stderr[-800:]}")
     if name == "jobs":
         [job] = [j for j in json.loads(text)["jobs"] if j.get("run_id", "").startswith("fan")]
         seen = [r["rank"] for r in job["ranks"]]
@@ -237,8 +240,12 @@ def real(nodes: int, per_node: int, runs: int) -> dict[str, dict[str, float]]:
 
     results: dict[str, dict[str, float]] = {}
     t0 = time.monotonic()
-    with start_cluster(count=nodes) as cluster, fan_job(cluster, nodes, per_node,
-                                                        odd=ODD) as fan:
+    # A copy of rankdebug that nobody edits meanwhile (a changed package starts new agents).
+    frozen = Path(tempfile.mkdtemp(prefix="rd-fanin-", dir="/var/tmp"))
+    shutil.copytree(ROOT / "pyserver" / "rankdebug", frozen / "rankdebug",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    with start_cluster(count=nodes) as cluster, fan_job(cluster, nodes, per_node, odd=ODD,
+                                                        pythonpath=str(frozen)) as fan:
         print(f"{fan.ranks} ranks on {nodes} nodes armed in {time.monotonic() - t0:.0f} s",
               flush=True)
         verbs = {"jobs": ["jobs", "--json", "--no-gpu"],
@@ -260,6 +267,7 @@ def real(nodes: int, per_node: int, runs: int) -> dict[str, dict[str, float]]:
                       f"({', '.join(f'{x:.2f}' for x in times)}; target "
                       f"{TARGET_S[name]:.0f} s)", flush=True)
             results[mode] = row
+    shutil.rmtree(frozen, ignore_errors=True)
     return results
 
 

@@ -29,8 +29,10 @@ REPO = HERE.parents[1]
 SCRIPT = HERE / "scripts" / "node_ranks.py"
 
 
-def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO / "pyserver"), "OMP_NUM_THREADS": "1"}
+def env(pythonpath: str | None = None) -> dict[str, str]:
+    """``pythonpath``: where rankdebug is imported from (default: this checkout's)."""
+    return {**os.environ, "PYTHONPATH": pythonpath or str(REPO / "pyserver"),
+            "OMP_NUM_THREADS": "1"}
 
 
 @dataclass
@@ -40,6 +42,7 @@ class FanJob:
     per_node: int
     odd: int
     job: str = ""  # the job's id on node 0
+    pythonpath: str | None = None  # rankdebug's, where not this checkout's
     procs: list[subprocess.Popen[Any]] = field(default_factory=list)
 
     @property
@@ -55,27 +58,30 @@ class FanJob:
                   extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """``rankdebug ARGV…`` on node 0 (``extra``: variables added to its environment)."""
         return self.cluster[0].run([sys.executable, "-m", "rankdebug", *argv], cwd=REPO,
-                                   env={**env(), **(extra or {})}, timeout=timeout)
+                                   env={**env(self.pythonpath), **(extra or {})},
+                                   timeout=timeout)
 
 
-def _armed(cluster: Cluster, index: int, per_node: int) -> str | None:
+def _armed(fan: FanJob, index: int) -> str | None:
     """The id of node ``index``'s job once its ranks all serve their handler."""
-    got = cluster[index].run([sys.executable, "-m", "rankdebug", "jobs", "--json",
-                              "--no-gpu"], cwd=REPO, env=env(), timeout=60)
+    got = fan.cluster[index].run([sys.executable, "-m", "rankdebug", "jobs", "--json",
+                                  "--no-gpu"], cwd=REPO, env=env(fan.pythonpath), timeout=60)
     with contextlib.suppress(ValueError):
         for job in json.loads(got.stdout).get("jobs") or []:
             ready = [r for r in job["ranks"] if r.get("socket") and r.get("pid")]
-            if job.get("armed") and len(ready) >= per_node:
+            if job.get("armed") and len(ready) >= fan.per_node:
                 return str(job["id"])
     return None
 
 
 @contextlib.contextmanager
 def fan_job(cluster: Cluster, nodes: int, per_node: int, odd: int = 137,
-            port: int = 29777, timeout: float = 600) -> Iterator[FanJob]:
+            port: int = 29777, timeout: float = 600, pythonpath: str | None = None
+            ) -> Iterator[FanJob]:
     """The job running and armed on the first ``nodes`` nodes; ended (with every process of
-    those nodes) afterwards."""
-    fan = FanJob(cluster, nodes, per_node, odd)
+    those nodes) afterwards. ``pythonpath``: rankdebug's (a copy that no edit changes while
+    a benchmark runs)."""
+    fan = FanJob(cluster, nodes, per_node, odd, pythonpath=pythonpath)
     tmp = Path(tempfile.mkdtemp(prefix="rd-fan-", dir="/var/tmp"))  # seen by every node
     launcher = tmp / "node-ranks"  # plans as launcher "other": not itself a rank
     launcher.write_text(f"#!/bin/sh\nexec {sys.executable} {SCRIPT} \"$@\"\n")
@@ -87,7 +93,7 @@ def fan_job(cluster: Cluster, nodes: int, per_node: int, odd: int = 137,
                 [sys.executable, "-m", "rankdebug", "launch", "--arm", "--json", "--",
                  str(launcher), "--node", str(i), "--nodes", str(nodes), "--per-node",
                  str(per_node), "--odd", str(odd), "--master-port", str(port)],
-                cwd=REPO, env=env(), **quiet))
+                cwd=REPO, env=env(pythonpath), **quiet))
         deadline = time.monotonic() + timeout
         waiting = list(range(nodes))
         while waiting:
@@ -95,7 +101,7 @@ def fan_job(cluster: Cluster, nodes: int, per_node: int, odd: int = 137,
                 raise RuntimeError(f"nodes {waiting} not armed after {timeout:.0f} s")
             time.sleep(2.0)
             for i in list(waiting):
-                job = _armed(cluster, i, per_node)
+                job = _armed(fan, i)
                 if job is not None:
                     waiting.remove(i)
                     if i == 0:

@@ -277,6 +277,48 @@ def merge_jobs(found: Discovery, answers: list[tuple[str, dict[str, Any] | None,
     return found
 
 
+# --- one round: each host finds its part of the job itself ---------------------------------
+#
+# A verb of one job (stacks, eval, diagnose) need not ask every host for its jobs first and
+# then for the verb: the job's rendezvous, as this machine's part of it names it, lets each
+# host find its own part (``--rendezvous``, hidden), so every host is asked once.
+
+def rendezvous_of(job: Job) -> str | None:
+    """What ``--rendezvous`` takes for ``job``: ``MASTER_ADDR:PORT|RUN_ID``."""
+    key = _key(job)
+    return f"{key[0]}|{key[1]}" if key is not None else None
+
+
+def by_rendezvous(jobs: list[Job], text: str) -> Job | None:
+    """The job of ``--rendezvous TEXT`` among this host's."""
+    rdzv, _, run_id = text.partition("|")
+    return next((j for j in jobs if _key(j) == (rdzv, run_id)), None)
+
+
+def one_round(remote: Remote | None, here: Discovery, job_text: str
+              ) -> tuple[Job, list[tuple[str, str, str]]] | None:
+    """With ``--hosts``: the job ``job_text`` names among this machine's, and the parts to
+    ask (every host, its name read from its answer, the job found there by rendezvous);
+    None where this machine has no part of it with a rendezvous, or knows ranks of it on
+    other hosts (a ``launch --hosts`` job): ask for the jobs first."""
+    from rankdebug.jobs.discover import find_job
+
+    if remote is None:
+        return None
+    job = find_job(here.jobs, job_text)
+    if job is None or rendezvous_of(job) is None \
+            or any(r.host != here.host for r in job.ranks):
+        return None
+    return job, [(host, "", "-") for host in remote.hosts]
+
+
+def name_of(said: object, ssh_host: str, here: str) -> str:
+    """A host's name for its ranks: the hostname it gave, unless this machine has it too
+    (containers, namespaces): then the name it was reached by."""
+    name = str(said or ssh_host)
+    return ssh_host if name == here else name
+
+
 def parts(found: Discovery, job: Job) -> list[tuple[str, str, str]]:
     """Where ``job`` runs besides here: (ssh host, its hostname, the job's id there)."""
     out = []
@@ -310,11 +352,13 @@ def stacks_from_json(report: dict[str, Any], host: str) -> list[RankStack]:
 
 
 def remote_stacks(remote: Remote, where: list[tuple[str, str, str]], verb: list[str],
-                  timeout: float) -> list[RankStack]:
+                  timeout: float, here: str = "") -> list[RankStack]:
     """``rankdebug stacks THERE_ID VERB…`` on each host at once, as RankStacks; a host that
-    fails gives one errored entry naming it."""
+    fails gives one errored entry naming it. A part with no name (``one_round``) is named
+    by its answer (``here``: this machine's hostname)."""
     def one(part: tuple[str, str, str]) -> list[RankStack]:
         ssh_host, name, there = part
+        name = name or ssh_host
         try:
             got = run_verb(remote, ssh_host, ["stacks", there, "--json", "--node-answer",
                                               *verb], timeout)
@@ -325,6 +369,8 @@ def remote_stacks(remote: Remote, where: list[tuple[str, str, str]], verb: list[
             return [RankStack(pid=0, rank=None, host=name,
                               error=f"{name}: {report['error'].get('message')}")]
         if report.get("fanin") == fanin.FORMAT:  # its ranks as classes (``jobs.fanin``)
+            if not part[1]:
+                name = name_of(report.get("host"), ssh_host, here)
             try:
                 return fanin.stacks_of_answer(report, name)
             except (ValueError, TypeError, IndexError, KeyError) as exc:

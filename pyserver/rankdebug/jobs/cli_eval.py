@@ -49,7 +49,7 @@ from rankdebug import ranks as rank_spec
 from rankdebug.errors import BAD_INPUT, FAILED, BadInput, fail
 from rankdebug.jobs import across, compare, fanin, job_coords, one_point
 from rankdebug.jobs.cli_jobs import discover_all
-from rankdebug.jobs.discover import Job, Rank, find_job
+from rankdebug.jobs.discover import Job, Rank, discover, find_job
 from rankdebug.runtime.wire import WireError, ask, ask_all
 
 
@@ -80,6 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     across.add_arguments(parser)
     # Asked of another host by --hosts: its lines as value classes (``jobs.fanin``).
     parser.add_argument("--node-answer", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rendezvous", default=None, help=argparse.SUPPRESS)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = BAD_INPUT) -> int:
@@ -200,7 +201,19 @@ Parts = list[tuple[str, str, str, list[Rank]]]  # (ssh host, its name, the job t
 def _targets(args: argparse.Namespace) -> tuple[Job, list[Rank], list[Rank], Parts]:
     """The job, its ranks RANKS names, those of them with a handler here, and the ranks
     each ``--hosts`` host reads; raises BadInput."""
-    found = discover_all(args, gpus=False)
+    if args.rendezvous is not None:
+        return _part(args)
+    remote = across.remote_of(args)
+    found = discover(gpus=False)
+    # "all" of a job with a rendezvous: each host finds its part itself, asked once.
+    quick = across.one_round(remote, found, args.job) if args.ranks == "all" else None
+    if quick is not None:
+        args.rendezvous_there = across.rendezvous_of(quick[0])
+        picked = [r for r in quick[0].ranks if r.host == found.host]
+        return (quick[0], picked, [r for r in picked if r.socket is not None],
+                [(host, "", "-", []) for host, _, _ in quick[1]])
+    if remote is not None:
+        found = discover_all(args, gpus=False)
     job = find_job(found.jobs, args.job)
     if job is None:
         raise BadInput(f"no job {args.job!r} (see `rankdebug jobs`)")
@@ -225,7 +238,23 @@ def _targets(args: argparse.Namespace) -> tuple[Job, list[Rank], list[Rank], Par
     return job, picked_here, reachable, parts
 
 
-def _remote(args: argparse.Namespace, parts: Parts) -> list[dict[str, Any]]:
+def _part(args: argparse.Namespace) -> tuple[Job, list[Rank], list[Rank], Parts]:
+    """``--rendezvous``: this host's ranks of that job that RANKS names (none: an empty
+    answer, not an error; the asker reports the ranks no host has)."""
+    found = discover(gpus=False)
+    job = across.by_rendezvous(found.jobs, args.rendezvous)
+    if job is None:
+        return Job(id="-", source="scan", host=found.host, launcher=None, launcher_pid=None,
+                   command=[], cwd=None, start_time=None, world_size=None), [], [], []
+    try:
+        picked, _ = _pick(job, job_coords.resolve(args.ranks, job, found.host))
+    except rank_spec.RanksError as exc:
+        raise BadInput(str(exc).replace("--ranks", "RANKS")) from None
+    picked = [r for r in picked if r.host == found.host]
+    return job, picked, [r for r in picked if r.socket is not None], []
+
+
+def _remote(args: argparse.Namespace, parts: Parts, job: str) -> list[dict[str, Any]]:
     """``rankdebug eval`` of each host's ranks there, at once (``--node-answer``: its lines
     as value classes); a host that fails gives an error line for each of its ranks."""
     remote = across.remote_of(args)
@@ -233,21 +262,29 @@ def _remote(args: argparse.Namespace, parts: Parts) -> list[dict[str, Any]]:
     flags = ["--json", "--node-answer", "--timeout", str(args.timeout),
              *(["--frame", args.frame] if args.frame is not None else []),
              *(["--now"] if args.now else []),
-             *(["--function", args.function] if args.function else [])]
+             *(["--function", args.function] if args.function else []),
+             *(["--rendezvous", args.rendezvous_there]
+               if getattr(args, "rendezvous_there", None) else [])]
     wait = args.timeout * 3 + 60.0
 
     def one(part: tuple[str, str, str, list[Rank]]) -> list[dict[str, Any]]:
         ssh_host, name, there, ranks = part
-        spec = ",".join(str(r.rank) for r in ranks)
+        spec = ",".join(str(r.rank) for r in ranks) if ranks else args.ranks
         try:
             got = across.run_verb(remote, ssh_host, ["eval", there, spec, args.expr, *flags],
                                   wait)
             answer = json.loads(got.stdout.strip().splitlines()[-1])
             if "error" in answer and "classes" not in answer:
-                raise ValueError(f"{name}: {answer['error'].get('message')}")
-            return fanin.eval_lines(answer)
+                raise ValueError(f"{name or ssh_host}: {answer['error'].get('message')}")
+            lines = fanin.eval_lines(answer)
         except (across.RemoteVerbError, ValueError, IndexError, AttributeError) as exc:
+            if not ranks:  # which ranks it has is not known here: one line for the host
+                print(f"rankdebug eval: {exc}", file=sys.stderr)
             return [{"event": "error", "rank": r.rank, "message": str(exc)} for r in ranks]
+        for line in lines:  # the job as this machine names it
+            if "job" in line:
+                line["job"] = job
+        return lines
 
     with ThreadPoolExecutor(max_workers=min(across.AT_ONCE, len(parts)) or 1) as pool:
         return [line for got in pool.map(one, parts) for line in got]
@@ -319,7 +356,7 @@ def run(args: argparse.Namespace) -> int:
     except BadInput as exc:
         return _fail(args, exc.message)
     key = f"eval-{os.getpid()}-{time.monotonic_ns()}"
-    pending = (ThreadPoolExecutor(max_workers=1).submit(_remote, args, parts)
+    pending = (ThreadPoolExecutor(max_workers=1).submit(_remote, args, parts, job.id)
                if parts else None)  # the other hosts read theirs meanwhile
     replies, at, note = (one_point.read(args, reachable,
                                         lambda at: _ask(args, key, reachable, at))

@@ -22,7 +22,7 @@ from rankdebug.errors import BadInput, fail
 from rankdebug.jobs import across, fanin, job_coords
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
-from rankdebug.jobs.discover import find_job, rank_of_pid
+from rankdebug.jobs.discover import discover, find_job, rank_of_pid
 from rankdebug.jobs.odd_ones import odd_ranks, settled
 
 
@@ -54,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     across.add_arguments(parser)
     # Asked of another host by --hosts: its ranks as classes and rows (``jobs.fanin``).
     parser.add_argument("--node-answer", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rendezvous", default=None, help=argparse.SUPPRESS)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = 2) -> int:
@@ -71,12 +72,22 @@ def _targets(args: argparse.Namespace
     """The job's id, the (pid, rank, host) to read here, the ranks' handler sockets by pid,
     and the job's parts on other hosts (``--hosts``); raises ValueError (a bad request) or
     LookupError (a job with no rank running yet)."""
-    found = discover_all(args, gpus=False)
+    if args.rendezvous is not None:  # asked by another host: its part of that job, or none
+        return _part(args)
+    remote = across.remote_of(args)
+    found = discover(gpus=False)
+    args.here = found.host
+    quick = (across.one_round(remote, found, args.job)
+             if args.job and args.ranks is None else None)
+    if quick is not None:  # each host finds its own part: asked once, not twice
+        args.rendezvous_there = across.rendezvous_of(quick[0])
+    elif remote is not None:
+        found = discover_all(args, gpus=False)
     if args.job:
-        job = find_job(found.jobs, args.job)
+        job = find_job(found.jobs, args.job) if quick is None else quick[0]
         if job is None:
             raise ValueError(f"no job {args.job!r} (see `rankdebug jobs`)")
-        parts = across.parts(found, job)
+        parts = across.parts(found, job) if quick is None else quick[1]
         if args.ranks is not None:
             keep = job_coords.pick(args.ranks, job, found.host)  # raises RanksError
             job.ranks = [r for r in job.ranks if r in keep]
@@ -84,6 +95,9 @@ def _targets(args: argparse.Namespace
             args.ranks_there = ",".join(str(r.rank) for r in keep)
             parts = [p for p in parts if any(r.host == p[1] for r in keep)]
         elsewhere = {name for _, name, _ in parts}
+        if quick is not None:  # the other hosts' names are in their answers
+            elsewhere = {r.host for r in job.ranks if r.host != found.host}
+            args.known_there = [r for r in job.ranks if r.host in elsewhere]
         # A rank of another host that no --hosts reaches: its pid is that host's, never
         # one to read here.
         args.away = [r for r in job.ranks if r.host != found.host and r.host not in elsewhere]
@@ -106,6 +120,19 @@ def _targets(args: argparse.Namespace
         if hit and job_id is None:
             job_id = hit[0].id
     return job_id, targets, sockets, []
+
+
+def _part(args: argparse.Namespace) -> tuple[str | None, Targets, dict[int, str], Parts]:
+    """``--rendezvous``: this host's ranks of the job with that rendezvous (none: nothing
+    to read here, not an error)."""
+    found = discover(gpus=False)
+    args.here = found.host
+    job = across.by_rendezvous(found.jobs, args.rendezvous)
+    if job is None:
+        return None, [], {}, []
+    mine = [r for r in job.ranks if r.host == found.host and r.pid is not None]
+    return (job.id, [(r.pid, r.rank, r.host) for r in mine if r.pid is not None],
+            {r.pid: r.socket for r in mine if r.pid is not None and r.socket is not None}, [])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,15 +159,23 @@ def run(args: argparse.Namespace) -> int:
         verb = ["--samples", str(args.samples), "--interval", str(args.interval),
                 "--timeout", str(args.timeout), *(["--nonblocking"] if args.nonblocking
                                                   else []),
-                *(["--ranks", args.ranks_there] if args.ranks is not None else [])]
+                *(["--ranks", args.ranks_there] if args.ranks is not None else []),
+                *(["--rendezvous", args.rendezvous_there]
+                  if getattr(args, "rendezvous_there", None) else [])]
         reader = ThreadPoolExecutor(max_workers=1).submit(
-            across.remote_stacks, remote, parts, verb, args.timeout * args.samples + 60)
+            across.remote_stacks, remote, parts, verb, args.timeout * args.samples + 60,
+            args.here)
     try:
         reads = _reads(args, targets, sockets) if targets else [[]]
     except stk.StacksError as exc:
         return _fail(args, str(exc))
     if reader is not None:
-        elsewhere += reader.result()
+        got = reader.result()
+        answered = {rs.host for rs in got}
+        elsewhere += got + [  # known to be on a host that no --hosts reached
+            stk.RankStack(pid=r.pid or 0, rank=r.rank, host=r.host,
+                          error=across.unreached(r.rank, r.host))
+            for r in getattr(args, "known_there", []) if r.host not in answered]
     if elsewhere:
         reads = [[*one, *elsewhere] for one in reads]
     seconds = time.monotonic() - t0
@@ -153,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
     view = stk.View(samples=len(reads), collectives=steady, tree=args.tree,
                     verbose=args.verbose)
     if args.node_answer:
-        print(json.dumps(fanin.stacks_answer(taken, job_id, None, seconds)))
+        print(json.dumps(fanin.stacks_answer(taken, job_id, getattr(args, "here", None),
+                                             seconds)))
     elif args.json:
         print(json.dumps(stk.report(taken, groups, job_id, seconds, view)))
     else:

@@ -32,7 +32,7 @@ from rankdebug.jobs.diagnose.expected import gone_here
 from rankdebug.jobs.diagnose.seen import Seen, judge, place, position
 from rankdebug.jobs.diagnose.seen import _marks as marks
 from rankdebug.jobs.diagnose.watch import Target, Watch, watch
-from rankdebug.jobs.discover import Job, Rank, find_job
+from rankdebug.jobs.discover import Job, Rank, discover, find_job
 from rankdebug.runtime import procstat
 
 PROG = "rankdebug diagnose"
@@ -62,6 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "parallel coordinates: tp=0, 'pp=1 tp=0-3', pp=last (the ranks "
                              "they wait for may be among the others)")
     across.add_arguments(parser)
+    # Asked of another host by --hosts: its part of the job with this rendezvous.
+    parser.add_argument("--rendezvous", default=None, help=argparse.SUPPRESS)
 
 
 def _fail(args: argparse.Namespace, message: str) -> int:
@@ -112,14 +114,23 @@ def _read(args: argparse.Namespace) -> tuple[Job, list[Seen], Watch | None]:
     """The job, every rank of it as seen (this host's read here, ``--hosts``' there), and
     this host's reads; raises BadInput for a bad job or host."""
     remote = across.remote_of(args)
-    found = discover_all(args, gpus=False)
+    found = discover(gpus=False)
+    # Each host finds its part of the job itself (by its rendezvous): asked once, not twice.
+    quick = across.one_round(remote, found, args.job) if args.ranks is None else None
+    if quick is None and remote is not None:
+        found = discover_all(args, gpus=False)
     bad = [n for n in found.nodes if n.get("error")]
     if bad:
         raise BadInput(str(bad[0]["error"]))
-    job = find_job(found.jobs, args.job)
+    job = (across.by_rendezvous(found.jobs, args.rendezvous) if args.rendezvous is not None
+           else find_job(found.jobs, args.job))
     if job is None:
         raise BadInput(f"no job {args.job!r} (see `rankdebug jobs`)")
-    parts = across.parts(found, job) if remote is not None else []
+    parts = across.parts(found, job) if remote is not None and quick is None else []
+    if quick is not None:
+        parts = quick[1]
+        args.rendezvous_there = across.rendezvous_of(job)
+    args.here = found.host
     only: set[int] | None = None
     if args.ranks is not None:
         keep = job_coords.pick(args.ranks, job, found.host)  # raises RanksError
@@ -232,7 +243,9 @@ def _remote(remote: across.Remote, parts: list[tuple[str, str, str]], job: Job,
     lines; a host that fails leaves its ranks unknown, saying why."""
     verb = ["--json", "--samples", str(args.samples), "--interval", str(args.interval),
             "--timeout", str(args.timeout), "--watch", str(args.watch),
-            *(["--ranks", args.ranks_there] if args.ranks is not None else [])]
+            *(["--ranks", args.ranks_there] if args.ranks is not None else []),
+            *(["--rendezvous", args.rendezvous_there]
+              if getattr(args, "rendezvous_there", None) else [])]
 
     def one(part: tuple[str, str, str]) -> list[Seen]:
         ssh_host, name, there_id = part
@@ -249,8 +262,20 @@ def _remote(remote: across.Remote, parts: list[tuple[str, str, str]], job: Job,
             return [Seen(r.rank, r.pid, name, reason=f"{name}: {error.get('message')}")
                     for r in job.ranks if r.host == name]
         # Its own ranks only: it names the others as unread (ours, and other hosts').
+        if not name:  # one round: the host names itself in its ranks' lines
+            said = {ln.get("host") for ln in lines if isinstance(ln, dict)
+                    and ln.get("event") == "rank" and ln.get("pid") is not None}
+            said.discard(None)
+            if len(said) != 1:
+                return []
+            name = str(said.pop())
+            out = [Seen.from_json(ln) for ln in lines if isinstance(ln, dict)
+                   and ln.get("event") == "rank" and ln.get("host") == name]
+            for s in out:
+                s.host = across.name_of(name, ssh_host, args.here)
+            return out
         return [Seen.from_json(ln) for ln in lines if isinstance(ln, dict)
                 and ln.get("event") == "rank" and ln.get("host") == name]
 
-    with ThreadPoolExecutor(max_workers=min(16, len(parts))) as pool:
+    with ThreadPoolExecutor(max_workers=min(across.AT_ONCE, len(parts))) as pool:
         return [s for got in pool.map(one, parts) for s in got]
