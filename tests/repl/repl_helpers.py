@@ -60,12 +60,15 @@ def cut(out: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
 
 
 def debug(args: list[str], commands: list[str], timeout: float = 240.0) -> Transcript:
-    """``rankdebug debug ARGS`` with ``commands`` piped in (stdin closes after them)."""
+    """``rankdebug debug ARGS`` with ``commands`` piped in (stdin closes after them; a lone
+    surrogate such as "\\udcff" is sent as that raw byte)."""
+    typed = "".join(c + "\n" for c in commands).encode("utf-8", "surrogateescape")
     proc = subprocess.run([sys.executable, "-m", "rankdebug", "debug", *args],
-                          input="".join(c + "\n" for c in commands), capture_output=True,
-                          text=True, timeout=timeout, cwd=SCRIPTS, env=env(), check=False)
-    head, blocks = cut(proc.stdout)
-    return Transcript(proc.returncode, proc.stdout, proc.stderr, head, blocks)
+                          input=typed, capture_output=True, timeout=timeout, cwd=SCRIPTS,
+                          env=env(), check=False)
+    out, err = proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+    head, blocks = cut(out)
+    return Transcript(proc.returncode, out, err, head, blocks)
 
 
 def registry_job(job: str) -> dict[str, Any] | None:
@@ -122,3 +125,11 @@ def tool(name: str) -> str:
     """An executable of this venv (torchrun), else the name (found on PATH)."""
     path = BIN / name
     return str(path) if path.exists() else name
+
+
+def line_of(script: str, tag: str) -> int:
+    """1-based line of ``script`` (in scripts/) tagged ``# TAG``."""
+    for n, text in enumerate((SCRIPTS / script).read_text().splitlines(), 1):
+        if text.rstrip().endswith(f"# {tag}"):
+            return n
+    raise AssertionError(f"no # {tag} in {script}")

@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from repl_helpers import alive, debug, job_of, launcher, registry_job, wait_for
+from repl_helpers import alive, debug, job_of, launcher, line_of, registry_job, wait_for
 
 PID = "p __import__('os').getpid()"
+# The lines the transcripts below name (steps.py: BREAK 21, NEXT 22, CALL 30).
+assert (line_of("steps.py", "BREAK"), line_of("steps.py", "NEXT"),
+        line_of("steps.py", "CALL")) == (21, 22, 30)
 
 
 def test_break_continue_step_print_where_then_quit_ends_the_job(tmp_path: Path) -> None:
@@ -54,11 +57,12 @@ def test_bad_input_is_one_line_and_the_prompt_goes_on(tmp_path: Path) -> None:
     t = debug(["--ranks", "0,1", "--", launcher(tmp_path), "2"], [
         "bogus", "n", "b nosuch.py:3", "b steps.py:9999", "b steps.py:x", "r 7", "r tp=0",
         "r 0-", "p", "n extra", "clear 4", "info x", "b steps.py:21 ranks 5",
+        "b /dev/zero:1", "b .:1", "\udcff\udcfe\x01 bytes", "b steps.py:0",
         "b steps.py:21 ranks 1 if step >= 2", "b steps.py:21", "info b", "c", "p step",
         "clear", "info b"])
     # EOF (no quit) ends the session and the job too.
     assert t.code == 0, t.out + t.err
-    errors = {typed: lines for typed, lines in t.blocks[:13]}
+    errors = {typed: lines for typed, lines in t.blocks[:17]}
     for typed, lines in errors.items():
         assert len(lines) == 1 and lines[0].startswith("*** "), (typed, lines)
     assert "unknown command 'bogus' (column 1)" in errors["bogus"][0]
@@ -72,6 +76,10 @@ def test_bad_input_is_one_line_and_the_prompt_goes_on(tmp_path: Path) -> None:
     assert "takes nothing (column 3" in errors["n extra"][0]
     assert "no breakpoint 4" in errors["clear 4"][0]
     assert "names no rank" in errors["b steps.py:21 ranks 5"][0]
+    assert "/dev/zero is not a file" in errors["b /dev/zero:1"][0]
+    assert ". is not a file" in errors["b .:1"][0]
+    assert "unknown command" in errors["\ufffd\ufffd\x01 bytes"][0]
+    assert "a line number starts at 1" in errors["b steps.py:0"][0]
     assert t.after("b steps.py:21 ranks 1 if step >= 2") == [
         "breakpoint 1 at steps.py:21, rank 1, if step >= 2"]
     assert "already" in t.one("b steps.py:21")

@@ -138,11 +138,18 @@ def _started(args: argparse.Namespace, command: list[str]) -> int:
     session = Session(job, job_dir, _cwd(job), console.say)
     session.own = True
     wait = not args.no_wait
-    found = _ready(started, expected, console)
-    if started.code is not None:
-        console.say(f"the job ended before its ranks were ready (exit status {started.code})")
-        return started.stop(None)
-    session.add(found, start=not wait)
+    try:
+        found = _ready(started, expected, console)
+        if started.code is not None:
+            console.say(f"the job ended before its ranks were ready (exit status "
+                        f"{started.code})")
+            return started.stop(None)
+        session.add(found, start=not wait)
+    except KeyboardInterrupt:
+        session.quitting = True
+        started.stop(os.path.join(job_dir, "ctl.sock"))
+        console.say(f"interrupted; job {job} stopped")
+        return 130
 
     def on_event(event: dict[str, Any]) -> None:
         kind = event.get("event")

@@ -28,7 +28,8 @@ NAMES: dict[str, str] = {alias: name for name, (aliases, _, _) in TABLE.items()
 NO_ARGS = frozenset({"list", "continue", "next", "step", "finish", "pause", "where", "help",
                      "quit"})
 # ``b FILE:LINE ranks SPEC if COND``: the place, then the optional parts in that order.
-_BREAK = re.compile(r"(?P<place>\S+)(?:\s+(?P<ranks>ranks?\s+.+?))?(?:\s+if\s+(?P<cond>.+))?")
+_BREAK = re.compile(r"(?P<place>(?:.+?:)?\d+)(?:\s+(?P<ranks>ranks?\s+.+?))?"
+                    r"(?:\s+if\s+(?P<cond>.+))?", re.S)
 _PLACE = re.compile(r"(?:(?P<file>.+):)?(?P<line>\d+)")
 
 

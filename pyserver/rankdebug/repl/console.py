@@ -22,6 +22,8 @@ class Console:
     def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
+        if hasattr(self.stdin, "reconfigure"):  # bytes that are no text: replaced, not fatal
+            self.stdin.reconfigure(errors="replace")
         self.tty = self.stdin.isatty() and self.stdout.isatty()
         self._lock = threading.Lock()
         self._at_prompt = False

@@ -32,6 +32,7 @@ SETTLE_S = 20.0
 BLOCKED_READ_S = 0.5  # how often a moving rank's registry entry is read for "blocked"
 CTL_S = 15.0
 EVAL_S = 15.0
+MAX_SOURCE = 64 << 20  # a breakpoint's file is read to count its lines
 GROUP = {"continue": {"command": "continue"}, "pause": {"command": "pause"},
          "next": {"command": "step", "kind": "over"}, "step": {"command": "step", "kind": "in"},
          "finish": {"command": "step", "kind": "out"}}
@@ -262,10 +263,10 @@ class Session:
                 self.say(render.stop_line(link.rank, view.reason, view.waiting_in, where,
                                           self.cwd))
         elif name == "continued":
-            with self._cond:
-                if view.state == "stopped":
-                    view.state, view.waiting_in = "running", None
-                self._cond.notify_all()
+            # Not acted on: every resume of a held rank is this debugger's own command, marked
+            # when sent, and debugpy says "continued" late and only now and then (one that
+            # came after the rank's next stop would show it running).
+            return
         elif name in ("exited", "terminated", "closed"):
             with self._cond:
                 was = view.state
@@ -524,6 +525,10 @@ class Session:
         else:
             path = os.path.realpath(os.path.join(self.cwd, os.path.expanduser(spec.file)))
         try:
+            if not os.path.isfile(path):  # a folder, a device, a pipe: no lines to stop at
+                raise SessionError(f"{spec.file or path} is not a file")
+            if os.path.getsize(path) > MAX_SOURCE:
+                raise SessionError(f"{spec.file or path} is too large for a source file")
             with open(path, "rb") as f:
                 count = f.read().count(b"\n") + 1
         except OSError as exc:

@@ -1,6 +1,8 @@
 """A real 2-rank gloo job for the terminal debugger's tests: each step adds the rank's own
 number to ``x`` (a value that differs by rank until the all_reduce) and all-reduces it.
-STEPS_END=N ends it after N steps (default: it runs until stopped)."""
+STEPS_END=N ends it after N steps (default: it runs until stopped); STEPS_MARK=1 prints
+"at-break" when rank 1 first reaches the BREAK line (a plain run's time to it: the benchmark's
+floor)."""
 
 import os
 import time
@@ -13,7 +15,10 @@ rank = dist.get_rank()
 x = torch.zeros(3)
 end = int(os.environ.get("STEPS_END", "0"))
 step = 0
+mark = os.environ.get("STEPS_MARK") == "1" and rank == 1
 while not end or step < end:
+    if mark and step == 0:
+        print("at-break", flush=True)
     x = x + rank + 1  # BREAK
     dist.all_reduce(x)  # REDUCE
     time.sleep(0.01)
