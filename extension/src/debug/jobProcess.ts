@@ -9,6 +9,7 @@ import { LineSplitter } from '../core/events';
 import { join } from '../core/shell';
 import type { JobSpec } from './configuration';
 import type { AdapterHost } from './host';
+import { mark } from './traceMarks';
 import { launchEnv } from './warmLauncher';
 
 /** What the process tells its owner. */
@@ -56,6 +57,7 @@ export class JobProcess {
 
     /** Starts the process; its pid (none when it could not start). */
     spawn(): number | undefined {
+        mark('spawn');
         const spec = this.spec;
         const env = launchEnv(spec.argv[0], spec.env);
         // A launcher started ahead (while the ranks were picked) runs it, else a new process.

@@ -9,6 +9,7 @@ import { isPlanError, titleOf, type PlanError } from '../core/ranks';
 import type { CommandServer, ConfigurationResolver, JobSpec, RankdebugConfiguration } from './configuration';
 import { presetEnv } from './clientConfig';
 import type { Localize, ResolverHost } from './host';
+import { mark } from './traceMarks';
 
 /** The server's error as shown to the user, with its line (1-based) when it has one. */
 export function planErrorText(result: PlanError, l10n: Localize): string {
@@ -38,6 +39,7 @@ export class LaunchResolver implements ConfigurationResolver {
 
     /** The server reads `ranks` (default rank 0, none when only armed) and names the job. */
     async resolve(folder: vscode.WorkspaceFolder | undefined, config: RankdebugConfiguration): Promise<RankdebugConfiguration> {
+        mark('resolve');
         const where = whereOf(config);
         if (!where) throw new Error(this.host.l10n.t('a launch configuration needs "command": the training command to run'));
         const result = await this.server.execute<DebugPlanReply | PlanError>('rankdebug.debugPlan', {
@@ -54,6 +56,7 @@ export class LaunchResolver implements ConfigurationResolver {
         const client = this.host.clientConfig?.();
         if (client) Object.assign(config.__job.env, presetEnv(client));
         config.justMyCode ??= this.host.justMyCode(folder?.uri);
+        mark('resolved');
         return config;
     }
 
