@@ -20,7 +20,8 @@ from jobs_helpers import rankdebug, with_marker
 
 from dap_client import DAPClient
 from rankdebug.jobs import attach as att
-from rankdebug.jobs import attach_many, inject, procfs
+from rankdebug.jobs import attach_many, cli_attach, inject, procfs
+from rankdebug.jobs.discover import Job, Rank
 
 pytestmark = pytest.mark.skipif(not inject.supported(), reason="the injector is x86-64 only")
 
@@ -174,3 +175,17 @@ def test_ports_handed_to_ranks_at_once_are_all_different() -> None:
                                    workers=16)
     got = [o.result for o in outcomes if o.result is not None]
     assert len(got) == 64 and len(set(got)) == 64
+
+
+def test_ranks_named_but_not_running_get_their_own_failure() -> None:
+    """RANK names ranks 0-7 of a 6-rank job whose ranks 2 and 5 are gone: those two come
+    back without a pid (each then fails on its own line); 6 and 7 are past the job."""
+    host = "here"
+    job = Job(id="j", source="scan", host=host, launcher="torchrun", launcher_pid=1,
+              command=[], cwd=None, start_time=None, world_size=6,
+              ranks=[Rank(pid=100 + n, rank=n, local_rank=n, world_size=6, host=host)
+                     for n in (0, 1, 3, 4)])
+    picked = cli_attach._picked("0-7,4,2", job, host)
+    assert [(r.rank, r.pid) for r in picked] == [(0, 100), (1, 101), (2, None), (3, 103),
+                                                 (4, 104), (5, None)]
+    assert [r.rank for r in cli_attach._picked("all", job, host)] == [0, 1, 3, 4]

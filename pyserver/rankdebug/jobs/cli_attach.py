@@ -111,9 +111,28 @@ def _picked(text: str, job: Job, host: str) -> list[Rank]:
         return [rank]
     try:
         picked = job_coords.pick(text, job, host)
+        named = [] if ranks.is_selector(text) or not job.world_size else [
+            n for lo, hi in _spans(text, job.world_size) for n in range(lo, hi + 1)]
     except ranks.RanksError as exc:
         raise _Refused(str(exc).replace("--ranks", "RANK"), 2) from None
+    # A rank of the job named by number but not running (ended, not started yet): its own
+    # failed line, not silence.
+    have = {r.rank for r in picked}
+    picked += [Rank(pid=None, rank=n, local_rank=None, world_size=job.world_size, host=host)
+               for n in sorted(set(named) - have)]
     return sorted(picked, key=lambda r: r.rank or 0)
+
+
+def _spans(text: str, world: int) -> list[tuple[int, int]]:
+    """The ranges of rank numbers ``text`` names, cut to the job's ``world`` size."""
+    out = []
+    for item in ranks.items(text):
+        if item[0].isdigit():
+            first, _, last = item.partition("-")
+            lo, hi = int(first), min(int(last or first), world - 1)
+            if lo <= hi:
+                out.append((lo, hi))
+    return out
 
 
 Where = tuple[str, int, str | None]  # host, port, how debugpy got in (None: it was there)
