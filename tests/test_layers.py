@@ -4,7 +4,8 @@
     protocol (shared)
     → command (text → launch plan) → debugplan (→ what to run) | smoke (→ a tiny run)
       (siblings: neither imports the other)
-    → supervise | jobs | lsp (siblings: none imports another) → cli, server
+    → supervise | jobs | lsp (siblings: none imports another) → cli, server, repl (the
+      terminal debugger: over supervise's gates and jobs' registry)
 
 Imports inside functions count: a lazy import is still a dependency.
 """
@@ -28,7 +29,8 @@ LAYERS: list[set[str]] = [
     {"rankdebug.command"},
     {"rankdebug.debugplan", "rankdebug.smoke"},
     {"rankdebug.supervise", "rankdebug.jobs", "rankdebug.lsp"},
-    {"rankdebug.cli", "rankdebug.cli_plan", "rankdebug.server", "rankdebug.__main__"},
+    {"rankdebug.cli", "rankdebug.cli_plan", "rankdebug.server", "rankdebug.__main__",
+     "rankdebug.repl"},
 ]
 # What rank-side code may import besides the standard library and itself.
 RUNTIME_EXTRAS = {"debugpy", "pydevd", "_pydevd_bundle", "_pydev_bundle", "torch"}

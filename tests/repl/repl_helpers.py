@@ -59,13 +59,14 @@ def cut(out: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
     return parts[0].splitlines(), blocks
 
 
-def debug(args: list[str], commands: list[str], timeout: float = 240.0) -> Transcript:
+def debug(args: list[str], commands: list[str], timeout: float = 240.0,
+          extra_env: dict[str, str] | None = None) -> Transcript:
     """``rankdebug debug ARGS`` with ``commands`` piped in (stdin closes after them; a lone
     surrogate such as "\\udcff" is sent as that raw byte)."""
     typed = "".join(c + "\n" for c in commands).encode("utf-8", "surrogateescape")
     proc = subprocess.run([sys.executable, "-m", "rankdebug", "debug", *args],
                           input=typed, capture_output=True, timeout=timeout, cwd=SCRIPTS,
-                          env=env(), check=False)
+                          env={**env(), **(extra_env or {})}, check=False)
     out, err = proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
     head, blocks = cut(out)
     return Transcript(proc.returncode, out, err, head, blocks)

@@ -3,6 +3,7 @@ from the prompt, then left running; a rank that has a client already is not take
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -111,3 +112,72 @@ def test_ctrl_c_while_waiting_returns_to_the_prompt_and_the_job_lives(job: str) 
     assert listed.count("stopped") == 2 or listed.count("waiting in") + listed.count(
         "stopped") == 2, out
     assert registry_job(job) is not None
+
+
+def test_a_stop_while_the_prompt_waits_is_one_line(job: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "rankdebug", "debug", job],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            cwd=SCRIPTS, env=env())
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline().startswith("attached")
+        proc.stdin.write("b steps.py:21 ranks 1\n")  # no `c`: the prompt just waits
+        proc.stdin.flush()
+        seen = []
+        while not any("rank 1: stopped (breakpoint)" in ln for ln in seen):
+            line = proc.stdout.readline()
+            assert line, seen
+            seen.append(line)
+        said = next(ln for ln in seen if "rank 1: stopped (breakpoint)" in ln)
+        assert said.strip().endswith("rank 1: stopped (breakpoint) at steps.py:21 in work")
+        proc.stdin.write("list\nq\n")
+        proc.stdin.close()
+        rest = proc.stdout.read()
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "* rank 1  stopped (breakpoint)  steps.py:21 in work" in rest, rest
+
+
+def _read_until(fd: int, want: bytes, timeout: float = 60.0) -> bytes:
+    import select
+
+    got = b""
+    deadline = time.monotonic() + timeout
+    while want not in got:
+        left = deadline - time.monotonic()
+        assert left > 0, got
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the other side closed
+                break
+            if not chunk:
+                break
+            got += chunk
+    return got
+
+
+def test_on_a_terminal_the_prompt_edits_and_keeps_a_history(job: str, tmp_path: Path) -> None:
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "rankdebug", "debug", job], stdin=slave,
+                            stdout=slave, stderr=slave, cwd=SCRIPTS,
+                            env={**env(), "HOME": str(tmp_path), "TERM": "dumb"})
+    os.close(slave)
+    try:
+        assert b"attached" in _read_until(master, PROMPT.encode())
+        os.write(master, b"lisx\x7ft\r")  # a typo, erased (readline's editing)
+        listed = _read_until(master, PROMPT.encode())
+        assert b"* rank 0  running" in listed and b"* rank 1  running" in listed, listed
+        os.write(master, b"q\r")
+        _read_until(master, b"runs on")
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert (tmp_path / ".rankdebug_history").read_text().split()[-2:] == ["list", "q"]

@@ -95,3 +95,17 @@ def test_bad_input_is_one_line_and_the_prompt_goes_on(tmp_path: Path) -> None:
     assert t.after("clear") == ["deleted breakpoint 1 at steps.py:21"]
     assert t.after("info b", 1) == ["no breakpoints"]
     assert registry_job(job_of(t)) is None
+
+
+def test_ranks_that_end_are_said_and_the_job_end_ends_the_prompt(tmp_path: Path) -> None:
+    # The ranks end by themselves after 40 steps: `c` (no breakpoint) waits until they
+    # have, each end is one line, and the job's end ends the session with its status.
+    t = debug(["--ranks", "0,1", "--", launcher(tmp_path), "2"], ["c", "list", "q"],
+              extra_env={"STEPS_END": "40"})
+    assert t.code == 0, t.out + t.err
+    ended = t.one("c")
+    assert "rank 0: exited" in ended and "rank 1: exited" in ended, t.out
+    assert "the job ended (exit status 0)" in t.out, t.out
+    # The prompt ended with the job: nothing after `c` was read.
+    assert [typed for typed, _ in t.blocks] == ["c"], t.out
+    assert registry_job(job_of(t)) is None

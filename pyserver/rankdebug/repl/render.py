@@ -6,14 +6,43 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rankdebug.jobs import compare
 from rankdebug.jobs.coords_value import text as coords_text
 from rankdebug.ranks import label
 
-if TYPE_CHECKING:
-    from rankdebug.repl.session import Breakpoint, RankView
+
+class RankView(Protocol):
+    """What ``arrivals`` reads of a rank (``session.RankView``)."""
+
+    @property
+    def rank(self) -> int: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def why(self) -> str | None: ...
+    @property
+    def waiting_in(self) -> str | None: ...
+    @property
+    def where(self) -> Where | None: ...
+
+
+class Breakpoint(Protocol):
+    """What ``break_line`` reads of a breakpoint (``session.Breakpoint``)."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def ranks(self) -> list[int] | None: ...
+    @property
+    def condition(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
