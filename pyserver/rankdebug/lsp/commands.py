@@ -275,9 +275,9 @@ async def debug_plan(host: Host, args: DebugPlanArgs) -> dict[str, Any]:
     problems: list[str] = []
     try:
         src = _source(host, args, problems)
-        the_plan = await _in_pool(host, _plan, src, True)
+        # One trip to the pool: each costs a thread hand-off on the path to the job's start.
+        the_plan, dirty = await _in_pool(host, lambda: (_plan(src, True), _is_dirty(src)))
         dplan = _debug_plan(host, src, the_plan, args)
-        dirty = await _in_pool(host, _is_dirty, src)
     except (ArgumentError, BadInput) as exc:
         return _error(exc)
     reply = dplan.to_json()
