@@ -29,6 +29,7 @@ import argparse
 import json
 import signal
 import threading
+import time
 from typing import Any
 
 from rankdebug.errors import BadInput, report
@@ -141,23 +142,22 @@ def run(args: argparse.Namespace) -> int:
     except BadInput as exc:
         return report(exc, as_json=args.json, prog=PROG)
     out = _Out(args.json)
-    stop = threading.Event()
-    # SIGTERM (the editor closing the view) ends the watch as Ctrl-C does: quietly.
-    signal.signal(signal.SIGTERM, lambda *_a: stop.set())
+    # SIGTERM (the editor hiding the view) ends the watch as Ctrl-C does, at once and quietly:
+    # a diagnosis under way is ended with it (subprocess.run kills its child on the way out).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     found = FoundSignal(job)
     rule = HangRule(seconds, job.id, found, lambda: False, out.say)
-    rule.stopped = stop.is_set
     out.say({"event": "watching", "job": job.id, "seconds": seconds, "ranks": len(found.ranks)})
     tick = tick_of(seconds)
     try:
-        while not stop.wait(tick):
+        while True:
+            time.sleep(tick)
             if not found.look():
                 out.say({"event": "ended", "job": job.id})
                 return 0
             rule.step()
     except KeyboardInterrupt:
-        pass
+        return 0
     except BrokenPipeError:  # the reader has gone: so has the point of watching
         return 0
-    return 0
 
