@@ -31,6 +31,7 @@ from rankdebug.supervise.gate_waiting import main_thread
 SETTLE_S = 20.0
 BLOCKED_READ_S = 0.5  # how often a moving rank's registry entry is read for "blocked"
 CTL_S = 15.0
+JOB_END_S = 10.0  # a launcher ends within this of its last rank (torchrun: ~1 s)
 EVAL_S = 15.0
 MAX_SOURCE = 64 << 20  # a breakpoint's file is read to count its lines
 GROUP = {"continue": {"command": "continue"}, "pause": {"command": "pause"},
@@ -349,6 +350,9 @@ class Session:
         try:
             self._send_group(what, group)
             self._wait(flight, interrupted)
+            with self._cond:  # every held rank ended: the job's own end is near, wait for it
+                if self.own and not self.held():
+                    self._cond.wait_for(lambda: self.ended is not None, JOB_END_S)
         finally:
             with self._cond:
                 self.flight = None
