@@ -1,5 +1,9 @@
 /** Shell quoting for text shown to users or written into the terminal shim. No `vscode` import. */
 
+import { CLI_VERBS } from './generated/verbs';
+
+export { CLI_VERBS };
+
 /** Quotes one word for a POSIX shell: `it's` → `'it'\''s'`; safe words stay bare. */
 export function quote(word: string): string {
     if (word === '') return "''";
@@ -19,8 +23,6 @@ export function join(argv: readonly string[]): string {
  * $RANKDEBUG_ENDPOINTS that the extension watches (it then attaches), while the job's own
  * output stays in the terminal.
  */
-/** The `rankdebug` verbs, as `rankdebug --help` lists them (tests/test_cli.py keeps the two alike). */
-export const CLI_VERBS = ['plan', 'launch', 'server', 'jobs', 'stacks', 'diagnose', 'attach', 'eval', 'smoke'] as const;
 
 export function shimScript(): string {
     return `#!/bin/sh
