@@ -61,11 +61,10 @@ def _start(pid: int) -> bytes | None:
 
 class FoundSignal:
     """The progress a found job shows without being touched: ranks that were not there
-    before. ``alive`` says whether any rank of it still runs."""
+    before. ``look`` says whether any rank of it still runs."""
 
     def __init__(self, job: Job) -> None:
         self.job_id = job.id
-        self.host = job.host
         self.ranks = self._of(job)
         self._new = False
         self._empty = 0
