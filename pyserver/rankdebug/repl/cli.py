@@ -36,7 +36,10 @@ NOT_HERE = ("json", "control")  # launch options that make no sense at a prompt
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     launch.add_arguments(parser)  # the same options, the same meaning
-    parser.description = __doc__.split("\n\n")[0] if __doc__ else None
+    parser.description = ("A pdb-like prompt over a job's chosen ranks, for a terminal: start "
+                          "the job (-- COMMAND, every option as rankdebug launch takes it) or "
+                          "attach to one rankdebug launch started (JOB). `help` at the "
+                          "prompt lists its commands; docs/terminal.md tells more.")
     parser.usage = ("rankdebug debug [--ranks SPEC] [launch options] -- COMMAND ... | "
                     "rankdebug debug JOB [--ranks SPEC]")
 

@@ -23,7 +23,7 @@ from rankdebug.repl import render
 from rankdebug.repl.commands import BadCommand, BreakSpec, parse_break
 from rankdebug.repl.link import Link, LinkError
 from rankdebug.runtime import registry
-from rankdebug.runtime.wire import WireError, ask
+from rankdebug.runtime.wire import WireError, ask, ask_timed
 from rankdebug.supervise.gate_waiting import main_thread
 
 # After the first rank of a group command stops, how long the others have to stop too (stop
@@ -33,6 +33,7 @@ BLOCKED_READ_S = 0.5  # how often a moving rank's registry entry is read for "bl
 CTL_S = 15.0
 JOB_END_S = 10.0  # a launcher ends within this of its last rank (torchrun: ~1 s)
 EVAL_S = 15.0
+COORDS_S = 1.0  # a rank's handler answers in milliseconds, even while the rank is stopped
 MAX_SOURCE = 64 << 20  # a breakpoint's file is read to count its lines
 GROUP = {"continue": {"command": "continue"}, "pause": {"command": "pause"},
          "next": {"command": "step", "kind": "over"}, "step": {"command": "step", "kind": "in"},
@@ -104,6 +105,7 @@ class Session:
         self.views: dict[int, RankView] = {}
         self.current: list[int] = []  # empty: every rank held
         self.breaks: list[Breakpoint] = []
+        self._known_coords: dict[int, dict[str, int]] = {}
         self._next_break = 1
         self._cond = threading.Condition()
         self._events: queue.Queue[tuple[Link, dict[str, Any]] | None] = queue.Queue()
@@ -212,13 +214,33 @@ class Session:
         return {int(e["rank"]): e for e in job.get("ranks") or []
                 if isinstance(e.get("rank"), int)}
 
+    def _coords(self, entries: dict[int, dict[str, Any]]) -> dict[int, dict[str, int]]:
+        """Each held rank's parallel coordinates: its registry entry's, else its handler's
+        answer (asked once, all at once, as ``jobs.job_coords`` asks), else none."""
+        for rank, entry in entries.items():
+            found = valid_coords(entry.get("coords"), entry.get("coord_dims"))
+            if found is not None:
+                self._known_coords[rank] = found
+        asked = [(r, str(e["socket"])) for r, e in entries.items()
+                 if r in self.views and r not in self._known_coords
+                 and isinstance(e.get("socket"), str) and e.get("state") != "exited"]
+        if asked:
+            replies = ask_timed([path for _, path in asked], {"command": "coords"},
+                                timeout=COORDS_S)
+            for (rank, _), (reply, _) in zip(asked, replies, strict=True):
+                found = None if isinstance(reply, WireError) else valid_coords(
+                    reply.get("coords"))
+                if found is not None:
+                    self._known_coords[rank] = found
+        return self._known_coords
+
     def rows(self) -> list[render.Row]:
         entries = self._entries()
+        known = self._coords(entries)
         picked = set(self.chosen())
         out = []
         for rank, v in sorted(self.views.items()):
-            entry = entries.get(rank, {})
-            coords = valid_coords(entry.get("coords"), entry.get("coord_dims"))
+            coords = known.get(rank)
             state = "blocked" if v.state == "running" and v.blocked else v.state
             out.append(render.Row(rank, rank in picked, state, v.reason, v.why,
                                   v.waiting_in or v.blocked, coords, v.where))
