@@ -109,3 +109,19 @@ def test_ranks_that_end_are_said_and_the_job_end_ends_the_prompt(tmp_path: Path)
     # The prompt ended with the job: nothing after `c` was read.
     assert [typed for typed, _ in t.blocks] == ["c"], t.out
     assert registry_job(job_of(t)) is None
+
+
+def test_no_wait_runs_the_ranks_at_once_and_a_huge_line_is_one_error(tmp_path: Path) -> None:
+    huge = "x" * 2_000_000
+    t = debug(["--no-wait", "--ranks", "0,1", "--", launcher(tmp_path), "2"],
+              ["list", huge, f"p {huge[:100_000]}", "pause", "p len(str(rank))"])
+    assert t.code == 0, t.out[-2000:] + t.err[-2000:]
+    assert not any("not started" in ln for ln in t.head), t.head
+    assert t.after("list") == ["* rank 0  running", "* rank 1  running"]
+    # Echoed cut, answered in one line; the prompt goes on.
+    cut = [lines for typed, lines in t.blocks if typed.startswith("xxx")]
+    assert len(cut) == 1 and len(cut[0]) == 1 and cut[0][0].startswith("*** unknown command")
+    assert len(t.out) < 10_000, len(t.out)
+    assert "pause" in [typed for typed, _ in t.blocks]
+    assert t.after("p len(str(rank))") in (["ranks 0,1: 1"], ["rank 0: 1", "rank 1: 1"]) or all(
+        ln.startswith(("rank", "ranks")) for ln in t.after("p len(str(rank))"))

@@ -61,11 +61,11 @@ def parse(text: str) -> Command | None:
     word, _, rest = stripped.partition(" ")
     name = NAMES.get(word.lower())
     if name is None:
-        raise BadCommand(f"unknown command {word!r} (column {_col(text, word)}); "
+        raise BadCommand(f"unknown command {_short(word)} (column {_col(text, word)}); "
                          "`help` lists the commands")
     rest = rest.strip()
     if name in NO_ARGS and rest:
-        raise BadCommand(f"{name} takes nothing (column {_col(text, rest)}: {rest!r}); the "
+        raise BadCommand(f"{name} takes nothing (column {_col(text, rest)}: {_short(rest)}); the "
                          "current ranks are chosen with `ranks SPEC`")
     if name == "p" and not rest:
         raise BadCommand("p needs an expression, e.g. p loss.item()")
@@ -82,7 +82,7 @@ def parse_break(text: str) -> BreakSpec:
     place = _PLACE.fullmatch(m.group("place")) if m else None
     if m is None or place is None:
         raise BadCommand(f"b takes FILE:LINE or LINE, then optionally `ranks SPEC` and `if "
-                         f"COND` (e.g. b train.py:42 ranks 0,1 if step > 3), not {text!r}")
+                         f"COND` (e.g. b train.py:42 ranks 0,1 if step > 3), not {_short(text)}")
     line = int(place.group("line"))
     if line < 1:
         raise BadCommand("a line number starts at 1")
@@ -90,6 +90,11 @@ def parse_break(text: str) -> BreakSpec:
     spec = bound.split(None, 1)[1].strip() if bound else None
     cond = m.group("cond").strip() if m.group("cond") else None
     return BreakSpec(place.group("file"), line, spec, cond)
+
+
+def _short(text: str) -> str:
+    """``text`` quoted for a message, cut when long (a pasted blob is no command)."""
+    return repr(text) if len(text) <= 60 else repr(text[:57]) + f"… ({len(text):,} characters)"
 
 
 def _col(text: str, part: str) -> int:

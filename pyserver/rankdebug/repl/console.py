@@ -15,6 +15,7 @@ import threading
 from typing import TextIO
 
 PROMPT = "(rankdebug) "
+ECHO_MAX = 400  # a piped command longer than this is echoed cut (it runs whole)
 HISTORY = os.path.join(os.path.expanduser("~"), ".rankdebug_history")
 
 
@@ -68,7 +69,7 @@ class Console:
         finally:
             with self._lock:
                 self._at_prompt = False
-                self.stdout.write(line.rstrip("\n") + "\n" if line else "\n")
+                self.stdout.write(_echo(line.rstrip("\n")) + "\n" if line else "\n")
                 self.stdout.flush()
         return line if line else None
 
@@ -81,3 +82,7 @@ class Console:
         if self._readline is not None:
             with contextlib.suppress(OSError):
                 self._readline.write_history_file(HISTORY)
+
+
+def _echo(line: str) -> str:
+    return line if len(line) <= ECHO_MAX else f"{line[:ECHO_MAX]}… ({len(line):,} characters)"

@@ -92,10 +92,11 @@ def short(path: str | None, cwd: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def last_line(text: str) -> str:
-    """A traceback's last line (``NameError: name 'x' is not defined``)."""
+def last_line(text: str, most: int = 500) -> str:
+    """A traceback's last line (``NameError: name 'x' is not defined``), cut at ``most``."""
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1] if lines else text
+    line = lines[-1] if lines else text
+    return line if len(line) <= most else f"{line[:most]}… ({len(line):,} characters)"
 
 
 def state_text(state: str, reason: str | None, waiting_in: str | None,
