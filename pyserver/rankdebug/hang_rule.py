@@ -8,7 +8,8 @@ every rank read a few times), and decides:
 
 - it names culprits: the job hangs (``hang``: the culprits, the first one's sentence);
 - a rank moved while it was read (a slow step, a long phase without collectives): progress,
-  the clock restarts;
+  the clock restarts (culprits named or not, for a watch whose signal cannot prove the job
+  still: ``moving_is_progress``);
 - nothing moved and nothing is named: it hangs all the same, ``why`` says what was seen;
 - no rank could be read: nothing is said (nothing true could be).
 
@@ -100,6 +101,9 @@ class HangRule:
         self.held = held
         self.say = say
         self.stopped: Callable[[], bool] = lambda: False
+        # A signal that never proves the job still (a found job's: the clock only ran) takes
+        # a rank the diagnosis saw move as progress, culprits named or not.
+        self.moving_is_progress = False
         self.diagnosis: Callable[[str], Diagnosis] = diagnose
         self.since = time.monotonic()  # the last progress seen (or the user's hold)
         self.hung = False
@@ -138,7 +142,7 @@ class HangRule:
         if not found.read:  # nothing true to say: look again in S seconds
             self.since = now
             return
-        if not found.culprits and found.moved:  # slow, not stuck
+        if found.moved and (not found.culprits or self.moving_is_progress):  # slow, not stuck
             self.since = now
             return
         seconds = round(now - self.since, 1)

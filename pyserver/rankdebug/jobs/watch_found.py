@@ -11,7 +11,9 @@ keep coming from a rank that polls a queue or spins in a data loop while the oth
 (the very hangs to find), and a rank waiting in an NCCL collective spins in the CUDA driver.
 So the clock runs from the start and from each proof of progress, and when it passes S
 the diagnosis (``rankdebug diagnose``: a few py-spy reads of every rank, 1 to 3 s) decides
-as the rule says: ranks that moved restart the clock, culprits or a still job are the hang.
+as the rule says, with one difference the missing signal calls for: as the clock proved no
+stillness, any rank seen moving is progress (one rank training on while another sits in a
+subprocess is not called stuck); culprits among ranks that all stand still are the hang.
 A healthy job costs one diagnosis every S seconds; a hang is said within S and the
 diagnosis of the last look that saw progress. The only progress seen between diagnoses:
 ranks that were not there before (an elastic restart). Per tick the watch reads only
@@ -146,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     found = FoundSignal(job)
     rule = HangRule(seconds, job.id, found, lambda: False, out.say)
+    rule.moving_is_progress = True  # nothing proved the job still: the clock only ran
     out.say({"event": "watching", "job": job.id, "seconds": seconds, "ranks": len(found.ranks)})
     tick = tick_of(seconds)
     try:
