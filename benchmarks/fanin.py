@@ -8,8 +8,9 @@ merges one answer per node.
    ``diagnose`` with ``--hosts`` (every other node), each the median wall time of ``--runs``
    (the whole command, Python's start included). Twice: through the hosts' warm agents
    (``jobs.node_agent``; started by a first, untimed run) and with ``RANKDEBUG_NO_AGENT=1``
-   (``rankdebug VERB`` started over SSH on every host, every time). Each answer is checked:
-   every rank once, the odd rank found.
+   (``rankdebug VERB`` started over SSH on every host, every time); with ``--before REV``
+   also as commit REV had the verbs. Each answer is checked: every rank once, the odd rank
+   found (said when not).
 2. ``--simulate``: node 0's side for up to 16,384 ranks over 2,048 nodes, fed by stand-in
    node answers made by the nodes' own code (``fanin.stacks_answer``, ``fanin.eval_answer``,
    a node's ``jobs --json`` and diagnose ``rank`` lines): each answer parsed, merged and the
@@ -18,7 +19,7 @@ merges one answer per node.
    measures it). Prints the curve, ranks → seconds.
 
     python benchmarks/fanin.py --simulate [--runs 3]
-    python benchmarks/fanin.py --real [--nodes 16] [--per-node 64] [--runs 5]
+    python benchmarks/fanin.py --real [--nodes 16] [--per-node 64] [--runs 5] [--before REV]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -208,33 +210,58 @@ def simulate(runs: int) -> dict[int, dict[str, float]]:
 # --- part 1: the real cluster ----------------------------------------------------------------
 
 
-def _check(name: str, got: Any, ranks: int) -> None:
-    """Every rank once, the odd one found: raises otherwise."""
+def _wrong(name: str, got: Any, ranks: int) -> str | None:
+    """What is wrong with the answer (a rank missing or twice, the odd one not found)."""
     text = got.stdout
     if got.returncode != 0:
         said = [x for x in text.splitlines() if '"error"' in x][:2]
-        raise SystemExit(f"{name}: exit {got.returncode}: {said} {got.stderr[-800:]}")
-    if name == "jobs":
-        [job] = [j for j in json.loads(text)["jobs"] if j.get("run_id", "").startswith("fan")]
-        seen = [r["rank"] for r in job["ranks"]]
-    elif name == "stacks --tree":
-        report = json.loads(text)
-        seen = [r["rank"] for r in report["ranks"]]
-        assert report["odd"] == [ODD], report["odd"]
-    elif name == "eval all":
-        lines = [json.loads(x) for x in text.splitlines()]
-        seen = [x["rank"] for x in lines[:-1] if x["event"] == "result"]
-        assert lines[-1]["groups"][-1]["ranks"] == [ODD], lines[-1]
-    else:
-        lines = [json.loads(x) for x in text.splitlines()]
-        seen = [x["rank"] for x in lines if x["event"] == "rank"]
-        assert any(x["ranks"] == [ODD] for x in lines if x["event"] == "class")
+        return f"exit {got.returncode}: {said} {got.stderr[-300:]}"
+    try:
+        if name == "jobs":
+            jobs = [j for j in json.loads(text)["jobs"]
+                    if (j.get("run_id") or "").startswith("fan")]
+            seen = [r["rank"] for j in jobs for r in j["ranks"]]
+            if len(jobs) != 1:
+                return f"{len(jobs)} jobs listed, not one"
+        elif name == "stacks --tree":
+            report = json.loads(text)
+            seen = [r["rank"] for r in report["ranks"] if r["error"] is None]
+            if report["odd"] != [ODD]:
+                return f"odd ranks {report['odd']}"
+        elif name == "eval all":
+            lines = [json.loads(x) for x in text.splitlines()]
+            seen = [x["rank"] for x in lines[:-1] if x["event"] == "result"]
+            if lines[-1]["groups"][-1]["ranks"] != [ODD]:
+                return f"groups {[g['ranks'][:3] for g in lines[-1]['groups']]}"
+        else:
+            lines = [json.loads(x) for x in text.splitlines()]
+            seen = [x["rank"] for x in lines if x["event"] == "rank" and x.get("reads")]
+            if not any(x["ranks"] == [ODD] for x in lines if x["event"] == "class"):
+                return "no class of the odd rank alone"
+    except (ValueError, KeyError, IndexError) as exc:
+        return f"unreadable answer: {exc!r}"
     if sorted(seen) != list(range(ranks)):
-        raise SystemExit(f"{name}: {len(seen)} ranks answered, {len(set(seen))} distinct, "
-                         f"of {ranks}")
+        return f"{len(set(seen))} of {ranks} ranks read ({len(seen)} lines)"
+    return None
 
 
-def real(nodes: int, per_node: int, runs: int) -> dict[str, dict[str, float]]:
+def _copy(rev: str | None, into: Path) -> str:
+    """rankdebug as this checkout has it (``rev`` None) or as commit ``rev`` had it, in
+    ``into`` (seen by every node); its path for PYTHONPATH."""
+    if rev is None:
+        shutil.copytree(ROOT / "pyserver" / "rankdebug", into / "rankdebug",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        into.mkdir(parents=True)
+        tar = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "pyserver/rankdebug"],
+                             check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "--strip-components=1", "-C", str(into)], input=tar,
+                       check=True)
+    return str(into)
+
+
+def real(nodes: int, per_node: int, runs: int, before: str | None
+         ) -> dict[str, dict[str, float]]:
     from cluster import start_cluster
     from fan import fan_job
 
@@ -242,30 +269,39 @@ def real(nodes: int, per_node: int, runs: int) -> dict[str, dict[str, float]]:
     t0 = time.monotonic()
     # A copy of rankdebug that nobody edits meanwhile (a changed package starts new agents).
     frozen = Path(tempfile.mkdtemp(prefix="rd-fanin-", dir="/var/tmp"))
-    shutil.copytree(ROOT / "pyserver" / "rankdebug", frozen / "rankdebug",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    now = _copy(None, frozen / "now")
+    modes: list[tuple[str, dict[str, str]]] = [
+        ("agents", {}), ("ssh each time", {"RANKDEBUG_NO_AGENT": "1"})]
+    if before is not None:
+        modes.append((f"before {before[:7]}",
+                      {"PYTHONPATH": _copy(before, frozen / "before")}))
     with start_cluster(count=nodes) as cluster, fan_job(cluster, nodes, per_node, odd=ODD,
-                                                        pythonpath=str(frozen)) as fan:
+                                                        pythonpath=now) as fan:
         print(f"{fan.ranks} ranks on {nodes} nodes armed in {time.monotonic() - t0:.0f} s",
               flush=True)
         verbs = {"jobs": ["jobs", "--json", "--no-gpu"],
                  "stacks --tree": ["stacks", fan.job, "--json", "--tree"],
                  "eval all": ["eval", fan.job, "all", "weight_sum", "--json"],
                  "diagnose": ["diagnose", fan.job, "--json"]}
-        for mode, extra in (("agents", {}), ("ssh each time", {"RANKDEBUG_NO_AGENT": "1"})):
-            fan.rankdebug("jobs", "--json", "--no-gpu", *fan.hosts(), timeout=300)  # warm
+        for mode, extra in modes:
+            fan.rankdebug("jobs", "--json", "--no-gpu", *fan.hosts(), timeout=300,
+                          extra=extra)  # the agents started (untimed)
             row = {}
             for name, argv in verbs.items():
-                times = []
+                times, wrong = [], []
                 for _ in range(runs):
                     t = time.monotonic()
                     got = fan.rankdebug(*argv, *fan.hosts(), timeout=300, extra=extra)
                     times.append(time.monotonic() - t)
-                    _check(name, got, fan.ranks)
+                    said = _wrong(name, got, fan.ranks)
+                    if said is not None:
+                        wrong.append(said)
                 row[name] = statistics.median(times)
-                print(f"  {mode:>13}: {name:<14} median {row[name]:.2f} s  "
+                print(f"  {mode:>15}: {name:<14} median {row[name]:.2f} s  "
                       f"({', '.join(f'{x:.2f}' for x in times)}; target "
-                      f"{TARGET_S[name]:.0f} s)", flush=True)
+                      f"{TARGET_S[name]:.0f} s; load {os.getloadavg()[0]:.0f})"
+                      + (f"  WRONG: {wrong[0]}" if wrong else "  every rank once, odd found"),
+                      flush=True)
             results[mode] = row
     shutil.rmtree(frozen, ignore_errors=True)
     return results
@@ -278,6 +314,9 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=16)
     parser.add_argument("--per-node", type=int, default=64)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--before", default=None, metavar="REV",
+                        help="also time the verbs as commit REV has them (e.g. before the "
+                             "fan-in)")
     args = parser.parse_args()
     if not (args.real or args.simulate):
         args.real = args.simulate = True
@@ -293,7 +332,7 @@ def main() -> int:
     if args.real:
         print(f"\n{args.nodes} namespace nodes x {args.per_node} armed ranks, from node 0 "
               f"(load average {os.getloadavg()[0]:.1f}):", flush=True)
-        real(args.nodes, args.per_node, args.runs)
+        real(args.nodes, args.per_node, args.runs, args.before)
     return 0
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import rankdebug
-from rankdebug.jobs import agent_link, fanin
+from rankdebug.jobs import agent_link, fanin, node_agent
 from rankdebug.jobs.discover import Discovery, Job, Rank
 from rankdebug.jobs.stacks import RankStack
 from rankdebug.pyspy import Frame, Thread
@@ -143,8 +143,10 @@ def _tools_tar() -> bytes:
 def run_verb(remote: Remote, host: str, verb: list[str], timeout: float = 60.0
              ) -> subprocess.CompletedProcess[str]:
     """``rankdebug VERB…`` on ``host``, asked of the warm agent there (``node_agent``,
-    started on first use); else run there over SSH, rankdebug copied there first if it is
-    not there."""
+    started on first use) where it answers that verb; else run there over SSH, rankdebug
+    copied there first if it is not there."""
+    if verb[0] not in node_agent.VERBS:  # attach: a process of its own there, as ever
+        return run_once(remote, host, verb, timeout)
     key = _here()[1]
     start = (PRIVATE_ROOT_SH  # the agent's socket: in the private folder, named by version
              + f'umask 077; mkdir -p "$r" || exit 3; a="$r/agent-{key}.sock"; ')
