@@ -82,6 +82,15 @@ def test_stacks_merges_the_nodes_answers(fan: FanJob) -> None:
     assert all(t["os_thread_id"] for r in by_rank.values() for t in r["threads"])
 
 
+def test_stacks_of_some_ranks_asks_only_the_hosts_that_have_them(fan: FanJob) -> None:
+    """``--ranks``: the jobs first, then only nodes 1 and 2 (ranks 30-40), each for its own."""
+    report = json.loads(_ok(fan.rankdebug("stacks", fan.job, "--json", "--ranks", "30-40",
+                                          *fan.hosts())))
+    assert sorted(r["rank"] for r in report["ranks"]) == list(range(30, 41))
+    assert {r["host"] for r in report["ranks"]} == {"node1", "node2"}
+    assert report["odd"] == [ODD]
+
+
 def test_a_node_answers_with_classes_not_ranks(fan: FanJob) -> None:
     """A node's ``stacks --node-answer``: its 16 ranks as a row each, their stacks once."""
     node = fan.cluster[2]
