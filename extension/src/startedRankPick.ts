@@ -22,8 +22,10 @@ import { TYPE } from './debug/configuration';
 import type { JobState } from './jobState';
 import { log } from './log';
 
-/** How often the job is read while ranks may still start (its folder's changes read it sooner). */
+/** How often the job is read while the pick is open (its folder's changes read it sooner). */
 const POLL_MS = 1000;
+/** ... and while a typed choice stands, the pick closed (each read runs a Python process). */
+const STANDING_POLL_MS = 10000;
 /** How long the job's session may take to start and say its job id. */
 const START_MS = 120000;
 
@@ -99,6 +101,7 @@ class StartedWatch {
     /** The typed choice that stands after Enter. */
     private standing = '';
     private pickOpen = true;
+    private accepting = false;
     private ended = false;
     private timer: NodeJS.Timeout | undefined;
     private watcher: fs.FSWatcher | undefined;
@@ -166,7 +169,7 @@ class StartedWatch {
                 this.again = false;
                 void this.read();
             } else {
-                this.timer = setTimeout(() => void this.read(), POLL_MS);
+                this.timer = setTimeout(() => void this.read(), this.pickOpen ? POLL_MS : STANDING_POLL_MS);
             }
         });
         return this.reading;
@@ -217,13 +220,14 @@ class StartedWatch {
         return resolveChoice(text, this.started, world, (job) => new RankChecker(this.deps.execute, job, false).check(text));
     }
 
-    /** The title says what Enter takes for the typed text, or the server's word on it. */
+    /** The title says what Enter takes for the typed text, or the server's word on it (none for a filter such as `node 1`). */
     private async showHint(text: string): Promise<void> {
         let hint = '';
         const t = text.trim();
-        if (t && !this.filters(t)) {
+        if (t) {
             const got = await this.resolve(t).catch(() => ({ error: '' }));
-            hint = 'ranks' in got ? vscode.l10n.t('Enter: ranks {0}, now and as they start', formatSpec(got.ranks)) : got.error;
+            if ('ranks' in got) hint = vscode.l10n.t('Enter: ranks {0}, now and as they start', formatSpec(got.ranks));
+            else if (!this.filters(t)) hint = got.error;
         }
         if (this.qp.value === text && this.pickOpen) this.qp.title = hint ? `${this.baseTitle} — ${hint}` : this.fillTitle();
     }
@@ -240,19 +244,31 @@ class StartedWatch {
         return this.qp.items.some((i) => i.rank !== undefined && `${i.label} ${i.description ?? ''}`.toLowerCase().includes(t));
     }
 
-    /** Enter: the typed choice (it then stands) and the checked ranks, attached now; nothing yet: the pick stays. */
+    /** Enter: the typed choice (it then stands) and the checked ranks, attached now; nothing yet: the pick stays open. */
     private async accept(): Promise<void> {
+        if (this.accepting) return;
+        this.accepting = true;
+        try {
+            await this.acceptNow();
+        } finally {
+            this.accepting = false;
+        }
+    }
+
+    private async acceptNow(): Promise<void> {
         const typed = this.qp.value.trim();
         const checked = this.qp.selectedItems.map((i) => i.rank).filter((r): r is number => r !== undefined);
         let named: number[] = [];
-        if (typed && !this.filters(typed)) {
+        if (typed) {
+            // A choice wins over a filter of the rows (`1` names rank 1); a filter takes the checked rows.
             const got = await this.resolve(typed).catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e) }));
-            if (!('ranks' in got)) {
+            if ('ranks' in got) {
+                this.standing = typed;
+                named = got.ranks;
+            } else if (!this.filters(typed)) {
                 this.qp.title = `${this.baseTitle} — ${got.error}`;
                 return;
             }
-            this.standing = typed;
-            named = got.ranks;
         }
         if (!checked.length && !this.standing) return;
         this.closePick();
@@ -283,6 +299,9 @@ class StartedWatch {
     private async attachStanding(): Promise<void> {
         const got = await this.resolve(this.standing).catch(() => ({ error: '' }));
         if ('ranks' in got) await this.attach(toAttach(this.started, got.ranks, this.taken()));
+        // Every rank has started: no rank is left to wait for.
+        const world = this.info?.worldSize ?? null;
+        if (!this.pickOpen && world !== null && this.started.length >= world) this.stop();
     }
 
     /** The pick closed: by Enter (the watch may stand on), by Escape (the job runs on, armed), or by the job's end. */
@@ -317,6 +336,5 @@ class StartedWatch {
         this.status?.dispose();
         for (const s of this.subs) s.dispose();
         this.subs.length = 0;
-        this.qp.dispose();
     }
 }
