@@ -30,6 +30,8 @@ import sys
 import time
 from typing import Any
 
+from rankdebug.runtime import peercred
+
 IDLE_S = 300.0
 READ_S = 10.0  # for the question's line, once connected
 # What it answers (readers, never launch), as ``rankdebug.cli``'s verb table names them.
@@ -123,6 +125,9 @@ def serve(listener: socket.socket, path: str) -> None:
         if not os.path.exists(path):  # removed: a newer one took over, or cleaned up
             conn.close()
             break
+        if not peercred.same_user(conn):  # eval runs code in the ranks: the owner only,
+            conn.close()  # even were the folder's or the socket's mode loosened
+            continue
         try:
             pid = os.fork()
         except OSError:
