@@ -3,7 +3,9 @@
  * `rankdebug watch JOB --hang-seconds S --json` child process per job, its `hang` and
  * `hang_over` lines (core/hangEvents.ts) shown by the notification a launched job's
  * supervisor raises (diagnose/hangNotices.ts). A hang said while this window holds a rank of
- * the job paused in the debugger is the user's own doing: logged, not shown. A watcher stops
+ * the job paused in the debugger is the user's own doing, and a `hang_over` while it debugs
+ * ranks of the job may be the debugger's (injecting debugpy runs code in the rank): logged,
+ * not shown. A watcher stops
  * when the job leaves the list, when the view is hidden (unless the setting says always),
  * and by itself when the job ends (`ended`); then it is not started again for that job.
  * With `always`, the jobs are listed every WATCH_SCAN_MS while the view is hidden.
@@ -104,7 +106,9 @@ export class FoundJobWatch implements vscode.Disposable {
             return;
         }
         if (ev.event === 'hang_over') {
-            this.notices.hangOver(ev);
+            // A rank this window attached to moved as debugpy was put in and run: not the job's doing.
+            if (this.state.byJobId(id)?.ranks.size) log().info(`found-job watch ${id}: moved on after ${ev.seconds ?? '?'} s, not shown: this window debugs ranks of it`);
+            else this.notices.hangOver(ev);
             return;
         }
         const paused = [...(this.state.byJobId(id)?.ranks.entries() ?? [])].filter(([, r]) => r.state === 'paused').map(([rank]) => rank);
