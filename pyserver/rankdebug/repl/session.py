@@ -31,6 +31,7 @@ from rankdebug.supervise.gate_waiting import main_thread
 SETTLE_S = 20.0
 BLOCKED_READ_S = 0.5  # how often a moving rank's registry entry is read for "blocked"
 CTL_S = 15.0
+EXIT_SEEN_S = 1.0  # a closed connection: how long its rank's end may take to show
 JOB_END_S = 10.0  # a launcher ends within this of its last rank (torchrun: ~1 s)
 EVAL_S = 15.0
 COORDS_S = 1.0  # a rank's handler answers in milliseconds, even while the rank is stopped
@@ -310,11 +311,22 @@ class Session:
                     self.on_all_gone()
 
     def _rank_exited(self, rank: int) -> bool:
-        try:
-            entry = registry.read_rank(self.job, rank)
-        except (OSError, registry.RegistryError):
-            return True
-        return entry is None or entry.get("state") == "exited"
+        """Whether a rank whose connection closed has ended: its registry entry says so or
+        its process is gone (the entry is written a moment after the rank's end)."""
+        deadline = time.monotonic() + EXIT_SEEN_S
+        while True:
+            try:
+                entry = registry.read_rank(self.job, rank)
+            except (OSError, registry.RegistryError):
+                return True
+            if entry is None or entry.get("state") == "exited":
+                return True
+            pid = entry.get("pid")
+            if isinstance(pid, int) and not _alive(pid):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
 
     def _locate(self, link: Link, body: dict[str, Any]) -> tuple[render.Where | None, int | None]:
         """The thread a stop is shown in (a pause names any thread: the main one) and its
@@ -631,6 +643,15 @@ def _message(error: object) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error)
     return str(error)
+
+
+def _alive(pid: int) -> bool:
+    """A process that runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _int(value: object) -> int | None:
