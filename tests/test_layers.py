@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"rankdebug.debugplan", "rankdebug.smoke"},
     {"rankdebug.supervise", "rankdebug.jobs", "rankdebug.lsp"},
     {"rankdebug.cli", "rankdebug.cli_plan", "rankdebug.server", "rankdebug.__main__",
-     "rankdebug.repl"},
+     "rankdebug.repl", "rankdebug.warm"},
 ]
 # What rank-side code may import besides the standard library and itself.
 RUNTIME_EXTRAS = {"debugpy", "pydevd", "_pydevd_bundle", "_pydev_bundle", "torch"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -72,6 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] not in _VERBS and _launch_shorthand(args):
         args = ["launch", *args]
+    if args[:1] == ["launch"] and "RANKDEBUG_WARM" in os.environ:
+        from rankdebug import warm  # started ahead by an editor: the launch comes on a pipe
+
+        return warm.serve(os.environ.pop(warm.ENV), main)
     if args and args[0].startswith("-") and args[0] not in ("-h", "--help", "--version"):
         print(f"rankdebug: unknown option {args[0]!r}; `rankdebug --help` lists the verbs",
               file=sys.stderr)

@@ -1,4 +1,4 @@
-"""``rankdebug launch`` started ahead (``RANKDEBUG_WARM``, supervise/warm.py): the launch
+"""``rankdebug launch`` started ahead (``RANKDEBUG_WARM``, rankdebug/warm.py): the launch
 comes on a pipe and runs in that process with the launch's environment and folder; a bad
 request is one line; EOF with nothing lets it go. Real processes."""
 

@@ -1,7 +1,7 @@
 /**
  * A `rankdebug launch` started ahead, while the user picks ranks, so that no interpreter
  * starts and no module loads between the quick-pick's Enter and the job's start. It waits
- * (RANKDEBUG_WARM, pyserver/rankdebug/supervise/warm.py) for the launch on a pipe of its own
+ * (RANKDEBUG_WARM, pyserver/rankdebug/warm.py) for the launch on a pipe of its own
  * (fd 3); its stdin, stdout, stderr, pid and signals are the job process's, as if started then.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

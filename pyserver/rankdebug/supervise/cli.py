@@ -27,8 +27,8 @@ Armed jobs (``--arm``): every rank also serves a control socket in the job's fol
 ``RANKDEBUG_PRESET`` (a JSON object, ``rankdebug.supervise.gate_preset``): the client's
 breakpoints and exception filters, sent with the launch by an editor that knows them; the
 chosen ranks then run at once instead of waiting for their client's breakpoints.
-``RANKDEBUG_WARM`` (``rankdebug.supervise.warm``): started ahead, the launch to run comes on
-a pipe.
+``RANKDEBUG_WARM`` (``rankdebug.warm``, read by ``rankdebug.cli``): started ahead, the launch
+to run comes on a pipe.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from rankdebug.debugplan.options import DEFAULT_HANG_S, STOP_MODES, parse_hang
 from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.runtime import marks, registry
 from rankdebug.ssh import SshOptions, parse_hosts
-from rankdebug.supervise import gate_preset, warm
+from rankdebug.supervise import gate_preset
 from rankdebug.supervise import ports as portmod
 from rankdebug.supervise.job import Supervisor
 from rankdebug.supervise.remote import RemoteNode
@@ -306,9 +306,6 @@ def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,  #
 
 
 def run(args: argparse.Namespace) -> int:
-    warm_fd = os.environ.pop(warm.ENV, None)
-    if warm_fd is not None:  # started ahead by an editor: the launch comes on that pipe
-        return warm.serve(warm_fd)
     marks.mark("launch", "run")
     # Never the job's: its ranks get what the gates make of it.
     preset_text = os.environ.pop(gate_preset.ENV, None)

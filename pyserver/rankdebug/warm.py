@@ -14,14 +14,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable, Sequence
 
 ENV = "RANKDEBUG_WARM"
 
 
 def _preload() -> None:
     """What a launch loads on its way: the planner and its shell grammar, the supervisor."""
-    from rankdebug import cli  # noqa: F401  (the verb table)
     from rankdebug.command import plan_argv, plan_text
+    from rankdebug.supervise import cli  # noqa: F401  (the supervisor and what it loads)
 
     plan_text("torchrun --nproc_per_node 2 train.py", 1, language="shell")
     plan_argv(["python", "train.py"])
@@ -36,8 +37,9 @@ def _read(fd: int) -> bytes:
         chunks.append(chunk)
 
 
-def serve(fd_text: str) -> int:
-    """Wait for the launch to run, then run it (its exit status)."""
+def serve(fd_text: str, run: Callable[[Sequence[str]], int]) -> int:
+    """Wait for the launch to run, then ``run`` its argv (``rankdebug.cli.main``, passed in:
+    this module sits beside the CLI, which calls it); its exit status."""
     try:
         fd = int(fd_text)
     except ValueError:
@@ -71,6 +73,4 @@ def serve(fd_text: str) -> int:
     except OSError as exc:
         print(f"rankdebug launch: cannot run in {cwd}: {exc.strerror}", file=sys.stderr)
         return 2
-    from rankdebug.cli import main
-
-    return main(argv)
+    return run(argv)
