@@ -23,7 +23,6 @@ import queue
 import select
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -36,10 +35,11 @@ from typing import Any, TextIO
 
 from rankdebug import launcher_table
 from rankdebug.debugplan.job_env import JobRun
-from rankdebug.runtime import marks, peercred, registry, wire
+from rankdebug.runtime import marks, registry, wire
 from rankdebug.runtime.port_rule import on_port_or_any
-from rankdebug.supervise import ctl_wire, janitor, procs
+from rankdebug.supervise import ctl_wire, event_text, janitor, procs
 from rankdebug.supervise.adapters import Adapter, start_adapter, with_rankdebug_on_path
+from rankdebug.supervise.ctl_server import CtlServer
 from rankdebug.supervise.gate import Gate
 from rankdebug.supervise.hang_watch import HangWatch
 from rankdebug.supervise.rank_exits import RankExits
@@ -88,15 +88,13 @@ class Supervisor:
     def __post_init__(self) -> None:
         self.events: queue.Queue[tuple[str, int, dict[str, Any] | None]] = queue.Queue()
         self.ctl_path = os.path.join(self.job_dir, "ctl.sock")
+        self.ctl = CtlServer(self.ctl_path, self.events)
         self._conns: dict[int, _Conn] = {}
-        self._socks: dict[int, socket.socket] = {}
         # --attach hit: adapters started here (rank -> Adapter, or the error text).
         self._adapters: dict[int, Adapter | str] = {}
         self._asking: dict[int, int] = {}  # rank -> connection waiting for its adapter
         self._spawned: set[int] = set()  # ranks whose adapter was started
         self._gates: dict[int, Gate] = {}  # --attach hit: each chosen rank's endpoint
-        self._next_conn = 0
-        self._listener: socket.socket | None = None
         self._janitor: subprocess.Popen[bytes] | None = None
         self._started_at = time.monotonic()
         self._missing_said = False
@@ -129,7 +127,7 @@ class Supervisor:
                 except (OSError, ValueError):  # its reader is gone: the loop ends the job
                     self._lose_reader()
             else:
-                self.say(_human(event))
+                self.say(event_text.human(event))
 
     def reader_gone(self) -> bool:
         """Whether the program reading ``--json`` (an editor, a script) has gone: the pipe
@@ -187,51 +185,6 @@ class Supervisor:
     def say(self, text: str) -> None:
         self.err.write(f"rankdebug: {text}\n")
         self.err.flush()
-
-    # --- control socket -------------------------------------------------------------
-
-    def open_ctl(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(self.ctl_path)
-        os.chmod(self.ctl_path, 0o600)
-        sock.listen(64)  # ranks may connect now; they are accepted once the job runs
-        self._listener = sock
-
-    def serve_ctl(self) -> None:
-        threading.Thread(target=self._accept, name="rankdebug-ctl", daemon=True).start()
-
-    def _accept(self) -> None:
-        assert self._listener is not None
-        while True:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            if not peercred.same_user(conn):  # group commands drive the owner's ranks
-                conn.close()
-                continue
-            self._next_conn += 1
-            cid = self._next_conn
-            threading.Thread(
-                target=self._read, args=(cid, conn), name=f"rankdebug-ctl-{cid}", daemon=True
-            ).start()
-
-    def _read(self, cid: int, conn: socket.socket) -> None:
-        self._socks[cid] = conn
-        with conn, conn.makefile("rb") as f:
-            for msg in wire.lines(f):
-                if isinstance(msg, str):  # not a JSON object: answered, nothing else
-                    self.events.put(("bad", cid, ctl_wire.error(msg)))
-                else:
-                    self.events.put(("msg", cid, msg))
-        self._socks.pop(cid, None)
-        self.events.put(("eof", cid, None))
-
-    def _reply(self, cid: int, body: dict[str, Any]) -> None:
-        sock = self._socks.get(cid)
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                wire.send(sock, body)
 
     def _spawn_adapter(self, rank: int) -> None:
         """Start rank's adapter in the background, once."""
@@ -326,7 +279,7 @@ class Supervisor:
         }
         try:
             try:
-                self.open_ctl()
+                self.ctl.open()
             except OSError as exc:  # the job folder's socket: nothing has started yet
                 self.say(f"cannot open the job's control socket {self.ctl_path}: "
                          f"{exc.strerror or exc}")
@@ -344,7 +297,7 @@ class Supervisor:
         """Start the job and supervise it; its exit status."""
         try:
             self.start()
-            self.serve_ctl()
+            self.ctl.serve()
             self.hang_watch.start()
         except OSError as exc:
             self.say(f"cannot start {self.plan.argv[0]!r}: {exc.strerror or exc}")
@@ -476,7 +429,7 @@ class Supervisor:
             self.say(f"internal error on a {kind} message (the job goes on): "
                      f"{type(exc).__name__}: {exc}")
             if kind == "msg":
-                self._reply(ident, ctl_wire.error(f"internal error: {type(exc).__name__}"))
+                self.ctl.reply(ident, ctl_wire.error(f"internal error: {type(exc).__name__}"))
 
     def _dispatch_one(self, kind: str, ident: int, msg: dict[str, Any] | None) -> None:
         if kind == "signal":
@@ -487,7 +440,7 @@ class Supervisor:
         elif msg is None:
             return
         elif kind == "bad":
-            self._reply(ident, msg)
+            self.ctl.reply(ident, msg)
         elif kind == "msg":
             self._on_line(ident, msg)
         elif kind == "adapter":
@@ -509,10 +462,10 @@ class Supervisor:
         try:
             what, _ = ctl_wire.check(msg)
         except ctl_wire.Bad as exc:
-            self._reply(cid, ctl_wire.error(str(exc)))
+            self.ctl.reply(cid, ctl_wire.error(str(exc)))
             return
         if what == "command":
-            self._reply(cid, self._on_command(msg, reply=True))
+            self.ctl.reply(cid, self._on_command(msg, reply=True))
         else:
             self._on_msg(cid, msg)
 
@@ -609,7 +562,7 @@ class Supervisor:
     def _on_adapter_asked(self, rank: int, cid: int, conn: _Conn,
                           _msg: dict[str, Any]) -> None:
         if conn.node is not None:  # debugpy listens there, on the node's loopback
-            self._reply(cid, {"error": "on another node: listen there"})
+            self.ctl.reply(cid, {"error": "on another node: listen there"})
             return
         found = self._adapters.get(rank)
         if found is None:
@@ -682,7 +635,7 @@ class Supervisor:
         if not isinstance(adapter, Adapter):
             self.say(f"rank {rank}: {adapter}")
             if asking is not None:
-                self._reply(asking, {"error": adapter})
+                self.ctl.reply(asking, {"error": adapter})
             return
         if asking is not None:
             self._give_adapter(rank, asking, adapter)
@@ -844,7 +797,7 @@ class Supervisor:
         cid, conn = found
         conn.waiting = False
         gate.went = gate.plan()
-        self._reply(cid, dict(gate.went, event="go"))
+        self.ctl.reply(cid, dict(gate.went, event="go"))
 
     def _on_gate(self, rank: int, what: str, info: dict[str, Any]) -> None:
         found = self._rank_conn(rank)
@@ -924,7 +877,7 @@ class Supervisor:
     def _give_adapter(self, rank: int, cid: int, adapter: Adapter | str) -> None:
         """Answer a rank that connects to its adapter; its gate relays from now on."""
         if not isinstance(adapter, Adapter):
-            self._reply(cid, {"error": adapter})
+            self.ctl.reply(cid, {"error": adapter})
             return
         reply = adapter.for_rank()
         gate = self._gates.get(rank)
@@ -933,7 +886,7 @@ class Supervisor:
             threading.Thread(target=gate.go_live,
                              args=(adapter.client_host, adapter.client_port),
                              daemon=True).start()
-        self._reply(cid, reply)
+        self.ctl.reply(cid, reply)
 
     def _job_processes(self) -> list[int]:
         me = os.getpid()
@@ -964,8 +917,7 @@ class Supervisor:
         for node in self.remotes:
             node.close()
         procs.reap(None)
-        if self._listener is not None:
-            self._listener.close()
+        self.ctl.close()
         for gate in self._gates.values():
             gate.close()
         registry.remove_job(self.job)
@@ -997,46 +949,3 @@ def _executable(name: str, env: dict[str, str]) -> str:
         return name
     beside = os.path.join(os.path.dirname(sys.executable), name)
     return beside if os.access(beside, os.X_OK) else name
-
-
-def _human(event: dict[str, Any]) -> str:
-    """One event as a line for a person (without --json)."""
-    kind = event.get("event")
-    if kind == "job":
-        ranks = event.get("ranks")
-        which = ", ".join(map(str, ranks)) if ranks is not None else event.get("rank_spec")
-        armed = (f"; every rank armed (rankdebug attach|eval|stacks {event.get('job')} …)"
-                 if event.get("armed") else "")
-        if not which:
-            return f"job {event.get('job')}: no rank debugged from the start{armed}"
-        return (f"job {event.get('job')}: debugging rank(s) {which} "
-                f"({event.get('attach_mode')}){armed}")
-    line = _LINES.get(str(kind))
-    if line is not None:
-        return line(event)
-    return " ".join(f"{k}={v}" for k, v in event.items())
-
-
-def _paused(e: dict[str, Any]) -> str:
-    waiting = f", waiting in {e['waiting']}" if e.get("waiting") else ""
-    return (f"rank {e.get('rank')}: paused ({e.get('reason')}{waiting}) at "
-            f"{e.get('file')}:{e.get('line')} in {e.get('function')}")
-
-
-# The other events, as a line for a person.
-_LINES: dict[str, Callable[[dict[str, Any]], str]] = {
-    "listening": lambda e: (f"rank {e.get('rank')} (pid {e.get('pid')}): attach a debugger "
-                            f"to {e.get('host')}:{e.get('port')}"),
-    "attached": lambda e: f"rank {e.get('rank')}: debugger attached",
-    "role": lambda e: f"rank {e.get('rank')}: a Ray actor, role {e.get('role')}",
-    "hang": lambda e: (f"the job looks stuck: {e.get('why')} (rankdebug diagnose "
-                       f"{e.get('job')} says more)"),
-    "hang_over": lambda e: f"the job makes progress again, after {e.get('seconds')} s",
-    "exited": lambda e: f"job ended with exit status {e.get('code')}",
-    "stopped": _paused,
-    "continued": lambda e: f"rank {e.get('rank')}: running",
-    "arrived": lambda e: f"{e.get('command')}: ranks {e.get('ranks')} have all arrived",
-    "blocked": lambda e: f"rank {e.get('rank')}: waits in {e.get('in')}",
-    "raised": lambda e: (f"rank {e.get('rank')} raised {e.get('exception')} at "
-                         f"{e.get('file')}:{e.get('line')}; held for inspection"),
-}
