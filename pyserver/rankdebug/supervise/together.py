@@ -235,15 +235,13 @@ class Together:
                                                      "message": why}))
             return
         main = next((t for t in threads if t.main), threads[0] if threads else None)
-        if main is None or not main.frames:
-            # Read while its stack changed (py-spy does not stop the rank), or inside our
-            # own frames: nothing to show it waiting in; read again, else wait for the pause.
-            if self._rank(rank).reads < ACTIVE_READS:
+        # No frame (read as its stack changed: py-spy does not stop the rank; or in our own
+        # frames): nothing to show it waiting in. On a core, running code (an import): the
+        # pause comes soon. Either way read again, up to ACTIVE_READS.
+        again = self._rank(rank).reads < ACTIVE_READS
+        if main is None or not main.frames or (main.active and again):
+            if again:
                 self.job.post(lambda: self._read_again(rank))
-            return
-        if main.active and self._rank(rank).reads < ACTIVE_READS:
-            # On a core, running code (an import, say): the pause comes soon.
-            self.job.post(lambda: self._read_again(rank))
             return
         found = pyspy.collective(threads)
         frames = [WaitFrame(f.name, f.file, f.line, f.library)  # rankdebug's: parsed out
