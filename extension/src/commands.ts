@@ -6,14 +6,17 @@
 import * as vscode from 'vscode';
 import { readPlanCoords } from './core/coords';
 import { RankChecker, type CheckedChoice } from './core/rankCheck';
-import { choiceName } from './core/rankChoice';
+import { choiceName, type RankChoice } from './core/rankChoice';
 import { isPlanError, titleOf, type LaunchPlan, type PlanError } from './core/ranks';
 import { TYPE, type RankdebugConfiguration } from './debug/configuration';
 import { planErrorText } from './debug/launchResolver';
+import { mark } from './debug/traceMarks';
+import { prepareLaunch } from './debug/vscodeHost';
 import { writeLaunchJson } from './launchJson';
 import { log } from './log';
 import { pickRanks, recall, resolvePresets, type RankMemory } from './rankPick';
 import type { Server } from './server';
+import type { StartedRankPicks } from './startedRankPick';
 
 /** Where a command is: a line of a document, a text (terminal) or an argv. */
 export interface CommandSource {
@@ -26,6 +29,8 @@ export interface CommandSource {
 export interface Context {
     server: Server;
     memory: RankMemory;
+    /** Choose when the ranks start: the pick that fills as the armed job's ranks start. */
+    started?: StartedRankPicks;
 }
 
 function memoryKey(src: CommandSource): string {
@@ -100,6 +105,18 @@ async function remembered(checker: RankChecker, plan: LaunchPlan, text: string |
     return recall(checker, text, await resolvePresets(checker, plan.ranks ?? []));
 }
 
+/** The job's launch configuration for the choice (`arm` for *Choose when the ranks start* too). */
+function launchConfig(title: string, choice: RankChoice, src: CommandSource): RankdebugConfiguration {
+    return {
+        type: TYPE,
+        request: 'launch',
+        name: choiceName(title, choice),
+        ...(choice.spec ? { ranks: choice.spec } : {}),
+        ...(choice.arm ? { arm: true } : {}),
+        source: src.uri ? { uri: src.uri.toString(), line: src.line ?? 0 } : { text: src.text, cwd: src.cwd },
+    };
+}
+
 /**
  * Debug Training Command.
  * Steps: find the command; save its document; plan it; pick ranks (a code lens reuses the
@@ -108,6 +125,7 @@ async function remembered(checker: RankChecker, plan: LaunchPlan, text: string |
 export async function debugCommand(ctx: Context, args: unknown[], options: { alwaysPick?: boolean } = {}): Promise<boolean> {
     const src = await sourceFromArgs(args);
     if (!src) return false;
+    prepareLaunch(ctx.server, folderOf(src)?.uri.fsPath); // the job's process warms up while the ranks are picked
     await saveIfDirty(src);
     const plan = await planFor(ctx, src);
     if (!plan) return false;
@@ -118,15 +136,11 @@ export async function debugCommand(ctx: Context, args: unknown[], options: { alw
     const last = fromLens && !options.alwaysPick ? await remembered(checker, plan, ctx.memory.get(key)) : undefined;
     const choice = last ?? (await pickRanks(checker, plan.ranks ?? [], ctx.memory, key, vscode.l10n.t('Debug {0}: which ranks?', title)));
     if (!choice) return false;
-    const config: RankdebugConfiguration = {
-        type: TYPE,
-        request: 'launch',
-        name: choiceName(title, choice),
-        ...(choice.spec ? { ranks: choice.spec } : {}),
-        ...(choice.arm ? { arm: true } : {}),
-        source: src.uri ? { uri: src.uri.toString(), line: src.line ?? 0 } : { text: src.text, cwd: src.cwd },
-    };
+    mark('picked');
+    const config = launchConfig(title, choice, src);
     log().info(`debug ${config.name}`);
+    // Followed before it starts: the pick opens once the session says its job.
+    if (choice.live) ctx.started?.follow(config.name, title);
     return startJobSession(folderOf(src), config);
 }
 
@@ -138,6 +152,7 @@ export async function debugCommand(ctx: Context, args: unknown[], options: { alw
 async function startJobSession(folder: vscode.WorkspaceFolder | undefined, config: RankdebugConfiguration): Promise<boolean> {
     const scope = vscode.window.activeTextEditor?.document ?? folder?.uri;
     if (vscode.workspace.getConfiguration('debug', scope).get<string>('saveBeforeStart') !== 'none') await vscode.workspace.saveAll(false);
+    mark('saved');
     return vscode.debug.startDebugging(folder, config, { suppressSaveBeforeStart: true });
 }
 

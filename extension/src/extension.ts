@@ -22,6 +22,7 @@ import { RankGroups } from './rankGroups';
 import { RankTargets } from './rankTargets';
 import { RankMemory } from './rankPick';
 import { SmokeRuns } from './smokeRun';
+import { StartedRankPicks } from './startedRankPick';
 import { LANGUAGES, Server } from './server';
 import { affectsInterpreter, affectsServer, affectsShim } from './settings';
 import { StacksPanels } from './stacksPanel';
@@ -39,6 +40,7 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     const jobs = new JobsView(state, python);
     const execute = server.execute.bind(server);
     const attach = new RankAttach(python, jobs, state, execute);
+    ctx.started = new StartedRankPicks({ python, state, execute, attach: (job, ranks) => attach.attachRanks(job, ranks, false) });
     const groups = new RankGroups(state, new RankTargets(state, jobs, new GroupStore()), execute);
     const stacks = new StacksPanels(python, jobs, groups, attach);
     const evaluate = new RankEval(context.globalState, python);

@@ -52,6 +52,9 @@
 //      the layout and `rank 13 · node 1 · pp 0 · dp 1 · tp 5`, `tp 5` filters, a typed selector is
 //      read; an armed 4-rank job on a dp 2 × tp 2 DeviceMesh → Training Jobs rows show their
 //      coordinates → Group Ranks by… tp → `tp 0`, `tp 1` → No grouping;
+//  16. per class (perClass.mjs): a plain torchrun that deadlocks, found running → Training Jobs'
+//      watch → the hang notification names rank 3 → Show Stacks → Debug this class on ranks 0-2
+//      (`rank 0 · 2 like it`) → Debug one rank per class (`rank 3` too) → the watcher ends with the job;
 //  12. multinode (multinode.mjs): VS Code on node 0 of a two-node namespace cluster, right-click a
 //      2 × 2 torchrun (rankdebug.hosts: node1) → `1,3` → rank 1 (node 0) and rank 3 (node 1, through
 //      SSH) paused in the Call Stack → stop → nothing left on either node;
@@ -71,7 +74,9 @@ import { codeServerSetup } from './codeServer.mjs';
 import { scenarioCompareRoutes } from './compareRoutes.mjs';
 import { scenarioMultinode } from './multinode.mjs';
 import { scenarioCoords } from './coords.mjs';
+import { scenarioPerClass } from './perClass.mjs';
 import { scenarioSessionCap } from './sessionCap.mjs';
+import { scenarioStartedRanks } from './startedRanks.mjs';
 import { scenarioWhyStuck } from './whyStuck.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
@@ -169,7 +174,7 @@ function makeWorkspace(base) {
     for (const f of ['train.sh', 'train.py']) fs.copyFileSync(path.join(ROOT, 'examples', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long_train.py'), path.join(ws, 'long_train.py'));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/long.sh'), path.join(ws, 'long.sh'));
-    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh', 'ray.sh', 'big.sh', 'stuck_train.py', 'stuck.sh', 'cap_train.py', 'cap.sh', 'megatron.sh', 'pretrain_gpt.py']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
+    for (const f of ['together_train.py', 'together.sh', 'together2_train.py', 'together2.sh', 'compare_train.py', 'compare.sh', 'smoke_train.py', 'smoke.sh', 'ray.sh', 'big.sh', 'stuck_train.py', 'stuck.sh', 'cap_train.py', 'cap.sh', 'megatron.sh', 'pretrain_gpt.py', 'started.sh', 'started_train.py']) fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e', f), path.join(ws, f));
     for (const f of ['ray_trainer.py', 'ray_worker.py']) fs.copyFileSync(path.join(ROOT, 'tests/launch/scripts', f), path.join(ws, f));
     fs.copyFileSync(path.join(ROOT, 'tests/extension/e2e/smoke_configurator.py'), path.join(ws, 'configurator.py'));
     // Watched from the start: a scenario's setting written later (whystuck) is seen at once.
@@ -390,8 +395,10 @@ async function scenarioRightClick(page, ws, bpLine) {
 
 /**
  * The phases of a debug start from the marks in TRACE between `t0` and `t1` (ms): the
- * quick-pick's answer → rankdebug launch running → rank 1's interpreter → its breakpoints
- * from VS Code ("go") → its first hit → debugpy connected → `stopped` sent → shown.
+ * quick-pick's answer → the resolver → the job session → rankdebug launch running (started
+ * ahead) → torchrun started → rank 1's interpreter → its breakpoints ("go": at once when
+ * they came with the launch) → its first hit → debugpy connected → `stopped` sent → shown;
+ * then ours, summed.
  */
 function phases(t0, t1) {
     const marks = [];
@@ -401,7 +408,13 @@ function phases(t0, t1) {
     }
     const at = (re) => marks.find(([, what]) => re.test(what))?.[0];
     const steps = [
-        ['VS Code and the launcher start', at(/^launch run$/)],
+        ["the quick-pick's answer read", at(/^ext picked$/)],
+        ['files saved (debug.saveBeforeStart)', at(/^ext saved$/)],
+        ["VS Code's debug start", at(/^ext resolve$/)],
+        ['the resolver (the server\'s debug plan)', at(/^ext resolved$/)],
+        ['the job session starts', at(/^ext spawn$/)],
+        ['the launcher started ahead gets it', at(/^launch run$/)],
+        ['rankdebug plans the job and starts torchrun', at(/^launch spawn$/)],
         ['torchrun starts rank 1', at(/^rank 1 boot$/)],
         ["rank 1 gets VS Code's breakpoints", at(/^rank 1 go$/)],
         ['the script runs to the breakpoint', at(/^rank 1 hit$/)],
@@ -416,6 +429,17 @@ function phases(t0, t1) {
         out.push(`${name} ${((t - last) / 1000).toFixed(2)} s`);
         last = t;
     }
+    // Ours (issue 36): what rankdebug itself adds on the way (the resolver, the launcher, the
+    // wait for breakpoints, the replay to debugpy), apart from VS Code, torchrun and the script.
+    const span = (a, b) => (a !== undefined && b !== undefined ? Math.max(0, b - a) : 0);
+    const ours = [
+        ['resolver', span(at(/^ext resolve$/), at(/^ext resolved$/))],
+        ['launcher', span(at(/^ext spawn$/), at(/^launch spawn$/))],
+        ['breakpoints wait', span(at(/^rank 1 boot$/), at(/^rank 1 go$/))],
+        ['replay', span(at(/^rank 1 connected$/), at(/> event stopped$/))],
+    ];
+    const total = ours.reduce((sum, [, ms]) => sum + ms, 0);
+    out.push(`ours ${(total / 1000).toFixed(2)} s (${ours.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(2)}`).join(', ')})`);
     return out.join('; ');
 }
 
@@ -1833,10 +1857,20 @@ async function main() {
             const r = await scenarioSessionCap(page, ws, helpers);
             results.push(`session cap: rankdebug.maxSessions 2, ranks 0-3 → two rank sessions, all four paused ${r.pausedMs} ms after the quick-pick; Open Session on rank 3 (all stopped) → its session, past the cap, in ${r.openPausedMs} ms; Continue All Ranks → all four running in ${r.continueMs} ms, two sessions again in ${r.trimMs} ms; Open Session on a running rank → its session in ${r.openRunningMs} ms, still two; Pause All Ranks → all four paused in ${r.pauseMs} ms; stop left no process`);
         }
+        if (want('perclass')) {
+            const helpers = { say, sleep, waitFor, palette, rowMenu, shot, openJobsView, jobsPane, stacksFrame, rankPids, processes, stopDebugging, docs, ROOT, ART, PYTHON };
+            const r = await scenarioPerClass(page, ws, helpers);
+            results.push(`per class: a plain torchrun found running and watched (rankdebug.hangSeconds 5) → the hang notification naming rank 3 ${r.noticeMs} ms after Training Jobs was shown; Show Stacks → ranks 0-2 and rank 3 apart in ${r.stacksMs} ms; Debug this class on ranks 0-2 → rank 0 · 2 like it in ${r.classMs} ms; Debug one rank per class → rank 3 too in ${r.perClassMs} ms, one session per class; detached, the job ended → its watcher ended`);
+        }
         if (want('coords')) {
             const helpers = { say, sleep, waitFor, palette, commandLine, rowMenu, shot, openJobsView, jobsPane, jobProcesses, docs, ROOT };
             const r = await scenarioCoords(page, ws, helpers);
             results.push(`coords: ${JSON.stringify(r)}`);
+        }
+        if (want('started')) {
+            const helpers = { say, waitFor, openFile, setBreakpoint, commandLine, rowMenu, rankSubtrees, expandMainThreads, shot, stopDebugging, jobProcesses };
+            const r = await scenarioStartedRanks(page, ws, helpers);
+            results.push(`started: a command whose rank count is not known → Choose when the ranks start → the pick filled with ranks 0 and 1 (Fabric's copy) ${r.fillMs} ms after the choice → rank 1 checked → paused at its breakpoint ${r.pausedMs} ms after Enter; 1 typed ${r.typedEarly ? 'before rank 1 started' : 'after rank 1 started'} → rank 1 paused ${r.standingMs} ms after the choice; stop left no process`);
         }
         if (want('ray')) {
             const r10 = await scenarioRay(page, ws);
