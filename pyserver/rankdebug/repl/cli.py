@@ -24,8 +24,9 @@ from rankdebug.errors import BadInput, fail, report
 from rankdebug.repl import commands, render
 from rankdebug.repl.commands import BadCommand, Command
 from rankdebug.repl.console import Console
-from rankdebug.repl.session import Session, SessionError
+from rankdebug.repl.session import Session
 from rankdebug.repl.start import Started
+from rankdebug.repl.views import SessionError
 from rankdebug.runtime import registry
 from rankdebug.supervise import cli as launch
 

@@ -14,7 +14,7 @@ from rankdebug.ranks import label
 
 
 class RankView(Protocol):
-    """What ``arrivals`` reads of a rank (``session.RankView``)."""
+    """What ``arrivals`` reads of a rank (``views.RankView``)."""
 
     @property
     def rank(self) -> int: ...
@@ -31,7 +31,7 @@ class RankView(Protocol):
 
 
 class Breakpoint(Protocol):
-    """What ``break_line`` reads of a breakpoint (``session.Breakpoint``)."""
+    """What ``break_line`` reads of a breakpoint (``breaks.Breakpoint``)."""
 
     @property
     def number(self) -> int: ...
