@@ -10,7 +10,11 @@ every rank read a few times), and decides:
 - a rank moved while it was read (a slow step, a long phase without collectives): progress,
   the clock restarts (culprits named or not, for a watch whose signal cannot prove the job
   still: ``moving_is_progress``);
-- nothing moved and nothing is named: it hangs all the same, ``why`` says what was seen;
+- nothing is named and every rank read is busy on a CPU with none waiting in a collective
+  (loading data or a checkpoint, a long call before the first collective): work, not a
+  hang, the clock restarts (a spinning rank others wait for is named, and so said);
+- nothing moved and nothing is named otherwise: it hangs all the same, ``why`` says what
+  was seen;
 - no rank could be read: nothing is said (nothing true could be).
 
 The hang is said once; when progress resumes, ``hang_over``, and a later hang is said again.
@@ -51,6 +55,7 @@ class Diagnosis:
     moved: bool
     culprits: list[dict[str, Any]]
     said: str  # the first culprit's sentence, else what was seen
+    working: bool = False  # every rank read busy on a CPU, none waiting in a collective
 
 
 def diagnose(job: str) -> Diagnosis:
@@ -74,7 +79,11 @@ def diagnose(job: str) -> Diagnosis:
     moved = any((r.get("moved") or r.get("progressed")) for r in ranks
                 if r.get("state") not in ("exited", "raised"))
     said = str(culprits[0].get("why") or "") if culprits else healthy
-    return Diagnosis(read, moved, culprits, said)
+    live = [r for r in ranks if isinstance(r.get("reads"), int) and r["reads"] > 0
+            and r.get("state") not in ("exited", "raised")]
+    working = bool(live) and all(r.get("manner") == "busy" and not r.get("collective")
+                                 for r in live)
+    return Diagnosis(read, moved, culprits, said, working)
 
 
 class Signal(Protocol):
@@ -143,6 +152,9 @@ class HangRule:
             self.since = now
             return
         if found.moved and (not found.culprits or self.moving_is_progress):  # slow, not stuck
+            self.since = now
+            return
+        if found.working and not found.culprits:  # busy, nobody waits on it: work
             self.since = now
             return
         seconds = round(now - self.since, 1)
