@@ -236,3 +236,37 @@ def test_the_watch_of_a_job_without_a_layout_backs_off(monkeypatch: pytest.Monke
     monkeypatch.setattr(rank_coords._cache, "recorded", True)
     rank_coords._watch()
     assert pauses == [2.0, 4.0, 8.0, 10.0, 10.0, 10.0, 10.0]
+
+
+def test_compare_within_a_dimension(tmp_path: Path) -> None:
+    """``eval --per DIM``: one compare per set of ranks sharing DIM's value. On dp 2 × tp 2,
+    a value that is the rank's tp index is equal within each tp (the dp replicas) and
+    differs within each dp (the shards)."""
+    launch = _mesh_job(tmp_path, "mesh")
+    try:
+        assert launch.job is not None
+        job = launch.job
+        wait_for("the coordinates in the registry",
+                 lambda: all(r.get("coords") for r in (registry.read_job(job) or {})
+                             .get("ranks", [{}])), 60, launch)
+        expr = "dist.get_rank() % 2"
+        lines = cli_json("eval", job, "all", expr, "--per", "tp", timeout=120)
+        compares = [ln for ln in lines if ln["event"] == "compare"]
+        assert [(c["per"], [g["ranks"] for g in c["groups"]]) for c in compares] == [
+            ({"tp": 0}, [[0, 2]]), ({"tp": 1}, [[1, 3]])], lines
+        assert sorted(ln["rank"] for ln in lines if ln["event"] == "result") == [0, 1, 2, 3]
+        lines = cli_json("eval", job, "all", expr, "--per", "dp", timeout=120)
+        compares = [ln for ln in lines if ln["event"] == "compare"]
+        assert [(c["per"], sorted(g["ranks"] for g in c["groups"])) for c in compares] == [
+            ({"dp": 0}, [[0], [1]]), ({"dp": 1}, [[2], [3]])], lines
+        text = cli("eval", job, "all", expr, "--per", "dp").stdout
+        assert "dp 0:" in text and "dp 1:" in text, text
+        for per, why in (("xp", "rank 0 has no dimension 'xp' (its coordinates: dp, tp)"),
+                         ("tp,", "'' is no dimension name (column 4)"),
+                         ("tp,tp", "a dimension is named twice")):
+            out = cli("eval", job, "all", expr, "--per", per)
+            said = out.stdout + out.stderr
+            assert out.returncode == 2 and why in said and "Traceback" not in said, (per, said)
+        _end(launch, tmp_path)
+    finally:
+        launch.close()

@@ -43,11 +43,11 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 from rankdebug import ranks as rank_spec
 from rankdebug.errors import BAD_INPUT, FAILED, BadInput, fail
-from rankdebug.jobs import across, compare, fanin, job_coords, one_point
+from rankdebug.jobs import across, compare, compare_per, fanin, job_coords, one_point
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import Job, Rank, discover, find_job
 from rankdebug.runtime.wire import WireError, ask, ask_all
@@ -76,6 +76,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read each rank where it is now, not at the next optimizer step "
                              "they all reach (the results then say each rank's collective "
                              "count, and a compare warns when they differ)")
+    parser.add_argument("--per", default=None, metavar="DIM",
+                        help="compare within each value of a parallel dimension (or several, "
+                             "comma-separated): --per dp compares the tp ranks of each dp "
+                             "replica, --per tp the dp replicas of each tensor shard")
     parser.add_argument("--function", default=None, help=argparse.SUPPRESS)
     across.add_arguments(parser)
     # Asked of another host by --hosts: its lines as value classes (``jobs.fanin``).
@@ -371,10 +375,69 @@ def run(args: argparse.Namespace) -> int:
         _release(key, reachable, lines)
         print(json.dumps({**fanin.eval_answer(lines), "at": at, "warning": note}))
         return FAILED if any(line["event"] == "error" for line in lines) else 0
+    if args.per is not None:
+        return _per(args, _Read(key, reachable, lines, at, note), _coords(job, picked, parts))
     try:
         groups = _groups(args, key, reachable, lines)
     finally:
         _release(key, reachable, lines)
     warning = one_point.warning(at, lines, groups) or note
     _print(args, lines, groups, at, warning)
+    return FAILED if any(line["event"] == "error" for line in lines) else 0
+
+
+class _Read(NamedTuple):
+    """What the ranks answered (``run``), for ``--per``'s compares."""
+
+    key: str
+    reachable: list[Rank]
+    lines: list[dict[str, Any]]
+    at: dict[str, Any] | None
+    note: str | None
+
+
+def _coords(job: Job, picked: list[Rank], parts: Parts) -> dict[int, dict[str, int] | None]:
+    """The named ranks' coordinates (asked of this host's ranks that recorded none yet)."""
+    ranks = picked + [r for *_, mine in parts for r in mine]
+    if any(r.coords is None for r in ranks) and picked:
+        job_coords.fill([job], picked[0].host)
+    return {r.rank: r.coords for r in ranks if r.rank is not None}
+
+
+def _per(args: argparse.Namespace, read: _Read,
+         coords: dict[int, dict[str, int] | None]) -> int:
+    """``--per DIM``: one compare per set of ranks sharing DIM's value (``compare_per``)."""
+    key, reachable, lines, at, note = read
+    try:
+        sets = compare_per.split([int(line["rank"]) for line in lines], coords,
+                                 compare_per.parse(args.per))
+    except BadInput as exc:
+        _release(key, reachable, lines)
+        return _fail(args, exc.message)
+    try:
+        compared = [(where, [ln for ln in lines if ln["rank"] in members])
+                    for where, members in sets]
+        results = [(where, subset, _groups(args, key, reachable, subset))
+                   for where, subset in compared]
+    finally:
+        _release(key, reachable, lines)
+    if args.json:
+        for line in lines:
+            print(json.dumps(line))
+    for where, subset, groups in results:
+        warning = one_point.warning(at, subset, groups) or note
+        if args.json:
+            event: dict[str, Any] = {"event": "compare", "per": where,
+                                     "groups": [g.to_json() for g in groups], "at": at}
+            if warning:
+                event["warning"] = warning
+            print(json.dumps(event))
+        else:
+            print(f"{job_coords.text(where)}:")
+            sys.stdout.write(render(subset, groups))
+            if warning:
+                print(f"warning: {warning}")
+    said = one_point.describe(at)
+    if said and not args.json:
+        print(said)
     return FAILED if any(line["event"] == "error" for line in lines) else 0
