@@ -17,7 +17,7 @@ debugpy adapters spawned by a rank carry its environment: they give that rank's 
 Ranks are grouped into jobs by their launcher (the parent process) and their rendezvous
 (``TORCHELASTIC_RUN_ID``, ``MASTER_ADDR:MASTER_PORT``, the Slurm step, the MPI job); ranks of
 a job started by ``rankdebug launch`` (``RANKDEBUG_JOB`` in their environment) are merged
-into that job's registry entry.
+into that job's registry entry. What is found (``Job``, ``Rank``) is ``jobs.found``'s.
 """
 
 from __future__ import annotations
@@ -27,14 +27,18 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from rankdebug import launcher_table
 from rankdebug.jobs import gpu as gpumod
 from rankdebug.jobs import procfs
 from rankdebug.jobs.coords_value import valid as valid_coords
+from rankdebug.jobs.found import Job, Rank, collective_text, raised_text, rank_order
 from rankdebug.runtime import bootstrap
+
+# Imported from here by the verbs that read found jobs (they live in ``jobs.found``).
+__all__ = ["Job", "Rank", "collective_text", "raised_text"]
 
 # (rank, local rank, world size) variable names, per launcher family, tried in order.
 # From the one table of them (rankdebug.runtime.bootstrap); "A|B" means A, else B.
@@ -119,89 +123,6 @@ class Proc:
     env: dict[str, str]  # the variables the scan reads (``_ENV_READ``), not all of them
     status: procfs.Status
     vars: RankVars | None = None
-
-
-@dataclass
-class Rank:
-    """One rank of a job, as ``rankdebug jobs --json`` prints it."""
-
-    pid: int | None
-    rank: int | None
-    local_rank: int | None
-    world_size: int | None
-    host: str  # the machine (hostname)
-    port: int | None = None  # a debug adapter's port, when the rank listens
-    address: str | None = None  # the address that port listens on (127.0.0.1)
-    state: str = "running"  # registry states: starting running raised listening attached exited
-    proc_state: str | None = None  # running sleeping disk-wait stopped traced zombie
-    cpu: float | None = None  # percent of one core (since the last sample, else lifetime)
-    cpu_time: float | None = None  # seconds
-    rss: int | None = None  # bytes
-    threads: int | None = None
-    gpu: list[dict[str, Any]] | None = None
-    cuda_visible_devices: str | None = None
-    command: list[str] = field(default_factory=list)
-    cwd: str | None = None
-    start_time: float | None = None  # seconds since the epoch
-    armed: bool = False  # serves a control socket (``rankdebug launch --arm``)
-    socket: str | None = None  # that socket's path
-    # Held at an uncaught exception (``rankdebug.runtime.hold``): exception, message, file,
-    # line, function. Kept once a debugger attaches (the state then says so).
-    raised: dict[str, Any] | None = None
-    # The collective a chosen rank waits in, as ``rankdebug launch`` found it (a rank of a group
-    # step that did not arrive, or one shown paused while a peer is stopped): name, and where
-    # PyTorch's records give them, seq and group.
-    collective: dict[str, Any] | None = None
-    # A Ray actor rank's role (``actor/rollout/ref``), once ``rankdebug launch`` heard it.
-    role: str | None = None
-    # Parallel coordinates from the job's own layout (``jobs.coords_value``): {"dp": 1, "tp": 3};
-    # null while unknown (no mesh, no socket to ask, or not asked).
-    coords: dict[str, int] | None = None
-
-
-@dataclass
-class Job:
-    """One job, as ``rankdebug jobs --json`` prints it."""
-
-    id: str
-    source: str  # "registry" | "scan"
-    host: str
-    launcher: str | None
-    launcher_pid: int | None
-    command: list[str]
-    cwd: str | None
-    start_time: float | None
-    world_size: int | None
-    rendezvous: str | None = None  # MASTER_ADDR:MASTER_PORT
-    run_id: str | None = None  # TORCHELASTIC_RUN_ID
-    armed: bool = False  # started with ``rankdebug launch --arm``
-    ranks: list[Rank] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """As ``dataclasses.asdict`` gives it (the fields in order), without its deep copy
-        of every value: the nested lists and objects are copied one level."""
-        out = _plain(self, _JOB_FIELDS)
-        out["ranks"] = [_plain(r, _RANK_FIELDS) for r in self.ranks]
-        return out
-
-    def rank(self, number: int) -> Rank | None:
-        return next((r for r in self.ranks if r.rank == number), None)
-
-
-_JOB_FIELDS = tuple(f.name for f in fields(Job))
-_RANK_FIELDS = tuple(f.name for f in fields(Rank))
-
-
-def _plain(obj: Job | Rank, names: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in names:
-        value = getattr(obj, name)
-        if isinstance(value, list):
-            value = [dict(v) if isinstance(v, dict) else v for v in value]
-        elif isinstance(value, dict):
-            value = dict(value)
-        out[name] = value
-    return out
 
 
 @dataclass
@@ -402,10 +323,6 @@ def _adapter_port(argv: list[str]) -> tuple[str, int] | None:
     return host, port
 
 
-def _sort_key(r: Rank) -> tuple[int, int]:
-    return (r.rank if r.rank is not None else 1 << 30, r.pid or 0)
-
-
 @dataclass
 class Discovery:
     """Every job found, plus what the scan cost and what went wrong on the way."""
@@ -517,7 +434,7 @@ def _scan_job(ppid: int, procs: list[Proc], moment: _Moment, used: set[str]) -> 
     first = procs[0]
     env = first.env
     host = moment.host
-    ranks = sorted((moment.rank(proc) for proc in procs), key=_sort_key)
+    ranks = sorted((moment.rank(proc) for proc in procs), key=rank_order)
 
     launcher_argv: list[str] = []
     launcher = None
@@ -617,7 +534,7 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
             start_time=entry.get("start_time"),
             world_size=_as_int(entry.get("world_size")),
             armed=entry.get("armed") is True,
-            ranks=sorted(ranks, key=_sort_key),
+            ranks=sorted(ranks, key=rank_order),
         ))
     return jobs
 
@@ -641,23 +558,6 @@ def _collective(entry: dict[str, Any]) -> dict[str, Any] | None:
     group = entry.get("group")
     return {"name": name, "seq": _as_int(entry.get("seq")),
             "group": group if isinstance(group, str) else None}
-
-
-def collective_text(collective: dict[str, Any]) -> str:
-    """``all_reduce #6 (group 0)``; ``all_reduce`` where the number is not known."""
-    text = str(collective.get("name"))
-    if collective.get("seq") is not None:
-        text += f" #{collective['seq']}"
-    if collective.get("group") is not None:
-        text += f" (group {collective['group']})"
-    return text
-
-
-def raised_text(raised: dict[str, Any]) -> str:
-    """``raised ValueError at model.py:88``."""
-    place = os.path.basename(str(raised.get("file") or "?"))
-    line = raised.get("line")
-    return f"raised {raised.get('exception')} at {place}" + (f":{line}" if line else "")
 
 
 def _as_int(value: Any) -> int | None:
@@ -695,7 +595,7 @@ def _merge(job: Job, seen: list[Rank]) -> None:
             continue
         _fill(known, one)
     if added:
-        job.ranks.sort(key=_sort_key)
+        job.ranks.sort(key=rank_order)
 
 
 def _fill(known: Rank, seen: Rank) -> None:
