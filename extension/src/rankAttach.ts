@@ -156,6 +156,11 @@ export class RankAttach implements vscode.Disposable {
             async (progress, token) => {
                 const abort = new AbortController();
                 token.onCancellationRequested(() => abort.abort());
+                if (todo.length > 1) {
+                    progress.report({ message: vscode.l10n.t('Starting a debugger in ranks {0} of {1}…', formatSpec(todo.map((r) => r.rank)), job.id) });
+                    await this.attachTogether(python, job, todo, got, abort.signal);
+                    return;
+                }
                 for (const [i, r] of todo.entries()) {
                     if (token.isCancellationRequested) break;
                     const note = todo.length > 1 ? ` (${i + 1}/${todo.length})` : '';
@@ -177,6 +182,36 @@ export class RankAttach implements vscode.Disposable {
             },
         );
         return ready.sort((a, b) => a.rank - b.rank);
+    }
+
+    /**
+     * One `rankdebug attach JOB SPEC`: it attaches the ranks side by side (jobs/attach_many.py),
+     * a `listening` or `failed` line each; a rank that failed is said, the others go on.
+     */
+    private async attachTogether(python: string, job: JobInfo, todo: RankInfo[], got: (ep: Endpoint) => Promise<void>, signal: AbortSignal): Promise<void> {
+        const spec = formatSpec(todo.map((r) => r.rank));
+        const t0 = Date.now();
+        try {
+            const run = await runCli(python, ['attach', job.id, spec, '--json', ...hostFlags(getSettings())], { timeoutMs: 90000 + 10000 * todo.length, signal });
+            const ranks: number[] = [];
+            for (const line of run.lines) {
+                const ev = parseEvent(JSON.stringify(line));
+                if (ev?.event === 'listening' && typeof line.rank === 'number') {
+                    ranks.push(line.rank);
+                    await got({ rank: line.rank, host: ev.host, port: ev.port });
+                } else if (line.event === 'failed') {
+                    const message = String(line.message ?? '');
+                    log().warn(`attach rank ${String(line.rank)} of ${job.id}: ${message}`);
+                    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot attach to rank {0} of {1}: {2}', String(line.rank), job.id, message), { modal: false });
+                }
+            }
+            log().info(`ranks ${formatSpec(ranks)} of ${job.id} listen (${Date.now() - t0} ms, side by side)`);
+        } catch (e) {
+            if (signal.aborted) return;
+            const message = e instanceof Error ? e.message : String(e);
+            log().warn(`attach ranks ${spec} of ${job.id}: ${message}`);
+            void vscode.window.showErrorMessage(vscode.l10n.t('Cannot attach to rank {0} of {1}: {2}', spec, job.id, message), { modal: false });
+        }
     }
 
     /**
