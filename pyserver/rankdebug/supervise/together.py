@@ -253,12 +253,7 @@ class Together:
         # native code) may not answer at all: asked briefly then.
         ask = HANDLER_ASK_S if found or not main.owns_gil else ASYNC_ASK_S
         told = self._ask_collective(rank, ask)
-        # The records' word, else a collective by name on the stack, else the library call
-        # it is in (a queue's get).
-        what = told["name"] if told else found["name"] if found else (
-            frames[0].name if frames and frames[0].library else "native code")
-        numbered = _numbered(told) if told else {}
-        shown = str(told.get("label") or what) if told else what
+        what, numbered, shown = _waiting_words(told, found, frames)
         self.job.post(lambda: self._show_waiting(rank, what, frames, numbered, shown))
 
     def _read_again(self, rank: int) -> None:
@@ -553,6 +548,17 @@ def _numbered(found: dict[str, Any]) -> dict[str, Any]:
     """A collective's ``seq``, ``group`` and ``context`` (who issued it: "DDP bucket, from
     backward"), those known (an event's optional fields)."""
     return {k: found[k] for k in ("seq", "group", "context") if found.get(k) is not None}
+
+
+def _waiting_words(told: dict[str, Any] | None, found: dict[str, Any] | None,
+                   frames: list[WaitFrame]) -> tuple[str, dict[str, Any], str]:
+    """What a rank read from outside waits in: the rank's own records' word (``told``),
+    else a collective by name on its stack (``found``), else the library call it is in (a
+    queue's get); its number, group and context; the label a client is shown."""
+    what = told["name"] if told else found["name"] if found else (
+        frames[0].name if frames and frames[0].library else "native code")
+    numbered = _numbered(told) if told else {}
+    return what, numbered, str(told.get("label") or what) if told else what
 
 
 def _waiting_fields(name: str, numbered: dict[str, Any]) -> dict[str, Any]:
