@@ -131,6 +131,15 @@ export async function scenarioPerClass(page, ws, h) {
         process.kill(-job.pid, 'SIGTERM');
         await h.waitFor('the watcher to end with the job', () => watchers(h, id).length === 0, 60000);
     } finally {
+        // SIGTERM first: torchrun's workers run in sessions of their own, so a SIGKILL of its
+        // group alone would leave them stuck in their collectives (found, watched and said
+        // to hang by the scenarios after this one).
+        try {
+            process.kill(-job.pid, 'SIGTERM');
+        } catch {
+            // gone
+        }
+        await h.waitFor('the plain job to end', () => job.exitCode !== null || job.signalCode !== null, 30000).catch(() => undefined);
         try {
             process.kill(-job.pid, 'SIGKILL');
         } catch {
