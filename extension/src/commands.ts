@@ -11,7 +11,7 @@ import { isPlanError, titleOf, type LaunchPlan, type PlanError } from './core/ra
 import { TYPE, type RankdebugConfiguration } from './debug/configuration';
 import { planErrorText } from './debug/launchResolver';
 import { mark } from './debug/traceMarks';
-import { prepareLaunch } from './debug/vscodeHost';
+import { discardLaunch, prepareLaunch } from './debug/vscodeHost';
 import { writeLaunchJson } from './launchJson';
 import { log } from './log';
 import { pickRanks, recall, resolvePresets, type RankMemory } from './rankPick';
@@ -126,6 +126,16 @@ export async function debugCommand(ctx: Context, args: unknown[], options: { alw
     const src = await sourceFromArgs(args);
     if (!src) return false;
     prepareLaunch(ctx.server, folderOf(src)?.uri.fsPath); // the job's process warms up while the ranks are picked
+    let started = false;
+    try {
+        started = await debugSource(ctx, src, args, options);
+        return started;
+    } finally {
+        if (!started) discardLaunch(); // no job: no launcher left waiting
+    }
+}
+
+async function debugSource(ctx: Context, src: CommandSource, args: unknown[], options: { alwaysPick?: boolean }): Promise<boolean> {
     await saveIfDirty(src);
     const plan = await planFor(ctx, src);
     if (!plan) return false;

@@ -47,12 +47,23 @@ function clientConfig(): ClientConfig {
 /** The launcher started ahead while ranks are picked (commands.ts `debugCommand`). */
 export const warmLauncher = new WarmLauncher();
 
+let preparing = 0; // a discard calls off a prepare still waiting for the interpreter
+
 /** Starts a `rankdebug launch` ahead for the interpreter the server runs jobs with. */
 export function prepareLaunch(server: { python(): Promise<{ python: string }> }, cwd?: string): void {
+    const mine = ++preparing;
     void server.python().then(
-        ({ python }) => warmLauncher.prepare(cliPrefix(python), cwd),
+        ({ python }) => {
+            if (mine === preparing) warmLauncher.prepare(cliPrefix(python), cwd);
+        },
         () => undefined,
     );
+}
+
+/** No job comes (the pick was cancelled, the command not planned): the launcher started ahead ends now, not after its idle time. */
+export function discardLaunch(): void {
+    preparing++;
+    warmLauncher.discard();
 }
 
 export function vscodeHost(): DebugHost {
