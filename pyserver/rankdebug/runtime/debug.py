@@ -53,7 +53,6 @@ class _State:
     pause = False  # the client asked for a pause before the rank was traced
     waiting = False  # reading the supervisor's first reply (the client's breakpoints)
     attach_asked = False  # the attach signal came while waiting
-    loader: threading.Thread | None = None  # imports debugpy for the attach signal
 
 
 state = _State()
@@ -654,18 +653,19 @@ def _on_attach_signal(signum: int, frame: FrameType | None) -> None:
     half-imported module (``platform``, mid-``import torch``) and crash the rank, so debugpy
     is imported by a helper thread, which waits for such an import to finish; until it has,
     or while a report is being sent, the signal is sent again a little later."""
-    from rankdebug.runtime import hithook
+    from rankdebug.runtime import attach_signal, hithook
 
     if state.waiting:  # the control socket is mid-read: attach once the reply is in
         state.attach_asked = True
         return
     if frame is None or hithook.hooks.fired:
         return
-    if state.lock.locked() or not _debugger_loaded():
-        _signal_again(signum)
+    if (state.lock.locked() or attach_signal.in_import_system(frame)
+            or not attach_signal.debugger_loaded(_load_debugger)):
+        attach_signal.again(signum)
         return
     if not hithook.hooks.lock.acquire(blocking=False):  # interrupted inside a hook
-        _signal_again(signum)
+        attach_signal.again(signum)
         return
     try:
         if hithook.hooks.fired:
@@ -673,37 +673,20 @@ def _on_attach_signal(signum: int, frame: FrameType | None) -> None:
         hithook.hooks.fired = True
     finally:
         hithook.hooks.lock.release()
-    on_hit(frame)
-
-
-def _debugger_loaded(wait: float = 0.2) -> bool:
-    """debugpy imported (by a helper thread, started once), within ``wait`` seconds."""
-    if state.loader is None:
-        state.loader = threading.Thread(target=_load_debugger, name="rankdebug-load",
-                                        daemon=True)
-        state.loader.start()
-    state.loader.join(wait)
-    return not state.loader.is_alive()
+    try:
+        on_hit(frame)
+    except Exception as exc:  # raised into the user's code, it would end the rank
+        print(f"rankdebug: rank {state.rank} could not attach the debugger: "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        if state.listening is None:
+            hithook.hooks.fired = False  # nothing connected: a later ask may try again
 
 
 def _load_debugger() -> None:
-    threading.current_thread().pydev_do_not_trace = True  # type: ignore[attr-defined]
-    with contextlib.suppress(Exception):
-        import_debugpy()
-        import debugpy.server.api  # noqa: F401
-        import pydevd  # noqa: F401
-        from debugpy.common import util  # noqa: F401
-
-
-def _signal_again(signum: int) -> None:
-    import signal
-
-    main = threading.main_thread().ident
-    if main is None:
-        return
-    timer = threading.Timer(0.05, lambda: signal.pthread_kill(main, signum))
-    timer.daemon = True
-    timer.start()
+    import_debugpy()
+    import debugpy.server.api  # noqa: F401
+    import pydevd  # noqa: F401
+    from debugpy.common import util  # noqa: F401
 
 
 def _after_fork_in_child() -> None:
