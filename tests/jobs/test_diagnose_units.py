@@ -271,3 +271,54 @@ def test_a_rank_read_without_numbers_beside_a_numbered_one_is_not_blamed_by_the_
     two = waiting(2, op="barrier", seq=None, group=None, line=104)
     v = verdict([waiting(0), waiting(1, seq=None, group=None), two])
     assert [f.ranks for f in v.findings] == [[2]], [f.why for f in v.findings]
+
+
+def test_ranks_blocked_at_different_lines_of_one_function_are_two_classes() -> None:
+    """nanoGPT's loop is all ``<module>``: rank 0 blocked in ``backward`` at line 306, rank 1
+    asleep at line 304. Two places, two classes (one class of both hid the culprit)."""
+    zero = stuck(0, "blocked", True, "<module>")
+    zero.frames = [Frame("_engine_run_backward", "/venv/lib/python3.11/site-packages/torch/"
+                         "autograd/graph.py", 979), Frame("<module>", TRAIN, 306)]
+    zero.where = zero.frames[1]
+    one = stuck(1, "blocked", True, "<module>")
+    one.frames = [Frame("<module>", TRAIN, 304)]
+    one.where = one.frames[0]
+    assert [c.ranks for c in classes([zero, one])] == [[0], [1]]
+    # Spinning ranks in one function stay one class: their lines differ from read to read.
+    spin = [stuck(r, "busy", False, "load_batch") for r in range(2)]
+    spin[1].frames = frames(("load_batch", 31), ("main", 48))
+    spin[1].where = spin[1].frames[0]
+    assert [c.ranks for c in classes(spin)] == [[0, 1]]
+
+
+def test_the_native_frames_name_ddp_s_collectives() -> None:
+    """py-spy's ``--native`` frames of a main thread blocked in ``backward`` or in DDP's
+    forward: the Reducer's wait says which collective, in the Flight Recorder's words."""
+    from rankdebug.jobs.diagnose.native_wait import waited_in
+
+    def native(*names: str) -> list[dict[str, Any]]:
+        return [{"name": n, "filename": "libtorch_cpu.so", "line": 0} for n in names]
+
+    assert waited_in(native("pthread_cond_wait", "std::condition_variable::wait",
+                            "c10d::Reducer::finalize_backward",
+                            "torch::autograd::Engine::thread_main")) == {
+        "op": "all_reduce", "seq": None, "group": None, "context": "DDP bucket, from backward"}
+    assert waited_in(native("c10d::Work::wait", "c10d::Reducer::sync_bucket_indices"))[
+        "op"] == "broadcast"  # type: ignore[index]
+    assert waited_in(native("pthread_cond_wait", "torch::autograd::Engine::execute")) is None
+    assert waited_in([]) is None
+
+
+def test_unnumbered_collectives_beside_a_rank_in_none_blame_that_rank_once() -> None:
+    """A plain DDP job read by py-spy: ranks 0,1 in the bucket rebuild's broadcast, rank 2
+    in backward's all_reduce (past the broadcast, but no number says so), rank 3 in its own
+    code. Rank 3 is the one finding, said once; rank 2 is said beside it, not blamed."""
+    a = [waiting(r, op="broadcast", seq=None, group=None) for r in (0, 1)]
+    b = waiting(2, op="all_reduce", seq=None, group=None, line=21)
+    v = verdict([*a, b, stuck(3, "blocked", True, "next_batch")])
+    assert [f.ranks for f in v.findings] == [[3]], [f.why for f in v.findings]
+    assert "rank 2 waits in all_reduce" in v.findings[0].why
+    assert "different collectives" not in v.findings[0].why
+    # With no rank outside a collective, the different calls are the finding, as before.
+    v = verdict([*a, b])
+    assert any("different collectives" in f.why for f in v.findings)

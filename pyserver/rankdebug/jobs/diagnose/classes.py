@@ -1,6 +1,7 @@
 """Ranks classed by where they are (STAT's equivalence classes): the same state, the same
 collective and the same place in the user's code. Waiting and stuck ranks share a class when
-they are in the same function called from the same lines (``seen.place``); running ranks
+they are in the same function called from the same lines (``seen.place``), ranks blocked
+all along also at the same line in the same call; running ranks
 when they run in the same loop (``seen.anchor``); raised ranks by their exception and line.
 """
 
@@ -10,7 +11,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from rankdebug.jobs.diagnose.seen import Seen, call_path, frame_json, place
+from rankdebug.jobs.diagnose.seen import Seen, call_path, frame_json, function_name, place
 from rankdebug.pyspy import Frame
 
 
@@ -51,6 +52,12 @@ class Class:
 def key(seen: Seen) -> Hashable:
     c = seen.collective
     coll = (c.get("op"), c.get("seq"), c.get("group")) if c else None
+    if seen.state == "stuck" and seen.firm and seen.frames:
+        # Blocked all along: the very line and the call it blocks in (a rank asleep at one
+        # line of a loop is not one blocked in ``backward`` at the next).
+        at = seen.where.line if seen.where else None
+        return (seen.state, coll, place(seen.frames), at, seen.frames[0].file,
+                function_name(seen.frames[0]))
     if seen.state in ("waiting", "stuck"):
         return (seen.state, coll, place(seen.frames))
     if seen.state == "running":

@@ -26,6 +26,7 @@ from rankdebug.jobs import across, job_coords
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.diagnose import findings as fnd
+from rankdebug.jobs.diagnose import native_wait
 from rankdebug.jobs.diagnose import report as out
 from rankdebug.jobs.diagnose.classes import classes
 from rankdebug.jobs.diagnose.expected import gone_here
@@ -149,7 +150,9 @@ def _read(args: argparse.Namespace) -> tuple[Job, list[Seen], Watch | None]:
     seen += [s for s in _gone(job, found.host, here) if only is None or s.rank in only]
     numbered = [r for r in here if r.rank is not None]
     w = _watch(numbered, args)
-    seen += [_judge(r, w) for r in numbered if r.pid is not None]
+    judged = [_judge(r, w) for r in numbered if r.pid is not None]
+    native_wait.complete(judged)  # blocked in backward: DDP's all_reduce, read below Python
+    seen += judged
     seen += [Seen(r.rank, r.pid, r.host, reason="not started yet" if r.pid is None
                   else "its environment names no rank number")
              for r in here if r.pid is None or r.rank is None]

@@ -105,6 +105,10 @@ class _Words:
     def __init__(self, seen: list[Seen], groups: Groups, descs: dict[str, str]) -> None:
         self.groups, self.descs = groups, descs
         self.further: dict[int, list[int]] = {}  # id of a waiting class -> ranks ahead of it
+        # id of a waiting class -> ranks waiting in another collective, read without numbers
+        # (past it or not, nothing says), while a rank outside any collective holds them all
+        self.elsewhere: dict[int, list[Seen]] = {}
+        self.behind: set[Hashable] = set()  # their classes: said with the first, not again
         # A rank read without numbers in a numbered class's call -> that class's key.
         self.alias: dict[Hashable, Hashable] = {}
         self.seconds = max((s.seconds for s in seen), default=0.0)
@@ -208,7 +212,7 @@ def judge(seen: list[Seen], cls: list[Class], groups: Groups, descs: dict[str, s
         if x is not None:
             words.alias[key(w.first)] = key(x.first)
     for w in waiting:
-        if key(w.first) in words.alias:
+        if key(w.first) in words.alias or key(w.first) in words.behind:
             continue  # read without numbers in a numbered class's call: that class says it
         out += _waits(w, seen, words, done, notes)
     if not waiting:
@@ -282,6 +286,14 @@ def _waits(w: Class, seen: list[Seen], words: _Words, done: set[frozenset[Hashab
         words.further[id(w)] = ahead
     else:
         parts = {(("order" if k[0] == "ahead" else k[0]), k[1]): v for k, v in parts.items()}
+    # Ranks in another collective, none numbered, beside ranks in none: the ones in none hold
+    # every collective; the others' are said beside them, not blamed as a mismatch.
+    if any(kind in ("stuck", "unread") for kind, _ in parts):
+        other = [x for (kind, _), them in parts.items() if kind == "different" for x in them]
+        if other:
+            parts = {k: v for k, v in parts.items() if k[0] != "different"}
+            words.elsewhere[id(w)] = other
+            words.behind.update(key(x) for x in other)
     out = []
     for (kind, k), them in parts.items():
         pair = frozenset({key(w.first), k})
@@ -320,6 +332,13 @@ def _sentence(kind: str, w: Class, them: list[Seen], words: _Words, groups: Grou
     further = words.further.get(id(w))
     on = (f" ({label(further)} went past it and {_verb(further, 'waits', 'wait')} further "
           f"on)" if further else "")
+    by_call: dict[tuple[str, str], list[int]] = {}
+    for x in words.elsewhere.get(id(w), []):
+        call = (words.coll(x.collective), _at(x.where))
+        by_call.setdefault(call, []).append(x.rank if x.rank is not None else -1)
+    for (coll, at), o in by_call.items():
+        on += (f" ({label(sorted(o))} {_verb(o, 'waits', 'wait')} in {coll} at {at}, which "
+               f"{who} never entered either)")
     if kind == "stuck":
         has = _verb(ranks, "it has", "they have")
         return (f"{who} never entered {words.coll(a)}, which {they} {wait} in at "

@@ -53,14 +53,14 @@ def where(frames: list[Frame]) -> Frame | None:
     return frames[user_index(frames)] if frames else None
 
 
-def _name(frame: Frame) -> str:
+def function_name(frame: Frame) -> str:
     """A function's own name: py-spy qualifies a nested one (``outer.<locals>.wrapper``), a
     handler does not (``wrapper``)."""
     return frame.name.rsplit(".", 1)[-1]
 
 
 def stack_key(frames: list[Frame]) -> tuple[tuple[str, str, int], ...]:
-    return tuple((f.file, _name(f), f.line) for f in frames)
+    return tuple((f.file, function_name(f), f.line) for f in frames)
 
 
 def place(frames: list[Frame]) -> tuple[Hashable, ...]:
@@ -69,7 +69,7 @@ def place(frames: list[Frame]) -> tuple[Hashable, ...]:
     if not frames:
         return ()
     u = user_index(frames)
-    return ((frames[u].file, _name(frames[u])), *stack_key(frames[u + 1:]))
+    return ((frames[u].file, function_name(frames[u])), *stack_key(frames[u + 1:]))
 
 
 def call_path(frames: list[Frame], frame: Frame | None) -> tuple[Hashable, ...]:
@@ -78,8 +78,8 @@ def call_path(frames: list[Frame], frame: Frame | None) -> tuple[Hashable, ...]:
         return ()
     at = next((i for i, f in enumerate(frames) if f == frame), None)
     if at is None:
-        return ((frame.file, _name(frame)),)
-    return tuple((f.file, _name(f)) for f in reversed(frames[at:]))
+        return ((frame.file, function_name(frame)),)
+    return tuple((f.file, function_name(f)) for f in reversed(frames[at:]))
 
 
 def anchor(stacks: list[list[Frame]]) -> Frame | None:
@@ -91,7 +91,7 @@ def anchor(stacks: list[list[Frame]]) -> Frame | None:
     found: Frame | None = None
     depth = 0
     while all(len(s) > depth for s in outer):
-        if len({(s[depth].file, _name(s[depth])) for s in outer}) != 1:
+        if len({(s[depth].file, function_name(s[depth])) for s in outer}) != 1:
             break
         if not outer[-1][depth].library:
             found = outer[-1][depth]

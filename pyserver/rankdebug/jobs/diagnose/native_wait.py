@@ -1,0 +1,85 @@
+"""The collective a stuck rank waits in below Python, read from its native frames.
+
+A rank read by py-spy alone has only its Python stack: one blocked in ``backward`` shows
+``_engine_run_backward`` and nothing of DDP, whose gradient all_reduce it waits for (the
+Reducer waits for its buckets' work when backward ends). Each rank judged *stuck* and
+*blocked* (the same frame at every read, no CPU, no wake) inside library code gets one
+``py-spy dump --native`` (about 0.5 s, ranks in parallel); the C++ frames of its main thread
+say what it waits in. Only calls that wait for the other ranks are named, each with the
+Flight Recorder's words for it; a rank whose native frames name none stays *stuck*.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from rankdebug.jobs.diagnose.seen import Seen
+from rankdebug.pyspy import DUMP_TIMEOUT_S, StacksError, find_pyspy
+
+# Native function (py-spy's demangled name) -> the collective it waits for, in the words the
+# Flight Recorder's reading uses (``runtime.collectives``).
+_DDP = {  # DDP's Reducer waits in its own collectives, issued from C++
+    "c10d::Reducer::finalize_backward": ("all_reduce", "DDP bucket, from backward"),
+    "c10d::Reducer::sync_bucket_indices": ("broadcast", "DDP bucket rebuild, from forward"),
+}
+_GLOO_OP = re.compile(r"\bgloo::(allreduce|allgatherv?|broadcast|barrier|reduce_scatter|"
+                      r"alltoallv?|gather|scatter|reduce)\b", re.IGNORECASE)
+_GLOO_NAMES = {"allreduce": "all_reduce", "allgather": "all_gather", "allgatherv": "all_gather",
+               "alltoall": "all_to_all", "alltoallv": "all_to_all"}
+MAX_PARALLEL = 8
+
+
+def waited_in(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The collective named by a main thread's native frames (py-spy's JSON, innermost
+    first), else None."""
+    for frame in frames:
+        name = str(frame.get("name") or "")
+        ddp = _DDP.get(name)
+        if ddp is not None:
+            return {"op": ddp[0], "seq": None, "group": None, "context": ddp[1]}
+        found = _GLOO_OP.search(name)
+        if found:
+            op = found.group(1).lower()
+            return {"op": _GLOO_NAMES.get(op, op), "seq": None, "group": None}
+    return None
+
+
+def _native(pid: int) -> list[dict[str, Any]] | None:
+    """The main thread's frames of ``pid``, native ones included; None if unreadable."""
+    try:
+        out = subprocess.run([find_pyspy(), "dump", "--native", "--json", "--pid", str(pid)],
+                             capture_output=True, text=True, timeout=DUMP_TIMEOUT_S,
+                             check=False)
+        data = json.loads(out.stdout) if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError, StacksError):
+        return None
+    for thread in data if isinstance(data, list) else []:
+        if isinstance(thread, dict) and thread.get("os_thread_id") == pid:
+            frames = thread.get("frames")
+            return [f for f in frames if isinstance(f, dict)] if isinstance(frames, list) \
+                else None
+    return None
+
+
+def _candidate(s: Seen) -> bool:
+    return (s.state == "stuck" and s.firm and s.pid is not None and s.collective is None
+            and bool(s.frames) and s.frames[0].library and not s.debugger)
+
+
+def complete(seen: list[Seen]) -> None:
+    """Each stuck, blocked rank whose native frames wait in a collective becomes
+    *waiting* in it."""
+    todo = [s for s in seen if _candidate(s)]
+    if not todo:
+        return
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(todo))) as pool:
+        reads = list(pool.map(lambda s: _native(s.pid or 0), todo))
+    for s, frames in zip(todo, reads, strict=True):
+        found = waited_in(frames) if frames else None
+        if found is not None:
+            s.state, s.collective = "waiting", found
+            s.waited = max(s.waited, 1)
