@@ -78,7 +78,7 @@ def _wait_at(tmp: Path, output: Any, quiet: int, timeout: float = 150.0) -> None
 # exited or held one (a held rank's hook looks in on its debugger now and then); none of a
 # job that trains.
 QUIET = {"skip": WORLD, "mismatch": WORLD, "ddp": WORLD, "dead": WORLD - 1, "spin": WORLD - 1,
-         "queue": WORLD, "raise": WORLD - 1, "exit": 1, "healthy": 0, "slow": 0}
+         "eval": WORLD - 1, "queue": WORLD, "raise": WORLD - 1, "exit": 1, "healthy": 0, "slow": 0}
 
 
 @contextlib.contextmanager
@@ -330,6 +330,22 @@ def test_a_rank_spinning_in_its_data_loop(tmp_path: Path, mode: str) -> None:
     [found] = culprits(lines)
     assert found["ranks"] == [ODD] and found["where"]["function"] == "load_batch"
     assert "never entered all_reduce" in found["why"] and "spinning" in found["why"]
+
+
+@pytest.mark.parametrize("mode", ["armed", "plain"])
+def test_a_rank_evaluating_at_one_line_is_slow_not_stuck(tmp_path: Path, mode: str) -> None:
+    """The odd rank evaluates (nanoGPT's estimate_loss on rank 0 alone): one line of one
+    function at every read, CPU busy, while the others wait in all_reduce for it. Its
+    variables change from read to read (``busy_progress``): it is computing, said and not
+    blamed; the spinning rank above, whose variables do not change, is still named."""
+    with _job(tmp_path, mode, "eval") as job:
+        code, lines = diagnose(job)
+    assert code == 0
+    check_contract(lines)
+    assert culprits(lines) == [], culprits(lines)
+    [healthy] = [ln for ln in lines if ln["event"] == "healthy"]
+    assert "slow, not stuck" in healthy["why"] and "evaluate" in healthy["why"], healthy
+    assert classes(lines)[(ODD,)]["state"] == "running"
 
 
 @pytest.mark.parametrize("mode", ["armed", "plain"])

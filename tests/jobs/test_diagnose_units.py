@@ -322,3 +322,20 @@ def test_unnumbered_collectives_beside_a_rank_in_none_blame_that_rank_once() -> 
     # With no rank outside a collective, the different calls are the finding, as before.
     v = verdict([*a, b])
     assert any("different collectives" in f.why for f in v.findings)
+
+
+def test_variables_that_change_in_a_shared_frame_are_progress() -> None:
+    """``busy_progress.changed``: two reads of a rank's frames (outermost first), each with
+    its variables; a change in a frame both share is progress, one below where they part
+    is not compared (the place's own test says that)."""
+    from rankdebug.jobs.diagnose.busy_progress import changed
+
+    main = (("<module>", TRAIN, 10), {})
+    ev = lambda k, line=20: (("evaluate", TRAIN, line), {"k": str(k), "w": ("<Tensor", 7)})  # noqa: E731
+    assert changed([main, ev(3)], [main, ev(9)])  # its loop counter went on
+    assert not changed([main, ev(3)], [main, ev(3)])  # the same values: spinning
+    poll = (("poll", TRAIN, 5), {"self": ("<Source", 1)})
+    # The frames part below evaluate: only what both share is compared.
+    assert not changed([main, ev(3), poll], [main, ev(3, 21)])
+    other = (("main", TRAIN, 30), {"k": "1"})
+    assert not changed([other], [main])

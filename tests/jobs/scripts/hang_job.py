@@ -9,6 +9,8 @@ writes MARKER_DIR/at-RANK just before the call it stays in. The odd rank is the 
 - mismatch: at the last step the odd rank calls all_gather where the others all_reduce;
 - dead: the odd rank exits (status 0) before init_process_group: the others wait there;
 - spin: the odd rank spins in load_batch, polling a source that never has a batch;
+- eval: the odd rank evaluates (a long loop of matmuls in evaluate, one line all along)
+  while the others wait in all_reduce for it: slow, not stuck;
 - queue: the odd rank blocks in next_batch, on a queue nothing ever fills;
 - exit: the odd rank exits (status 0) after the warm-up; the others' next all_reduce waits,
   or raises where gloo sees its peer gone (held under ``rankdebug launch``);
@@ -65,6 +67,13 @@ def load_batch(source):
             return batch
 
 
+def evaluate(t):
+    w = torch.randn(64, 64)
+    total = 0.0
+    for k in range(1 << 40):
+        total += float((torch.randn(64, 64) @ w).sum()) + k * 0  # EVAL
+
+
 def next_batch(batches):
     return batches.get()  # QUEUE
 
@@ -118,6 +127,8 @@ def odd_one(rank, odd, t, sync):
     if rank == odd:
         if SCENARIO == "spin":
             load_batch(Source())
+        elif SCENARIO == "eval":
+            evaluate(t)
         elif SCENARIO == "queue":
             next_batch(queue.Queue())
         elif SCENARIO == "raise":

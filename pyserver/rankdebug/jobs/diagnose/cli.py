@@ -25,8 +25,8 @@ from rankdebug.errors import FAILED, BadInput, report
 from rankdebug.jobs import across, job_coords
 from rankdebug.jobs import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
+from rankdebug.jobs.diagnose import busy_progress, native_wait
 from rankdebug.jobs.diagnose import findings as fnd
-from rankdebug.jobs.diagnose import native_wait
 from rankdebug.jobs.diagnose import report as out
 from rankdebug.jobs.diagnose.classes import classes
 from rankdebug.jobs.diagnose.expected import gone_here
@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     job, seen, w = got
     groups, descs = fnd.groups_of(seen)
     fnd.settle(seen, groups)
+    # A rank the others wait for, busy where it is: computing (an eval) or spinning.
+    busy_progress.complete([s for s in seen if s.host == args.here])
     cls = classes(seen)
     verdict = fnd.judge(seen, cls, groups, descs)
     read = any(s.reads for s in seen)
@@ -175,9 +177,12 @@ def _watch(ranks: list[Rank], args: argparse.Namespace) -> Watch | None:
             return _all_moved(w) and not _caught_waiting(w)
         if w.seconds >= args.watch:
             return True
-        # Ranks wait in a collective: the rank they wait for may yet come (a slow one).
-        return not any(judge(r, w.of(r.pid), w.activity(r.pid), w.seconds, False).state
-                       == "waiting" for r in ranks if r.pid is not None)
+        # Ranks wait in a collective (or blocked in torch, maybe below Python: DDP's in
+        # backward): the rank they wait for may yet come, or be seen moving (a long eval on
+        # rank 0 looks the same for a second, at one line of MLP.forward).
+        judged = [judge(r, w.of(r.pid), w.activity(r.pid), w.seconds, False)
+                  for r in ranks if r.pid is not None]
+        return not any(s.state == "waiting" or native_wait.candidate(s) for s in judged)
 
     return watch(targets, sockets, interval=args.interval, timeout=args.timeout,
                  enough=enough)

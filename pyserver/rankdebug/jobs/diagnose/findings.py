@@ -445,6 +445,6 @@ def _healthy(seen: list[Seen], words: _Words, running: list[int], notes: list[st
     unread = sorted(s.rank for s in seen if s.state == "unknown" and s.rank is not None)
     if unread:
         parts.append(f"{label(unread)} could not be read")
-    if not parts:
-        return "no rank waits on another"
-    return "no rank waits on another: " + "; ".join(parts)
+    # Ranks waiting for a slow one: they do wait, on a rank that makes progress.
+    lead = "no rank is stuck" if notes or slowest else "no rank waits on another"
+    return f"{lead}: " + "; ".join(parts) if parts else lead

@@ -65,7 +65,9 @@ def _native(pid: int) -> list[dict[str, Any]] | None:
     return None
 
 
-def _candidate(s: Seen) -> bool:
+def candidate(s: Seen) -> bool:
+    """Stuck and blocked inside library code, in no collective its stack names: it may wait
+    in one below Python."""
     return (s.state == "stuck" and s.firm and s.pid is not None and s.collective is None
             and bool(s.frames) and s.frames[0].library and not s.debugger)
 
@@ -73,7 +75,7 @@ def _candidate(s: Seen) -> bool:
 def complete(seen: list[Seen]) -> None:
     """Each stuck, blocked rank whose native frames wait in a collective becomes
     *waiting* in it."""
-    todo = [s for s in seen if _candidate(s)]
+    todo = [s for s in seen if candidate(s)]
     if not todo:
         return
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(todo))) as pool:

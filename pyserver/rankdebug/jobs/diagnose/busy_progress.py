@@ -1,0 +1,94 @@
+"""Whether a rank busy in one place is computing or spinning: its variables, read twice.
+
+A stack read from outside shows where a rank is, not how far it got: rank 0 of nanoGPT in
+its evaluation stays in ``Block.forward``, called from the same lines, for the whole of a
+30 s eval while rank 1 waits in DDP's all_reduce, and a second of reads calls it stuck. Its
+variables say otherwise: the layer (``self``) and the batch (``x``) change from read to read,
+where a rank polling a source that never answers keeps the same ones. Each rank judged
+*stuck* but not blocked gets two ``py-spy dump --locals`` reads (about 20 ms each) ``GAP`` apart;
+a variable of a frame both reads share that changed (its value, or the object it names) is
+progress: the rank is *running*. Values are compared, never shown.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Hashable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from rankdebug.jobs.diagnose.seen import Seen
+from rankdebug.pyspy import DUMP_TIMEOUT_S, StacksError, find_pyspy
+
+GAP = 0.3
+MAX_RANKS = 64  # a job of thousands spinning: the first ranks tell, the rest are as read
+MAX_PARALLEL = 8
+
+Call = tuple[Any, Any, Any]  # function, file, line
+Frames = list[tuple[Call, dict[str, Hashable]]]  # outermost first
+
+
+def _read(pid: int) -> Frames | None:
+    """The main thread's frames, outermost first, each (function, file) with its variables
+    (name -> repr where py-spy gives one, else the object's address)."""
+    try:
+        out = subprocess.run([find_pyspy(), "dump", "--locals", "--json", "--pid", str(pid)],
+                             capture_output=True, text=True, timeout=DUMP_TIMEOUT_S,
+                             check=False)
+        data = json.loads(out.stdout) if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError, StacksError):
+        return None
+    for thread in data if isinstance(data, list) else []:
+        if not isinstance(thread, dict) or thread.get("os_thread_id") != pid:
+            continue
+        frames: Frames = []
+        for f in reversed([f for f in thread.get("frames") or [] if isinstance(f, dict)]):
+            values = {str(v.get("name")): _value(v) for v in f.get("locals") or []
+                      if isinstance(v, dict)}
+            frames.append(((f.get("name"), f.get("filename"), f.get("line")), values))
+        return frames
+    return None
+
+
+def _value(v: dict[str, Any]) -> Hashable:
+    text = v.get("repr")
+    return text if isinstance(text, str) and " at 0x" not in text else (
+        str(text).split(" at 0x")[0] if text else None, v.get("addr"))
+
+
+def changed(first: Frames, second: Frames) -> bool:
+    """A variable of a frame both reads share (the same call, from the outermost down to
+    the first that differs) holds another value or object."""
+    for (a_at, a), (b_at, b) in zip(first, second, strict=False):
+        if a_at[:2] != b_at[:2]:
+            return False  # a different call from here on: the place's own test says it
+        if any(name in b and b[name] != value for name, value in a.items()):
+            return True
+        if a_at != b_at:
+            return False
+    return False
+
+
+def _twice(pid: int) -> bool:
+    one = _read(pid)
+    if one is None:
+        return False
+    time.sleep(GAP)
+    two = _read(pid)
+    return two is not None and changed(one, two)
+
+
+def complete(seen: list[Seen]) -> None:
+    """Each rank stuck but not blocked (busy, or going round in its code while the others
+    wait: ``findings.settle``) whose variables changed between two reads is running."""
+    todo = [s for s in seen if s.state == "stuck" and s.manner != "blocked"
+            and s.pid is not None and not s.debugger][:MAX_RANKS]
+    if not todo:
+        return
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(todo))) as pool:
+        moved = list(pool.map(lambda s: _twice(s.pid or 0), todo))
+    for s, went in zip(todo, moved, strict=True):
+        if went:
+            s.state, s.moved, s.firm = "running", True, False
