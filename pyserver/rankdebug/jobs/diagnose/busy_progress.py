@@ -71,24 +71,18 @@ def changed(first: Frames, second: Frames) -> bool:
     return False
 
 
-def _twice(pid: int) -> bool:
-    one = _read(pid)
-    if one is None:
-        return False
-    time.sleep(GAP)
-    two = _read(pid)
-    return two is not None and changed(one, two)
-
-
 def complete(seen: list[Seen]) -> None:
     """Each rank stuck but not blocked (busy, or going round in its code while the others
-    wait: ``findings.settle``) whose variables changed between two reads is running."""
+    wait: ``findings.settle``) whose variables changed between two reads is running. Every
+    rank is read once, then all again ``GAP`` later (two sweeps, ranks in parallel)."""
     todo = [s for s in seen if s.state == "stuck" and s.manner != "blocked"
             and s.pid is not None and not s.debugger][:MAX_RANKS]
     if not todo:
         return
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(todo))) as pool:
-        moved = list(pool.map(lambda s: _twice(s.pid or 0), todo))
-    for s, went in zip(todo, moved, strict=True):
-        if went:
+        first = list(pool.map(lambda s: _read(s.pid or 0), todo))
+        time.sleep(GAP)
+        second = list(pool.map(lambda s: _read(s.pid or 0), todo))
+    for s, one, two in zip(todo, first, second, strict=True):
+        if one is not None and two is not None and changed(one, two):
             s.state, s.moved, s.firm = "running", True, False

@@ -3,10 +3,10 @@
 A rank read by py-spy alone has only its Python stack: one blocked in ``backward`` shows
 ``_engine_run_backward`` and nothing of DDP, whose gradient all_reduce it waits for (the
 Reducer waits for its buckets' work when backward ends). Each rank judged *stuck* and
-*blocked* (the same frame at every read, no CPU, no wake) inside library code gets one
-``py-spy dump --native`` (about 0.5 s, ranks in parallel); the C++ frames of its main thread
-say what it waits in. Only calls that wait for the other ranks are named, each with the
-Flight Recorder's words for it; a rank whose native frames name none stays *stuck*.
+*blocked* (the same frame at every read, no CPU, no wake) inside library code is read
+with ``py-spy dump --native`` (about 0.5 s), one rank per Python stack; the C++ frames of
+its main thread say what it waits in. Only calls that wait for the other ranks are named,
+each in the Flight Recorder's words; a rank whose native frames name none stays *stuck*.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from rankdebug.jobs.diagnose.seen import Seen
+from rankdebug.jobs.diagnose.seen import Seen, stack_key
 from rankdebug.pyspy import DUMP_TIMEOUT_S, StacksError, find_pyspy
 
 # Native function (py-spy's demangled name) -> the collective it waits for, in the words the
@@ -75,13 +75,21 @@ def candidate(s: Seen) -> bool:
 def complete(seen: list[Seen]) -> None:
     """Each stuck, blocked rank whose native frames wait in a collective becomes
     *waiting* in it."""
-    todo = [s for s in seen if candidate(s)]
-    if not todo:
+    # One read per Python stack (STAT's classes): ranks blocked at the same frames wait in
+    # the same call; a thousand ranks in DDP's backward cost one native read, not 1,000.
+    alike: dict[tuple[tuple[str, str, int], ...], list[Seen]] = {}
+    for s in seen:
+        if candidate(s):
+            alike.setdefault(stack_key(s.frames), []).append(s)
+    if not alike:
         return
-    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(todo))) as pool:
-        reads = list(pool.map(lambda s: _native(s.pid or 0), todo))
-    for s, frames in zip(todo, reads, strict=True):
+    leads = [them[0] for them in alike.values()]
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(leads))) as pool:
+        reads = list(pool.map(lambda s: _native(s.pid or 0), leads))
+    for them, frames in zip(alike.values(), reads, strict=True):
         found = waited_in(frames) if frames else None
-        if found is not None:
-            s.state, s.collective = "waiting", found
+        if found is None:
+            continue
+        for s in them:
+            s.state, s.collective = "waiting", dict(found)
             s.waited = max(s.waited, 1)
