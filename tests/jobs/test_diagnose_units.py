@@ -331,11 +331,21 @@ def test_variables_that_change_in_a_shared_frame_are_progress() -> None:
     from rankdebug.jobs.diagnose.busy_progress import changed
 
     main = (("<module>", TRAIN, 10), {})
-    ev = lambda k, line=20: (("evaluate", TRAIN, line), {"k": str(k), "w": ("<Tensor", 7)})  # noqa: E731
-    assert changed([main, ev(3)], [main, ev(9)])  # its loop counter went on
+
+    def ev(k: int, x: int = 7, line: int = 20) -> Any:
+        return (("evaluate", TRAIN, line), {"k": str(k), "x": ("<Tensor", x)})
+
+    assert changed([main, ev(3)], [main, ev(3, x=8)])  # a new batch bound: it computes
+    # Only its counter went on, in the frame it goes round in: a spin with a counter.
+    assert not changed([main, ev(3)], [main, ev(9)])
     assert not changed([main, ev(3)], [main, ev(3)])  # the same values: spinning
+    # The counter of an outer frame (estimate_loss's k, around the model's forward) counts.
+    block = (("Block.forward", TRAIN, 104), {"self": ("<Block", 5)})
+    lib = (("Linear.forward", "/venv/lib/python3.11/site-packages/torch/nn/linear.py", 134),
+           {"input": ("<Tensor", 1)})
+    assert changed([main, ev(3), block, lib], [main, ev(9), block, lib])
     poll = (("poll", TRAIN, 5), {"self": ("<Source", 1)})
     # The frames part below evaluate: only what both share is compared.
-    assert not changed([main, ev(3), poll], [main, ev(3, 21)])
+    assert not changed([main, ev(3), poll], [main, ev(3, line=21)])
     other = (("main", TRAIN, 30), {"k": "1"})
     assert not changed([other], [main])

@@ -9,8 +9,9 @@ writes MARKER_DIR/at-RANK just before the call it stays in. The odd rank is the 
 - mismatch: at the last step the odd rank calls all_gather where the others all_reduce;
 - dead: the odd rank exits (status 0) before init_process_group: the others wait there;
 - spin: the odd rank spins in load_batch, polling a source that never has a batch;
-- eval: the odd rank evaluates (a long loop of matmuls in evaluate, one line all along)
-  while the others wait in all_reduce for it: slow, not stuck;
+- eval: the odd rank evaluates (a long loop of matmuls in evaluate, one function all
+  along, a new batch each time round) while the others wait in all_reduce for it: slow,
+  not stuck;
 - queue: the odd rank blocks in next_batch, on a queue nothing ever fills;
 - exit: the odd rank exits (status 0) after the warm-up; the others' next all_reduce waits,
   or raises where gloo sees its peer gone (held under ``rankdebug launch``);
@@ -70,8 +71,10 @@ def load_batch(source):
 def evaluate(t):
     w = torch.randn(64, 64)
     total = 0.0
-    for k in range(1 << 40):
-        total += float((torch.randn(64, 64) @ w).sum()) + k * 0  # EVAL
+    for _ in range(1 << 40):
+        x = torch.randn(64, 64)
+        y = x @ w
+        total += float(y.sum())  # EVAL
 
 
 def next_batch(batches):
