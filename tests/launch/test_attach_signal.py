@@ -6,10 +6,12 @@ there crashed the rank in CI (a NameError from inside ``importlib._bootstrap``).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +89,53 @@ def test_a_failed_attach_is_said_and_the_rank_goes_on() -> None:
     assert out.stdout.split() == ["tries", "2", "fired", "False"], out.stdout
     assert "could not attach the debugger: OSError: adapter gone" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def _preload_job(tmp_path: Path, preload: str) -> dict[int, dict[str, Any]]:
+    """``--ranks 1 --attach hit``, a DAP client attached with no breakpoint (rank 1 never
+    stops, so never attaches debugpy), RANKDEBUG_PRELOAD as given: what each rank had
+    imported at its end (ddp_steps.py writes it)."""
+    from launch_helpers import SCRIPTS, Launch, read_json, tool
+
+    from dap_client import DAPClient
+
+    tmp_path.mkdir()
+    trace = tmp_path / "trace.txt"
+    launch = Launch(["--ranks", "1", "--attach", "hit", "--", tool("torchrun"),
+                     "--nproc_per_node", "2", str(SCRIPTS / "ddp_steps.py")], tmp_path,
+                    env={"RANKDEBUG_PRELOAD": preload, "RANKDEBUG_TRACE_FILE": str(trace)})
+    try:
+        ev = launch.event("listening")
+        client = DAPClient(str(ev["host"]), int(ev["port"]))
+        client.attach({})
+        assert launch.exited(120) == 0, launch.stderr()
+        client.close()
+    finally:
+        launch.close()
+    return {r: read_json(tmp_path / f"rank-{r}.json") for r in (0, 1)}
+
+
+@pytest.mark.timeout(240)
+def test_a_chosen_rank_preloads_debugpy_only_where_asked(tmp_path: Path) -> None:
+    """RANKDEBUG_PRELOAD=1: the chosen rank imports debugpy beside its script (its hit then
+    costs only the attach) and is not traced for it; the unchosen rank never imports it.
+    RANKDEBUG_PRELOAD=0 (and this 2-core machine's default with 2 ranks): nothing before
+    the hit."""
+    on = _preload_job(tmp_path / "on", "1")
+    assert on[1]["debugpy"] is True and on[0]["debugpy"] is False, on
+    assert "debugpy loaded" in (tmp_path / "on" / "trace.txt").read_text()
+    off = _preload_job(tmp_path / "off", "0")
+    assert off[1]["debugpy"] is False and off[0]["debugpy"] is False, off
+
+
+def test_the_default_preloads_where_a_core_is_spare(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankdebug.runtime import attach_signal
+
+    monkeypatch.delenv("RANKDEBUG_PRELOAD", raising=False)
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(cores))
+    assert attach_signal.preload_wanted() is False  # every core has a rank
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(max(1, cores - 1)))
+    assert attach_signal.preload_wanted() is (cores > 1)
+    monkeypatch.setenv("RANKDEBUG_PRELOAD", "1")
+    assert attach_signal.preload_wanted() is True

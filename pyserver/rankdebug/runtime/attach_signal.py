@@ -1,4 +1,5 @@
-"""When the attach-now signal may act, and debugpy's import off the main thread.
+"""When the attach-now signal may act, and debugpy's import off the main thread (also ahead
+of the hit, where the node has a core to spare: ``preload``).
 
 A signal handler runs between any two bytecodes of the main thread: in the middle of
 ``import torch``, of a report on the control socket, of a hit-hook. The handler acts only
@@ -8,6 +9,7 @@ system's own code; until then it sends the signal again a little later (``again`
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 
 TYPE_CHECKING = False
@@ -56,6 +58,30 @@ def debugger_loaded(load: Callable[[], None], wait: float = 0.2) -> bool:
         loader.thread.start()
     loader.thread.join(wait)
     return loader.loaded or (loader.tries >= TRIES and not loader.thread.is_alive())
+
+
+def preload_wanted() -> bool:
+    """RANKDEBUG_PRELOAD: 1 always, 0 never; by default where this rank has a core no other
+    rank of its node needs (more usable cores than local ranks): there debugpy's import runs
+    beside the script instead of at the hit; on a busy node it would only slow the rank."""
+    asked = os.environ.get("RANKDEBUG_PRELOAD", "")
+    if asked in ("0", "1"):
+        return asked == "1"
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        local = int(os.environ.get("LOCAL_WORLD_SIZE") or "1")
+    except ValueError:
+        local = 1
+    return cores > local
+
+
+def preload(load: Callable[[], None]) -> None:
+    """Start ``load`` (debugpy's import) on the helper thread now, without waiting: a chosen
+    rank's hit then costs only the attach."""
+    debugger_loaded(load, wait=0.0)
 
 
 def _load(load: Callable[[], None]) -> None:

@@ -343,6 +343,10 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     prepare(rank, local_rank, world_size, chosen=True)
     serve_handler(armed=False)
     if _env("RANKDEBUG_ATTACH", "start") == "hit":
+        from rankdebug.runtime import attach_signal
+
+        if attach_signal.preload_wanted():
+            attach_signal.preload(_load_debugger)  # the hit then costs only the attach
         if _start_untraced():
             return
         # Traced from the start after all (function breakpoints, "raised" exceptions, Pause
@@ -687,6 +691,8 @@ def _load_debugger() -> None:
     import debugpy.server.api  # noqa: F401
     import pydevd  # noqa: F401
     from debugpy.common import util  # noqa: F401
+
+    trace("debugpy loaded")
 
 
 def _after_fork_in_child() -> None:
