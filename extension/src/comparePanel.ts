@@ -19,6 +19,7 @@ import { runCli } from './cli';
 import { functionOfFrame, parseTolerance, readCompare, type CompareView } from './core/compare';
 import { renderCompare, type CompareState } from './core/compareHtml';
 import { isRowArg } from './core/commandArgs';
+import { reportedDims } from './core/coords';
 import { takesCommands } from './core/jobList';
 import { newNonce } from './core/webviewHtml';
 import { TYPE, type RankdebugConfiguration } from './debug/configuration';
@@ -43,6 +44,8 @@ interface Request {
     /** Which ranks (a rank list; default all), read where they are now (`--now`, a job that hangs reaches no step): Why Is This Job Stuck?'s one rank per class. */
     ranks?: string;
     now?: boolean;
+    /** Compare within each value of this parallel dimension (`--per`); none: all together. */
+    per?: string;
 }
 
 interface Message {
@@ -72,6 +75,16 @@ function editorSelection(): string {
     return editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : '';
 }
 
+/** `rankdebug eval` for a request: every rank named, where it is asked, as one compare or one per set. */
+function evalArgs(request: Request, tolerance: number | null): string[] {
+    const args = ['eval', request.job, request.ranks ?? 'all', request.expr, '--json', '--timeout', '10'];
+    if (request.fn) args.push('--function', request.fn);
+    if (request.now) args.push('--now');
+    if (tolerance !== null) args.push('--tolerance', String(tolerance));
+    if (request.per) args.push('--per', request.per);
+    return args;
+}
+
 class ComparePanel implements vscode.Disposable {
     readonly panel: vscode.WebviewPanel;
     private view: CompareView | undefined;
@@ -83,7 +96,10 @@ class ComparePanel implements vscode.Disposable {
     constructor(
         private request: Request,
         private readonly python: () => Promise<string>,
-        private readonly groups: Pick<RankGroups, 'makeGroupOf'>,
+        private readonly groups: Pick<RankGroups, 'makeGroupOf'> & {
+            /** The job's parallel dimensions, from its ranks' coordinates ([] when none). */
+            dimsOf(job: string): Promise<string[]>;
+        },
         column: vscode.ViewColumn,
         onDispose: () => void,
     ) {
@@ -100,8 +116,10 @@ class ComparePanel implements vscode.Disposable {
         this.panel.webview.onDidReceiveMessage((m: Message) => void this.onMessage(m));
     }
 
+    private dims: string[] = [];
+
     private state(extra: Partial<CompareState> = {}): CompareState {
-        return { title: this.title, tolerance: this.tolerance, from: this.request.from, frame: this.request.fn, ...extra };
+        return { title: this.title, tolerance: this.tolerance, from: this.request.from, frame: this.request.fn, dims: this.dims, per: this.request.per, ...extra };
     }
 
     private render(extra: Partial<CompareState> = {}): void {
@@ -117,11 +135,9 @@ class ComparePanel implements vscode.Disposable {
         const seq = ++this.seq;
         this.render({ busy: vscode.l10n.t('Evaluating {0} in every rank…', request.expr) });
         const shownMs = Date.now() - request.t0;
-        const args = ['eval', request.job, request.ranks ?? 'all', request.expr, '--json', '--timeout', '10'];
-        if (request.fn) args.push('--function', request.fn);
-        if (request.now) args.push('--now');
-        if (this.tolerance !== null) args.push('--tolerance', String(this.tolerance));
+        const args = evalArgs(request, this.tolerance);
         try {
+            if (!this.dims.length) this.dims = await this.groups.dimsOf(request.job).catch(() => []);
             const run = await runCli(await this.python(), args, { timeoutMs: 60000, signal: abort.signal });
             if (seq !== this.seq) return;
             const view = readCompare(run.lines, request.expr);
@@ -153,6 +169,8 @@ class ComparePanel implements vscode.Disposable {
             }
             this.tolerance = parsed.tolerance;
             await this.run({ ...this.request, t0: Date.now() });
+        } else if (m.type === 'per' && typeof m.value === 'string' && (m.value === '' || this.dims.includes(m.value))) {
+            await this.run({ ...this.request, per: m.value || undefined, t0: Date.now() });
         } else if (m.type === 'makeGroup' && typeof m.group === 'number') {
             const group = this.view?.groups[m.group];
             if (group) await this.groups.makeGroupOf(this.request.job, group.ranks);
@@ -179,7 +197,7 @@ export class ComparePanels implements vscode.Disposable {
     constructor(
         private readonly python: () => Promise<string>,
         private readonly state: JobState,
-        private readonly jobs: Pick<JobsView, 'pickJob'>,
+        private readonly jobs: Pick<JobsView, 'pickJob' | 'fresh'>,
         private readonly groups: Pick<RankGroups, 'makeGroupOf'>,
         memento: vscode.Memento,
     ) {
@@ -340,6 +358,12 @@ export class ComparePanels implements vscode.Disposable {
         });
     }
 
+    /** The dimensions the job's ranks report (Training Jobs' latest reading of it). */
+    private async dimsOf(job: string): Promise<string[]> {
+        const info = (await this.jobs.fresh()).find((j) => j.id === job);
+        return info ? reportedDims(info.ranks) : [];
+    }
+
     /** The expression's panel (reused when it is open), run. */
     private async show(request: Request): Promise<void> {
         await this.recent.add(request.expr);
@@ -350,7 +374,8 @@ export class ComparePanels implements vscode.Disposable {
         } else {
             // Beside the code, with the other Compare panels when there are some.
             const column = [...this.panels.values()].find((p) => p.panel.viewColumn !== undefined)?.panel.viewColumn ?? vscode.ViewColumn.Beside;
-            panel = new ComparePanel(request, this.python, this.groups, column, () => this.panels.delete(key));
+            const neighbours = { makeGroupOf: (job: string, ranks: readonly number[]) => this.groups.makeGroupOf(job, ranks), dimsOf: (job: string) => this.dimsOf(job) };
+            panel = new ComparePanel(request, this.python, neighbours, column, () => this.panels.delete(key));
             this.panels.set(key, panel);
         }
         await panel.run(request);

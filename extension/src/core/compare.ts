@@ -46,8 +46,10 @@ export interface ValueGroup {
     text: string;
     checksum: string | null;
     differs: Differs | null;
-    /** A smaller group than the largest: the odd ones out. */
+    /** A smaller group than the largest: the odd ones out (of its set, within a dimension). */
     odd: boolean;
+    /** Compared within a dimension (`eval --per dp`): the set it belongs to, `dp=0`. */
+    per?: string;
 }
 
 export interface SparkPoint {
@@ -147,27 +149,43 @@ export function readCompare(lines: readonly Record<string, unknown>[], expr: str
     const byRank = new Map<number, RankAnswer>();
     let job: string | null = null;
     let compare: Obj | undefined;
+    const sets: Obj[] = [];
     for (const line of lines) {
         if (line.event === 'compare') compare = line;
+        if (line.event === 'compare' && typeof line.per === 'object' && line.per !== null) sets.push(line);
         const answer = readAnswer(line);
         if (!answer) continue;
         byRank.set(answer.rank, answer);
         job ??= str(line.job);
     }
-    const rawGroups = Array.isArray(compare?.groups) ? compare.groups.map(obj) : [];
-    const largest = rawGroups.reduce((m, g) => Math.max(m, ints(g.ranks).length), 0);
-    const groups: ValueGroup[] = rawGroups
+    // Within a dimension: one compare line per set of ranks, each its own majority.
+    const groups = sets.length ? sets.flatMap((set) => readGroups(set, perLabel(set.per))) : compare ? readGroups(compare) : [];
+    const odd = groups.filter((g) => g.odd).flatMap((g) => g.ranks);
+    const ranks = [...byRank.values()].sort((a, b) => a.rank - b.rank);
+    return { expr, job, ranks, groups, odd: odd.sort((a, b) => a - b), sparklines: sparklines(ranks, new Set(odd)) };
+}
+
+/** `dp=0`, `dp=0 pp=1`: a set's coordinates as `eval --per` names them. */
+export function perLabel(per: unknown): string {
+    return Object.entries(obj(per))
+        .map(([k, v]) => `${k}=${typeof v === 'number' ? v : String(v)}`)
+        .join(' ');
+}
+
+/** A compare line's groups, largest first; the smaller ones odd (none when no group is larger). */
+function readGroups(compare: Obj, per?: string): ValueGroup[] {
+    const raw = Array.isArray(compare.groups) ? compare.groups.map(obj) : [];
+    const largest = raw.reduce((m, g) => Math.max(m, ints(g.ranks).length), 0);
+    return raw
         .map((g) => ({
             ranks: [...ints(g.ranks)].sort((a, b) => a - b),
             text: str(g.text) ?? '',
             checksum: str(g.checksum),
             differs: readDiffers(g.differs),
             odd: ints(g.ranks).length < largest,
+            ...(per !== undefined ? { per } : {}),
         }))
         .filter((g) => g.ranks.length > 0);
-    const odd = groups.filter((g) => g.odd).flatMap((g) => g.ranks);
-    const ranks = [...byRank.values()].sort((a, b) => a.rank - b.rank);
-    return { expr, job, ranks, groups, odd: odd.sort((a, b) => a - b), sparklines: sparklines(ranks, new Set(odd)) };
 }
 
 /**

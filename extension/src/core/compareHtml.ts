@@ -6,7 +6,9 @@
  * checksum), errors per rank. Values come from user processes, so every text is escaped; the
  * page loads nothing (CSP `default-src 'none'`, one nonce for its style and its script) and
  * takes its colours from the theme's CSS variables.
- * The page posts `{type: 'refresh'}`, `{type: 'tolerance', value}` (the text typed) and
+ * The page posts `{type: 'refresh'}`, `{type: 'tolerance', value}` (the text typed),
+ * `{type: 'per', value}` (a dimension offered, or '' for all ranks together: the groups are
+ * then per set of ranks sharing that dimension's value, each marked with its set) and
  * `{type: 'makeGroup', group}` (an index into the groups, never ranks). No `vscode` import.
  */
 import { differsText, firstLine, groupIndex, groupLetter, rangeText, ranksText, shortNumber, tensorHead, type CompareView, type RankAnswer, type Sparkline, type ValueGroup } from './compare';
@@ -27,6 +29,10 @@ export interface CompareState {
     error?: string;
     /** `0.41 s at 15:24:27`. */
     meta?: string;
+    /** The job's parallel dimensions (its ranks' coordinates): offered to compare within one. */
+    dims?: readonly string[];
+    /** The dimension compared within (`eval --per`); none: all ranks together. */
+    per?: string;
 }
 
 const STYLE = `
@@ -50,6 +56,8 @@ button.secondary:hover { background: var(--vscode-button-secondaryHoverBackgroun
 .group.odd { border-color: var(--vscode-editorWarning-foreground); box-shadow: 0 0 0 1px var(--vscode-editorWarning-foreground); background: var(--vscode-inputValidation-warningBackground, transparent); }
 .group .head { display: flex; align-items: baseline; gap: 6px; }
 .group .ranks { font-weight: 600; }
+.group .per { color: var(--vscode-descriptionForeground); font-family: var(--vscode-editor-font-family); }
+select { background: var(--vscode-dropdown-background); color: var(--vscode-dropdown-foreground); border: 1px solid var(--vscode-dropdown-border, transparent); font: inherit; }
 .group .value { font-family: var(--vscode-editor-font-family); margin: 3px 0; word-break: break-word; }
 .group .differs { color: var(--vscode-editorWarning-foreground); margin: 3px 0; }
 .group .bad { color: var(--vscode-errorForeground); font-weight: 600; }
@@ -86,6 +94,8 @@ const post = (m) => vscode.postMessage(m);
 document.getElementById('refresh').addEventListener('click', () => post({ type: 'refresh' }));
 document.getElementById('apply').addEventListener('click', () => post({ type: 'tolerance', value: tol.value }));
 tol.addEventListener('keydown', (e) => { if (e.key === 'Enter') post({ type: 'tolerance', value: tol.value }); });
+const per = document.getElementById('per');
+if (per) per.addEventListener('change', () => post({ type: 'per', value: per.value }));
 document.addEventListener('click', (e) => {
     const b = e.target instanceof Element ? e.target.closest('button.make-group') : null;
     if (b) post({ type: 'makeGroup', group: Number(b.dataset.group) });
@@ -101,19 +111,39 @@ function header(state: CompareState, view: CompareView | undefined, l10n: Locali
     }
     if (state.frame) bits.push(l10n.t('in {0}', state.frame));
     if (state.tolerance !== null) bits.push(l10n.t('within {0}', shortNumber(state.tolerance)));
+    if (state.per) bits.push(l10n.t('compared within each {0}', state.per));
     if (state.meta) bits.push(state.meta);
     const tol = state.tolerance === null ? '' : String(state.tolerance);
     return (
         `<header><h1>${escapeHtml(state.title)}</h1><span class="meta">${escapeHtml(bits.join(' · '))}</span></header>` +
         `<div class="controls"><label for="tolerance">${escapeHtml(l10n.t('Tolerance'))}</label><input id="tolerance" type="text" spellcheck="false" value="${escapeHtml(tol)}" placeholder="${escapeHtml(l10n.t('exact'))}">` +
         `<button id="apply" type="button" class="secondary">${escapeHtml(l10n.t('Apply'))}</button>` +
-        `<button id="refresh" type="button">${escapeHtml(l10n.t('Refresh'))}</button></div>`
+        `<button id="refresh" type="button">${escapeHtml(l10n.t('Refresh'))}</button>${perSelect(state, l10n)}</div>`
+    );
+}
+
+/** Compare all ranks together, or within each value of one of the job's dimensions. */
+function perSelect(state: CompareState, l10n: Localize): string {
+    const dims = state.dims ?? [];
+    if (!dims.length && !state.per) return '';
+    const options = [state.per && !dims.includes(state.per) ? [...dims, state.per] : dims]
+        .flat()
+        .map((d) => `<option value="${escapeHtml(d)}"${d === state.per ? ' selected' : ''}>${escapeHtml(l10n.t('within each {0}', d))}</option>`);
+    return (
+        `<label for="per">${escapeHtml(l10n.t('Compare'))}</label><select id="per">` +
+        `<option value=""${state.per ? '' : ' selected'}>${escapeHtml(l10n.t('all ranks together'))}</option>${options.join('')}</select>`
     );
 }
 
 /** The verdict above the groups: all equal, the odd ones out, or no majority. */
 function verdict(view: CompareView, l10n: Localize): string {
     if (!view.groups.length) return '';
+    const sets = new Set(view.groups.flatMap((g) => (g.per !== undefined ? [g.per] : [])));
+    if (sets.size) {
+        if (view.odd.length) return `<div class="verdict odd">${escapeHtml(l10n.t('{0} sets compared apart; odd one out: {1}', sets.size, ranksText(view.odd)))}</div>`;
+        if (view.groups.length === sets.size) return `<div class="verdict same">${escapeHtml(l10n.t('Equal within each of the {0} sets', sets.size))}</div>`;
+        return `<div class="verdict odd">${escapeHtml(l10n.t('{0} sets compared apart; in some, no group is larger than the others', sets.size))}</div>`;
+    }
     if (view.groups.length === 1) {
         const n = view.groups[0].ranks.length;
         return `<div class="verdict same">${escapeHtml(n === 1 ? l10n.t('One rank answered') : l10n.t('All {0} ranks equal', n))}</div>`;
@@ -144,7 +174,7 @@ function groupCard(group: ValueGroup, index: number, view: CompareView, l10n: Lo
     const make = `<button type="button" class="make-group secondary" data-group="${index}">${escapeHtml(l10n.t('Make a group of these ranks'))}</button>`;
     return (
         `<div class="group${group.odd ? ' odd' : ''}" data-ranks="${escapeHtml(group.ranks.join(','))}">` +
-        `<div class="head"><span class="letter">${groupLetter(index)}</span><span class="ranks">${escapeHtml(ranksText(group.ranks))}</span>${odd}</div>` +
+        `<div class="head"><span class="letter">${groupLetter(index)}</span>${group.per !== undefined ? `<span class="per">${escapeHtml(group.per)}</span>` : ''}<span class="ranks">${escapeHtml(ranksText(group.ranks))}</span>${odd}</div>` +
         `<div class="value">${groupValue(group, view)}</div>${differs}${make}</div>`
     );
 }

@@ -12,7 +12,8 @@
 //      tests/jobs/scripts/mesh_job.py) → Training Jobs shows `rank 1 · dp 0 · tp 1 · …` →
 //      Group Ranks by… offers dp and tp → tp → rows `tp 0` (ranks 0,2) and `tp 1` (ranks 1,3),
 //      the view says `by tp` (docs/jobs-by-tp.png with RANKDEBUG_E2E_DOCS=1) → No grouping →
-//      the groups gone → the job stopped, no process left.
+//      the groups gone → Compare Across Ranks… `dist.get_rank() % 2` → within each tp (each set
+//      equal in itself), within each dp (four groups of one) → the job stopped, no process left.
 // The helpers are run.mjs's own (passed in: `h`).
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -109,6 +110,7 @@ async function jobsView(page, ws, h, timings) {
         await page.locator('.quick-input-widget input').fill('No grouping');
         await page.keyboard.press('Enter');
         await h.waitFor('the tp rows gone', async () => (await pane.locator('.monaco-list-row', { hasText: /^\s*tp \d/ }).count()) === 0, 15000);
+        await compareWithin(page, h, timings);
     } finally {
         fs.writeFileSync(path.join(marker, 'stop'), '');
         const ended = await h.waitFor('the mesh job to end', () => job.exitCode !== null || job.signalCode !== null, 90000).catch(() => false);
@@ -120,6 +122,41 @@ async function jobsView(page, ws, h, timings) {
     const mine = () => h.jobProcesses(ws).filter((l) => l.includes('mesh_job.py'));
     const left = await h.waitFor('no process of the mesh job', () => (mine().length ? false : []), 20000).catch(() => mine());
     if (left.length) throw new Error(`processes left: ${left.join('; ')}`);
+}
+
+/**
+ * Compare Across Ranks… on the mesh job: `dist.get_rank() % 2` (each rank's tp index) → one
+ * group per tp value, all ranks together → "within each tp" → each tp set equal in itself →
+ * "within each dp" → each dp set split in two (its two tp shards), no odd one.
+ */
+async function compareWithin(page, h, timings) {
+    h.say('coords: Compare Across Ranks… within a dimension');
+    await h.palette(page, 'Rank Debugger: Compare Across Ranks…');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15000 });
+    await input.fill('dist.get_rank() % 2');
+    await page.keyboard.press('Enter');
+    const title = 'Compare: dist.get_rank() % 2';
+    let { frame } = await h.waitGroups(page, title, ['0,2', '1,3'], 60000);
+    const select = frame.locator('select#per');
+    await select.waitFor({ timeout: 15000 });
+    const offered = await select.locator('option').allInnerTexts();
+    if (JSON.stringify(offered) !== JSON.stringify(['all ranks together', 'within each dp', 'within each tp'])) throw new Error(`Compare offers ${JSON.stringify(offered)}`);
+    const t0 = Date.now();
+    await select.selectOption('tp');
+    ({ frame } = await h.waitGroups(page, title, ['0,2', '1,3'], 60000));
+    await h.waitFor('each tp set equal in itself', async () => /Equal within each of the 2 sets/.test(await frame.locator('.verdict').innerText().catch(() => '')), 30000);
+    const sets = (await frame.locator('.group .per').allInnerTexts()).join(' ');
+    if (sets !== 'tp=0 tp=1') throw new Error(`within each tp: sets ${sets}`);
+    timings.withinMs = Date.now() - t0;
+    await frame.locator('select#per').selectOption('dp');
+    ({ frame } = await h.waitGroups(page, title, ['0', '1', '2', '3'], 60000));
+    const dpSets = (await frame.locator('.group .per').allInnerTexts()).join(' ');
+    if (dpSets !== 'dp=0 dp=0 dp=1 dp=1') throw new Error(`within each dp: sets ${dpSets}`);
+    if (await frame.locator('.group.odd').count()) throw new Error('within each dp: a group marked odd where none is larger');
+    h.say(`coords: compare within each tp → tp=0 [0,2], tp=1 [1,3] equal (${timings.withinMs} ms); within each dp → four groups of one`);
+    await h.shot(page, '65-coords-compare-within');
+    await h.palette(page, 'View: Close All Editor Groups');
 }
 
 export async function scenarioCoords(page, ws, h) {

@@ -137,6 +137,48 @@ describe('core/compare', () => {
     });
 });
 
+// What `rankdebug eval JOB all "dist.get_rank() % 2" --per dp --json` prints on a dp 2 × tp 2 mesh
+// (tests/jobs/test_job_coords.py: within each dp replica the two tp shards differ), and with
+// a rank of dp 1 off by one: one compare line per set, each its own majority.
+const PER = [
+    ...[0, 1, 2, 3].map((rank) => ({ event: 'result', job: 'J2', rank, pid: 20 + rank, expr: 'x', text: String(rank === 3 ? 7 : rank % 2), type: 'int', number: rank === 3 ? 7 : rank % 2 })),
+    { event: 'compare', per: { dp: 0 }, groups: [{ ranks: [0], text: '0' }, { ranks: [1], text: '1' }], at: null },
+    { event: 'compare', per: { dp: 1 }, groups: [{ ranks: [2], text: '0' }, { ranks: [3], text: '7' }], at: null },
+];
+const PER3 = [
+    ...[0, 1, 2, 3, 4, 5].map((rank) => ({ event: 'result', job: 'J3', rank, pid: 30 + rank, expr: 'lr', text: rank === 4 ? '0.2' : '0.1', type: 'float', number: rank === 4 ? 0.2 : 0.1 })),
+    { event: 'compare', per: { tp: 0 }, groups: [{ ranks: [0, 2, 4], text: '0.1' }], at: null },
+    { event: 'compare', per: { tp: 1 }, groups: [{ ranks: [1, 3], text: '0.1' }, { ranks: [5], text: '0.2' }], at: null },
+];
+
+describe('core/compare within a dimension', () => {
+    it('reads one set of groups per value of the dimension, each marked with its set, odd within its set', () => {
+        const view = readCompare(PER3, 'lr');
+        assert.deepEqual(view.groups.map((g) => [g.per, g.ranks, g.odd]), [
+            ['tp=0', [0, 2, 4], false],
+            ['tp=1', [1, 3], false],
+            ['tp=1', [5], true],
+        ]);
+        assert.deepEqual(view.odd, [5]);
+        // Two groups of one in each set: no majority, none odd.
+        assert.deepEqual(readCompare(PER, 'x').odd, []);
+    });
+
+    it('offers the job’s dimensions, says which one the view is within, and labels each group with its set', () => {
+        const html = renderCompare(readCompare(PER3, 'lr'), { ...STATE, dims: ['dp', 'tp'], per: 'tp' }, l10n, NONCE);
+        assert.match(html, /<select id="per">/);
+        assert.match(html, /<option value="tp" selected>within each tp<\/option>/);
+        assert.match(html, /<option value="dp">within each dp<\/option>/);
+        assert.match(html, /compared within each tp/);
+        assert.match(html, /<span class="per">tp=1<\/span><span class="ranks">rank 5<\/span>/);
+        assert.match(html, /2 sets compared apart; odd one out: rank 5/);
+        // A job without coordinates: no choice to offer.
+        assert.doesNotMatch(renderCompare(readCompare(PER3, 'lr'), STATE, l10n, NONCE), /<select/);
+        const equal = readCompare([...PER3.slice(0, 6), PER3[6], { event: 'compare', per: { tp: 1 }, groups: [{ ranks: [1, 3, 5], text: '0.1' }] }], 'lr');
+        assert.match(renderCompare(equal, { ...STATE, dims: ['tp'], per: 'tp' }, l10n, NONCE), /Equal within each of the 2 sets/);
+    });
+});
+
 describe('core/compareHtml', () => {
     const view: CompareView = readCompare(WEIGHT, 'weight');
     const html = renderCompare(view, STATE, l10n, NONCE);
