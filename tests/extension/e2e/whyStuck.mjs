@@ -50,7 +50,9 @@ export async function scenarioWhyStuck(page, ws, h) {
     await page.keyboard.press('Enter');
 
     h.say('waiting for the hang notification');
-    const note = toast(page, 'Training job looks stuck');
+    // This job's notice: armed, its ranks carry collective numbers (#4). A job found running
+    // (a plain torchrun left by another run) says "all_reduce" with no number: not matched.
+    const note = toast(page, 'never entered all_reduce #4');
     await note.waitFor({ timeout: 120000 });
     timings.noticeMs = Date.now() - tEnter;
     const text = (await note.innerText()).replace(/\s+/g, ' ');
