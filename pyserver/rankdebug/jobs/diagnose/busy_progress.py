@@ -7,9 +7,10 @@ variables say otherwise: the layer (``self``) and the batch (``x``) change from 
 where a rank polling a source that never answers keeps the same ones. Each rank judged
 *stuck* but not blocked gets two ``py-spy dump --locals`` reads (about 20 ms each) ``GAP`` apart;
 a variable of a frame both reads share that changed (its value, or the object it names) is
-progress: the rank is *running* (in the user's innermost frame, where a spinning rank goes
-round, only a new object bound counts: a counter or a clock read there is still a spin).
-Values are compared, never shown.
+progress: the rank is *running*. Values are compared, never shown. (Allocators reuse
+addresses: a new tensor of the same shape often lands where the last one was, so a loop's
+counter or accumulator is what tells, and a polling loop that counts its tries reads as
+progress too: see ``changed``.)
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from typing import Any
 
 from rankdebug.jobs.diagnose.seen import Seen
 from rankdebug.pyspy import DUMP_TIMEOUT_S, StacksError, find_pyspy
-from rankdebug.runtime.frames import LIBRARY_FILE
 
 GAP = 0.3
 MAX_RANKS = 64  # a job of thousands spinning: the first ranks tell, the rest are as read
@@ -61,26 +61,16 @@ def _value(v: dict[str, Any]) -> Hashable:
         str(text).split(" at 0x")[0] if text else None, v.get("addr"))
 
 
-def _innermost_user(frames: Frames) -> int:
-    """Index of the innermost frame of the user's code (frames outermost first), else -1."""
-    return max((i for i, (at, _) in enumerate(frames)
-                if isinstance(at[1], str) and not LIBRARY_FILE.search(at[1])), default=-1)
-
-
 def changed(first: Frames, second: Frames) -> bool:
     """A variable of a frame both reads share (the same call, from the outermost down to
-    the first that differs) holds another value or object. In the user's innermost frame,
-    the one a spinning rank goes round in, only a new object counts (a batch, a tensor):
-    a counter or a clock read changing there is a spin all the same."""
-    inner = _innermost_user(first)
-    for i, ((a_at, a), (b_at, b)) in enumerate(zip(first, second, strict=False)):
+    the first that differs) holds another value or object. A loop that counts or reads a
+    clock while it polls changes too: it is said as slow, not blamed at once (nothing read
+    from outside tells it from a loop that will end); one whose variables stay is a spin."""
+    for (a_at, a), (b_at, b) in zip(first, second, strict=False):
         if a_at[:2] != b_at[:2]:
             return False  # a different call from here on: the place's own test says it
-        for name, value in a.items():
-            if name not in b or b[name] == value:
-                continue
-            if i != inner or (isinstance(value, tuple) and isinstance(b[name], tuple)):
-                return True
+        if any(name in b and b[name] != value for name, value in a.items()):
+            return True
         if a_at != b_at:
             return False
     return False
