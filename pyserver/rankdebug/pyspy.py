@@ -122,6 +122,24 @@ def dump(pid: int, *, nonblocking: bool = False, timeout: float = DUMP_TIMEOUT_S
     return parse_dump(data, pid)
 
 
+def main_frames(pid: int, *flags: str) -> list[dict[str, Any]] | None:
+    """The main thread's frames of ``pid`` as py-spy's JSON gives them (innermost first),
+    read with ``flags`` (``--native``, ``--locals``); None when it could not be read."""
+    try:
+        out = subprocess.run([find_pyspy(), "dump", *flags, "--json", "--pid", str(pid)],
+                             capture_output=True, text=True, timeout=DUMP_TIMEOUT_S,
+                             check=False)
+        data = json.loads(out.stdout) if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError, StacksError):
+        return None
+    for thread in data if isinstance(data, list) else []:
+        if isinstance(thread, dict) and thread.get("os_thread_id") == pid:
+            frames = thread.get("frames")
+            return [f for f in frames if isinstance(f, dict)] if isinstance(frames, list) \
+                else None
+    return None
+
+
 def _last_line(text: str) -> str:
     return text.strip().splitlines()[-1] if text.strip() else "py-spy failed"
 

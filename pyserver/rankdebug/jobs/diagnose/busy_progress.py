@@ -15,15 +15,13 @@ progress too: see ``changed``.)
 
 from __future__ import annotations
 
-import json
-import subprocess
 import time
 from collections.abc import Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rankdebug.jobs.diagnose.seen import Seen
-from rankdebug.pyspy import DUMP_TIMEOUT_S, StacksError, find_pyspy
+from rankdebug.pyspy import main_frames
 
 GAP = 0.3
 MAX_RANKS = 64  # a job of thousands spinning: the first ranks tell, the rest are as read
@@ -36,23 +34,13 @@ Frames = list[tuple[Call, dict[str, Hashable]]]  # outermost first
 def _read(pid: int) -> Frames | None:
     """The main thread's frames, outermost first, each (function, file) with its variables
     (name -> repr where py-spy gives one, else the object's address)."""
-    try:
-        out = subprocess.run([find_pyspy(), "dump", "--locals", "--json", "--pid", str(pid)],
-                             capture_output=True, text=True, timeout=DUMP_TIMEOUT_S,
-                             check=False)
-        data = json.loads(out.stdout) if out.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError, ValueError, StacksError):
+    raw = main_frames(pid, "--locals")
+    if raw is None:
         return None
-    for thread in data if isinstance(data, list) else []:
-        if not isinstance(thread, dict) or thread.get("os_thread_id") != pid:
-            continue
-        frames: Frames = []
-        for f in reversed([f for f in thread.get("frames") or [] if isinstance(f, dict)]):
-            values = {str(v.get("name")): _value(v) for v in f.get("locals") or []
-                      if isinstance(v, dict)}
-            frames.append(((f.get("name"), f.get("filename"), f.get("line")), values))
-        return frames
-    return None
+    return [((f.get("name"), f.get("filename"), f.get("line")),
+             {str(v.get("name")): _value(v) for v in f.get("locals") or []
+              if isinstance(v, dict)})
+            for f in reversed(raw)]
 
 
 def _value(v: dict[str, Any]) -> Hashable:

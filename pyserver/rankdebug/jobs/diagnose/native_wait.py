@@ -11,14 +11,12 @@ each in the Flight Recorder's words; a rank whose native frames name none stays 
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rankdebug.jobs.diagnose.seen import Seen, stack_key
-from rankdebug.pyspy import DUMP_TIMEOUT_S, StacksError, find_pyspy
+from rankdebug.pyspy import main_frames
 
 # Native function (py-spy's demangled name) -> the collective it waits for, in the words the
 # Flight Recorder's reading uses (``runtime.collectives``).
@@ -48,23 +46,6 @@ def waited_in(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
-def _native(pid: int) -> list[dict[str, Any]] | None:
-    """The main thread's frames of ``pid``, native ones included; None if unreadable."""
-    try:
-        out = subprocess.run([find_pyspy(), "dump", "--native", "--json", "--pid", str(pid)],
-                             capture_output=True, text=True, timeout=DUMP_TIMEOUT_S,
-                             check=False)
-        data = json.loads(out.stdout) if out.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError, ValueError, StacksError):
-        return None
-    for thread in data if isinstance(data, list) else []:
-        if isinstance(thread, dict) and thread.get("os_thread_id") == pid:
-            frames = thread.get("frames")
-            return [f for f in frames if isinstance(f, dict)] if isinstance(frames, list) \
-                else None
-    return None
-
-
 def candidate(s: Seen) -> bool:
     """Stuck and blocked inside library code, in no collective its stack names: it may wait
     in one below Python."""
@@ -85,7 +66,7 @@ def complete(seen: list[Seen]) -> None:
         return
     leads = [them[0] for them in alike.values()]
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(leads))) as pool:
-        reads = list(pool.map(lambda s: _native(s.pid or 0), leads))
+        reads = list(pool.map(lambda s: main_frames(s.pid or 0, "--native"), leads))
     for them, frames in zip(alike.values(), reads, strict=True):
         found = waited_in(frames) if frames else None
         if found is None:
