@@ -58,6 +58,7 @@ def main():
         wait_for("go2")
     model(x)  # the others wait in DDP's buffer broadcast for the last rank
     dist.barrier()
+    del model, optimizer  # DDP's reducer goes before the group it holds (gloo aborts at exit)
     dist.destroy_process_group()
 
 
