@@ -86,6 +86,11 @@ def test_a_2d_mesh_gives_each_rank_its_coordinates(tmp_path: Path) -> None:
         assert sorted(r["rank"] for r in stacks["ranks"]) == [0, 2], stacks
         lines = cli_json("eval", job, "dp=1", "dist.get_rank()", timeout=120)
         assert sorted(ln["rank"] for ln in lines if ln["event"] == "result") == [2, 3], lines
+        # This job makes no optimizer: a compare reads its ranks where they are at once and
+        # says so, instead of waiting --timeout for a step that never comes.
+        compare = cli_json("eval", job, "all", "1", "--timeout", "60", timeout=120)[-1]
+        assert compare["at"] is None, compare
+        assert compare["warning"].startswith("ranks 0-3 have no optimizer yet"), compare
         lines = cli_json("diagnose", job, "--ranks", "dp=0 and tp=1", "--samples", "2",
                          timeout=120)
         assert [ln["rank"] for ln in lines if ln["event"] == "rank"] == [1], lines

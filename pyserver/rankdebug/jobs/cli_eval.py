@@ -381,7 +381,7 @@ def run(args: argparse.Namespace) -> int:
         groups = _groups(args, key, reachable, lines)
     finally:
         _release(key, reachable, lines)
-    warning = one_point.warning(at, lines, groups) or note
+    warning = one_point.warning(at, lines, groups, note)
     _print(args, lines, groups, at, warning)
     return FAILED if any(line["event"] == "error" for line in lines) else 0
 
@@ -425,7 +425,7 @@ def _per(args: argparse.Namespace, read: _Read,
         for line in lines:
             print(json.dumps(line))
     for where, subset, groups in results:
-        warning = one_point.warning(at, subset, groups) or note
+        warning = one_point.warning(at, subset, groups, note)
         if args.json:
             event: dict[str, Any] = {"event": "compare", "per": where,
                                      "groups": [g.to_json() for g in groups], "at": at}

@@ -11,9 +11,10 @@ exception) are read where they are. The compare event says which point it was:
 - ``"at": {"collective": {"op": "optimizer.step", "seq": S}}``: after the optimizer step
   that ended at the rank's collective #S (over its process groups), on every rank;
 - ``"at": {"paused": true}``: every rank was stopped, and read where it stands;
-- ``"at": null``: read as each answered (``--now``, one rank, no process group, or no step
-  within ``--timeout``); each result then carries ``seq``, and the compare warns when the
-  values or the counts differ instead of presenting a difference as divergence.
+- ``"at": null``: read as each answered (``--now``, one rank, no process group, a rank
+  that has made no optimizer, or no step within ``--timeout``); each result then carries
+  ``seq``, and the compare warns when the values or the counts differ instead of presenting
+  a difference as divergence.
 """
 
 from __future__ import annotations
@@ -50,6 +51,15 @@ def read(args: argparse.Namespace, ranks: list[Rank],
     if any(p.get("stopped") is True or not _count(c) for p, c in zip(answered, counts,
                                                                       strict=True)):
         return ask(None), None, None  # some stopped and some not, or no process group
+    bare = [r for r, p in zip(ranks, answered, strict=True) if p.get("optimizer") is False]
+    if bare:
+        known = [r.rank for r in bare if r.rank is not None]
+        who = label(known) if known else "a rank"
+        # No optimizer made: no step comes to read at, and waiting --timeout for one only
+        # delays the same reading as each answers (a job that sets up, or does not train).
+        return ask(None), None, (
+            f"{who} {'has' if len(bare) == 1 else 'have'} no optimizer yet: every "
+            "rank was read where it was, not after one optimizer step")
     # One past the largest count: a rank may sit just after the step that ended there.
     target = max(c for c in counts if isinstance(c, int)) + 1
     replies: list[dict[str, Any]] = []
@@ -83,7 +93,14 @@ def _count(value: object) -> bool:
 
 
 def warning(at: dict[str, Any] | None, lines: list[dict[str, Any]],
-            groups: list[Group]) -> str | None:
+            groups: list[Group], note: str | None = None) -> str | None:
+    """``note`` (why no one point was read), then what running ranks read apart may mean."""
+    said = [w for w in (note, _apart(at, lines, groups)) if w]
+    return "; ".join(said) if said else None
+
+
+def _apart(at: dict[str, Any] | None, lines: list[dict[str, Any]],
+           groups: list[Group]) -> str | None:
     """Said when running ranks were not read at one point and the values differ, or their
     counts do: the difference may be training moving on, not divergence. (Equal counts do
     not prove one point: a rank may have issued a step's collectives and not yet stepped.)"""

@@ -61,11 +61,34 @@ def seq() -> int | None:
 
 
 def point() -> dict[str, Any]:
-    """Where this rank is: its collective count and whether its main thread is stopped
-    (the debugger holds it, or it is held at an uncaught exception)."""
+    """Where this rank is: its collective count, whether its main thread is stopped (the
+    debugger holds it, or it is held at an uncaught exception), and whether it has made an
+    optimizer at all (a job that has none takes no step for a compare to wait for)."""
     from rankdebug.runtime import kept
 
-    return {"event": "point", "seq": seq(), "stopped": kept.stopped_main()}
+    return {"event": "point", "seq": seq(), "stopped": kept.stopped_main(),
+            "optimizer": has_optimizer()}
+
+
+def has_optimizer() -> bool | None:
+    """Whether any ``torch.optim.Optimizer`` was made in this process: torch wraps a class's
+    ``step`` (marked ``hooked``) the first time one of its instances is made. None where
+    torch's optimizers are not imported or that mark is gone (another torch)."""
+    optim = sys.modules.get("torch.optim.optimizer")
+    base = getattr(optim, "Optimizer", None)
+    if not isinstance(base, type) or not hasattr(base, "_patch_step_function"):
+        return None
+    seen: set[type] = set()
+    todo = [base]
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        if getattr(cls.__dict__.get("step"), "hooked", False):
+            return True
+        todo.extend(cls.__subclasses__())
+    return False
 
 
 class _Wait:

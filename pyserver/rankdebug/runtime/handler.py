@@ -23,10 +23,10 @@ reply per request, several requests per connection:
     {"command": "release", "keep": K}            -> {"event": "released", "released": bool}
     {"command": "stacks"}                        -> {"event": "stacks", "threads": [...],
                                                      "collectives": ``runtime.collectives``}
-    {"command": "point"}                         -> {"event": "point", "seq", "stopped"}
-        (the rank's collective count over its process groups, and whether the main
-        thread is stopped:
-        where a compare starts from, ``at_step``)
+    {"command": "point"}                         -> {"event": "point", "seq", "stopped",
+                                                     "optimizer"}
+        (the rank's collective count over its process groups, whether the main thread is
+        stopped, and whether it made an optimizer: where a compare starts from, ``at_step``)
 
     {"command": "collectives"}                   -> {"event": "collectives", "collectives": ...}
         (the same, without the stacks: what the supervisor asks of a rank late in a group

@@ -144,8 +144,13 @@ async function compareWithin(page, h, timings) {
     if (JSON.stringify(offered) !== JSON.stringify(['all ranks together', 'within each dp', 'within each tp'])) throw new Error(`Compare offers ${JSON.stringify(offered)}`);
     const t0 = Date.now();
     await select.selectOption('tp');
-    ({ frame } = await h.waitGroups(page, title, ['0,2', '1,3'], 60000));
-    await h.waitFor('each tp set equal in itself', async () => /Equal within each of the 2 sets/.test(await frame.locator('.verdict').innerText().catch(() => '')), 30000);
+    // The groups read the same before and after: wait for the verdict, finding the panel's
+    // frame anew at each look (it may be drawn again meanwhile).
+    frame = await h.waitFor('each tp set equal in itself', async () => {
+        const now = await h.webviewWith(page, title);
+        const verdict = now ? await now.locator('.verdict').innerText().catch(() => '') : '';
+        return /Equal within each of the 2 sets/.test(verdict) ? now : false;
+    }, 30000);
     const sets = (await frame.locator('.group .per').allInnerTexts()).join(' ');
     if (sets !== 'tp=0 tp=1') throw new Error(`within each tp: sets ${sets}`);
     timings.withinMs = Date.now() - t0;

@@ -1863,7 +1863,7 @@ async function main() {
             results.push(`per class: a plain torchrun found running and watched (rankdebug.hangSeconds 5) → the hang notification naming rank 3 ${r.noticeMs} ms after Training Jobs was shown; Show Stacks → ranks 0-2 and rank 3 apart in ${r.stacksMs} ms; Debug this class on ranks 0-2 → rank 0 · 2 like it in ${r.classMs} ms; Debug one rank per class → rank 3 too in ${r.perClassMs} ms, one session per class; detached, the job ended → its watcher ended`);
         }
         if (want('coords')) {
-            const helpers = { say, sleep, waitFor, palette, commandLine, rowMenu, shot, openJobsView, jobsPane, jobProcesses, waitGroups, docs, ROOT };
+            const helpers = { say, sleep, waitFor, palette, commandLine, rowMenu, shot, openJobsView, jobsPane, jobProcesses, waitGroups, webviewWith, docs, ROOT };
             const r = await scenarioCoords(page, ws, helpers);
             results.push(`coords: ${JSON.stringify(r)}`);
         }
