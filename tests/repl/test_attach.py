@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from repl_helpers import PROMPT, SCRIPTS, debug, env, launcher, listening, registry_job
+from repl_helpers import PROMPT, SCRIPTS, debug, env, launcher, line_of, listening, registry_job
 
 
 @pytest.fixture
@@ -181,3 +181,54 @@ def test_on_a_terminal_the_prompt_edits_and_keeps_a_history(job: str, tmp_path: 
             proc.kill()
         os.close(master)
     assert (tmp_path / ".rankdebug_history").read_text().split()[-2:] == ["list", "q"]
+
+
+def _launched(tmp: Path, *flags: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rankdebug", "launch", "--json", *flags, "--ranks", "0", "--",
+         launcher(tmp), "4"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, text=True, cwd=SCRIPTS, env=env())
+    job_id, _ = listening(proc, 1)
+    return proc, job_id
+
+
+def test_armed_ranks_not_chosen_join_by_name_and_by_attach(tmp_path: Path) -> None:
+    """An armed job with rank 0 chosen: `--ranks 1` starts rank 1's debugger and holds it;
+    `attach 2-3` at the prompt adds ranks 2 and 3, which take breakpoints and group
+    commands like the chosen rank."""
+    proc, job = _launched(tmp_path, "--arm")
+    try:
+        one = debug([job, "--ranks", "1"], ["list", "p rank", "q"])
+        assert one.code == 0, one.out + one.err
+        assert one.head == [f"attached to job {job}: rank 1 held"], one.out
+        assert one.after("list") == ["* rank 1  running"], one.out
+        t = debug([job], ["list", "attach 2-3", "list", "attach 3", "b steps.py:"
+                          f"{line_of('steps.py', 'BREAK')} ranks 3", "c", "p rank", "q"])
+        assert t.code == 0, t.out + t.err
+        # Without --ranks: the ranks that have endpoints (0 chosen, 1 started before).
+        assert t.head == [f"attached to job {job}: ranks 0,1 held"], t.out
+        assert t.after("attach 2-3") == ["attached ranks 2,3"], t.out
+        assert [ln.split()[2] for ln in t.after("list", 1)] == ["0", "1", "2", "3"], t.out
+        assert t.after("attach 3") == ["rank 3 already held"], t.out
+        stops = t.after("c")
+        assert any(s.startswith("rank 3: stopped (breakpoint) at steps.py:") for s in stops), t.out
+        assert "rank 3: 3" in t.after("p rank"), t.out
+        bad = debug([job], ["attach tp=0", "attach 9", "q"])
+        assert bad.after("attach tp=0")[0].startswith("*** "), bad.out
+        assert "no rank matching '9'" in bad.one("attach 9"), bad.out
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+
+
+def test_a_rank_not_chosen_of_a_job_not_armed_is_refused_with_why(tmp_path: Path) -> None:
+    proc, job = _launched(tmp_path)
+    try:
+        t = debug([job, "--ranks", "1"], [])
+        assert t.code == 2, t.out + t.err
+        said = t.out + t.err
+        assert "rank 1 was not chosen and the job is not armed" in said, said
+        assert "Traceback" not in said
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)

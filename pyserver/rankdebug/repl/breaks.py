@@ -1,6 +1,6 @@
 """The terminal debugger's breakpoints: ``b FILE:LINE [ranks R] [if COND]`` and ``clear``,
-each file's set sent to every held rank's DAP connection (a rank-bound one travels in its
-condition, as ``supervise.gate_breaks`` reads it)."""
+each file's set sent to every held rank's DAP connection (a rank-bound one only to its
+ranks: an armed rank attached later has no gate to read a ``ranks R`` condition)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from rankdebug import ranks as rankspec
 from rankdebug.repl import render
 from rankdebug.repl.commands import BadCommand, BreakSpec, parse_break
 from rankdebug.repl.link import Link, LinkError
@@ -28,15 +27,13 @@ class Breakpoint:
     condition: str | None
 
     def dap(self) -> dict[str, Any]:
-        """The DAP entry; a binding travels in the condition (``supervise.gate_breaks``)."""
-        parts = []
-        if self.ranks is not None:
-            parts.append(f"ranks {rankspec.compact(self.ranks)}")
-        if self.condition:
-            parts.append(self.condition if not parts else f"({self.condition})")
+        """The DAP entry. A binding to ranks is kept here, not sent: each rank is sent only
+        the breakpoints bound to it, which every endpoint understands (a chosen rank's gate,
+        and the plain debugpy of an armed rank started later, which would take ``ranks 3``
+        for a Python condition)."""
         out: dict[str, Any] = {"line": self.line}
-        if parts:
-            out["condition"] = " and ".join(parts)
+        if self.condition:
+            out["condition"] = self.condition
         return out
 
 
@@ -129,7 +126,8 @@ class Breaks:
         paths = [path] if path is not None else sorted({b.path for b in self.items})
         said = []
         for p in paths:
-            mine = [b for b in self.items if b.path == p]
+            mine = [b for b in self.items if b.path == p
+                    and (b.ranks is None or link.rank in b.ranks)]
             try:
                 body = link.request("setBreakpoints", {"source": {"path": p},
                                                        "breakpoints": [b.dap() for b in mine]})
@@ -137,8 +135,7 @@ class Breaks:
                 said.append((link.rank, str(exc)))
                 continue
             for b, answer in zip(mine, body.get("breakpoints") or [], strict=False):
-                bound_here = b.ranks is None or link.rank in b.ranks
-                if bound_here and isinstance(answer, dict) and not answer.get("verified") \
+                if isinstance(answer, dict) and not answer.get("verified") \
                         and answer.get("message"):
                     said.append((link.rank, f"breakpoint {b.number}: {answer['message']}"))
         return said

@@ -21,7 +21,7 @@ from typing import Any
 
 from rankdebug import ranks as rankspec
 from rankdebug.errors import BadInput, fail, report
-from rankdebug.repl import commands, render
+from rankdebug.repl import armed, commands, render
 from rankdebug.repl.commands import BadCommand, Command
 from rankdebug.repl.console import Console
 from rankdebug.repl.session import Session
@@ -234,22 +234,28 @@ def _attached(args: argparse.Namespace, text: str) -> int:
                     as_json=False, prog=PROG)
     try:
         entry = registry.read_job(job.id) or {}
-        keep = ({r.rank for r in job_coords.pick(args.ranks, job, found.host)}
-                if args.ranks else None)
+        named = job_coords.pick(args.ranks, job, found.host) if args.ranks else None
     except (OSError, registry.RegistryError) as exc:
         return fail(f"job registry: {exc}", as_json=False, prog=PROG)
     except BadInput as exc:
         return report(exc, as_json=False, prog=PROG)
-    gates = [(int(e["rank"]), str(e.get("host") or "127.0.0.1"), int(e["port"]))
-             for e in entry.get("ranks") or []
-             if isinstance(e.get("rank"), int) and isinstance(e.get("port"), int)
-             and e.get("state") not in ("exited", "starting")
-             and (keep is None or e["rank"] in keep)]
+    have = armed.recorded(entry)
+    refused: list[str] = []
+    if named is None:
+        gates = sorted(have.values())
+    else:
+        # Named ranks without an endpoint (armed, not chosen) start their debuggers now.
+        gates, refused = armed.listen([r for r in named if r.rank not in have
+                                       and r.state != "exited"], found.host)
+        gates = sorted(gates + [have[r.rank] for r in named if r.rank in have])
     if not gates:
         which = f" among {args.ranks!r}" if args.ranks else ""
-        return fail(f"job {job.id} has no rank with a debug endpoint{which} (ranks chosen "
-                    "with `rankdebug launch --ranks` have one; `rankdebug attach JOB RANK` "
-                    "gives one to a rank of an armed job)", as_json=False, prog=PROG)
+        hint = ("; name the ranks to debug with --ranks (0, 0-3, tp=0): an armed rank "
+                "starts its debugger when named" if not args.ranks and
+                any(r.armed for r in job.ranks) else "")
+        why = "".join(f"\n  {line}" for line in refused)
+        return fail(f"job {job.id} has no rank with a debug endpoint{which}{hint}{why}",
+                    as_json=False, prog=PROG)
     console = Console()
     cwd = entry.get("cwd")
     session = Session(job.id, registry.job_dir(job.id),
@@ -259,6 +265,8 @@ def _attached(args: argparse.Namespace, text: str) -> int:
     session.add(gates, start=True)
     held = session.held()
     console.say(f"attached to job {job.id}: {rankspec.label(held) if held else 'no rank'} held")
+    for line in refused:
+        console.say(f"not held: {line}")
     _refused(session, console)
     if not held:
         console.close()
@@ -323,6 +331,8 @@ def _do(session: Session, cmd: Command) -> list[str]:
         return session.stacks()
     if name == "p":
         return session.evaluate(arg)
+    if name == "attach":
+        return _attach_more(session, arg)
     if name == "break":
         if not arg:
             return _breaks(session)
@@ -334,6 +344,34 @@ def _do(session: Session, cmd: Command) -> list[str]:
     if name == "help":
         return [commands.help_text()]
     raise SessionError(f"{name}: not done here")
+
+
+def _attach_more(session: Session, spec: str) -> list[str]:
+    """``attach SPEC``: the named ranks join the session, armed ones started first; they
+    run on (or stop at the breakpoints already set) and take the group commands."""
+    try:
+        picked, here = armed.pick(session.job, spec)
+        have = armed.recorded(registry.read_job(session.job) or {})
+    except (OSError, registry.RegistryError) as exc:
+        raise SessionError(f"job registry: {exc}") from None
+    except BadInput as exc:
+        raise SessionError(exc.message) from None
+    held = set(session.held())
+    new = [r for r in picked if r.rank not in held]
+    if not new:
+        return [f"{rankspec.label([r.rank for r in picked if r.rank is not None])} "
+                "already held"]
+    gates, refused = armed.listen([r for r in new if r.rank not in have], here)
+    gates += [have[r.rank] for r in new if r.rank in have]
+    if gates:
+        session.add(sorted(gates), start=True)
+    now = set(session.held())
+    joined = sorted(g[0] for g in gates if g[0] in now)
+    out = [f"attached {rankspec.label(joined)}"] if joined else []
+    out += [f"not held: {why}" for why in refused]
+    out += [f"rank {row.rank}: not held: {row.why}" for row in session.rows()
+            if row.state == "refused" and row.rank in {g[0] for g in gates}]
+    return out or ["no rank attached"]
 
 
 def _breaks(session: Session) -> list[str]:

@@ -17,6 +17,8 @@ TABLE: dict[str, tuple[tuple[str, ...], str, str]] = {
     "pause": (("stop",), "", "pause the current ranks where they are"),
     "where": (("bt", "w", "backtrace"), "", "the current ranks' stacks, alike ranks once"),
     "p": (("print", "pp"), "EXPR", "evaluate EXPR in each current rank's frame, grouped"),
+    "attach": (("a",), "SPEC", "debug more ranks of the job: 4-7, tp=0 (armed ranks start "
+                               "their debugger)"),
     "break": (("b",), "[FILE:]LINE [ranks SPEC] [if COND]", "set a breakpoint"),
     "clear": (("cl",), "[N | FILE:LINE]", "delete breakpoint N, those on a line, or all"),
     "info": (("i",), "breakpoints", "list the breakpoints"),
@@ -69,6 +71,8 @@ def parse(text: str) -> Command | None:
                          "current ranks are chosen with `ranks SPEC`")
     if name == "p" and not rest:
         raise BadCommand("p needs an expression, e.g. p loss.item()")
+    if name == "attach" and not rest:
+        raise BadCommand("attach needs the ranks, e.g. attach 4-7 or attach tp=0")
     if name == "info" and rest.lower() not in ("b", "break", "breakpoints"):
         raise BadCommand("info takes breakpoints (info b)")
     if name == "break" and rest:
