@@ -208,8 +208,9 @@ def test_a_pause_before_the_script_runs_stops_in_the_script(tmp_path: Path, atta
                                                              ) -> None:
     """Pause as soon as the client has configured: the rank is still in the bootstrap (it
     waited for the client there), with no frame of the user's yet. It stops where plain
-    debugpy stops then: entering the user's script, never in a frame of ours."""
-    script = str(SCRIPTS / "single.py")
+    debugpy stops then: entering the user's script, never in a frame of ours. (The script
+    runs two seconds: one that ends at once was over before the pause, 1 run in 20.)"""
+    script = str(SCRIPTS / "short_loop.py")
     launch = Launch(["--ranks", "0", "--attach", attach, "--", sys.executable, script],
                     tmp_path)
     try:
