@@ -19,7 +19,6 @@ MODULES_OVER = {
     "pyserver/rankdebug/command/planner.py": 774,
     "pyserver/rankdebug/command/script.py": 920,
     "pyserver/rankdebug/jobs/discover.py": 749,
-    "pyserver/rankdebug/ranks.py": 603,
     "pyserver/rankdebug/runtime/debug.py": 742,
     "pyserver/rankdebug/supervise/job.py": 1034,
 }

@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rankdebug.errors import BadInput
+from rankdebug.runtime import rank_grammar
 
 DEFAULT = "0"
-_ITEM = re.compile(r"^(?:all|local\d+|node\d+|\d+|\d+-\d+)$", re.ASCII)
-# Bounds checked before anything is converted or allocated: a spec names ranks by what it
-# says, so "0-1000000000" or 5,000 digits is an error at its place, never a list.
-MAX_RANK = (1 << 20) - 1  # above any job that runs today (1,048,576 ranks)
-MAX_DIGITS = len(str(MAX_RANK))
-MAX_SPEC = 1 << 16  # characters; a compacted list of every rank of a big job fits
+_ITEM = rank_grammar.ITEM
+MAX_RANK = rank_grammar.MAX_RANK
+MAX_DIGITS = rank_grammar.MAX_DIGITS
+MAX_SPEC = rank_grammar.MAX_SPEC
 _NODE_WORD = re.compile(r"\bnode\s+(?=\d)", re.IGNORECASE)
 _ARM = re.compile(r"^(?:--)?arm(?:ed)?$", re.IGNORECASE)
 EXAMPLES = "0, 1,3, 0-3, all, local0 or node1"
@@ -75,35 +74,26 @@ def _short(item: str) -> str:
 def items(spec: str) -> list[str]:
     """The spec's items, lower-cased; raises RanksError (with the 1-based column of the item
     at fault) when one is malformed or names a rank past ``MAX_RANK``."""
-    if len(spec) > MAX_SPEC:
-        raise RanksError(f"--ranks: the spec is {len(spec):,} characters long (at most "
-                         f"{MAX_SPEC:,}); use ranges such as 0-1023", 1, MAX_SPEC + 1)
-    out: list[str] = []
-    column = 1
-    for raw in spec.split(","):
-        item = raw.strip().lower()
-        at = column + len(raw) - len(raw.lstrip())
-        column += len(raw) + 1
-        if not item:
-            continue
-        if not _ITEM.match(item):
+    fault = rank_grammar.problem(spec)
+    if fault is not None:
+        kind, text, at = fault
+        if kind == "long":
+            raise RanksError(f"--ranks: the spec is {len(spec):,} characters long (at most "
+                             f"{MAX_SPEC:,}); use ranges such as 0-1023", 1, at)
+        if kind == "item":
             if is_selector(spec):
                 raise RanksError(f"--ranks: {_short(spec.strip())} selects by parallel "
                                  f"coordinates, which are not known here; {NO_COORDS}", 1, 1)
-            raise RanksError(f"--ranks: cannot read {_short(item)} (use N, A-B, all, localN "
+            raise RanksError(f"--ranks: cannot read {_short(text)} (use N, A-B, all, localN "
                              "or nodeN)", 1, at)
-        for number in re.findall(r"\d+", item, re.ASCII):
-            if len(number.lstrip("0")) > MAX_DIGITS or int(number) > MAX_RANK:
-                raise RanksError(f"--ranks: {_short(number)} in {_short(item)} is past the "
-                                 f"largest rank there can be ({MAX_RANK:,})", 1, at)
-        if "-" in item:
-            lo, hi = (int(x) for x in item.split("-"))
-            if lo > hi:
-                raise RanksError(f"--ranks: empty range {item!r}", 1, at)
-        out.append(item)
-    if not out:
+        if kind == "past":
+            item = spec[at - 1:].split(",", 1)[0].strip().lower()
+            raise RanksError(f"--ranks: {_short(text)} in {_short(item)} is past the "
+                             f"largest rank there can be ({MAX_RANK:,})", 1, at)
+        if kind == "range":
+            raise RanksError(f"--ranks: empty range {text!r}", 1, at)
         raise RanksError(f"--ranks is empty; give e.g. {EXAMPLES}")
-    return out
+    return [i for i in (raw.strip().lower() for raw in spec.split(",")) if i]
 
 
 def normalise(raw: object, default: str = DEFAULT) -> str:
@@ -587,17 +577,6 @@ def select(spec: str, ranks: Sequence[RankLike], world_size: int | None = None,
 
 def chosen(spec: str, rank: int, local_rank: int | None) -> bool:
     """Whether ``rank`` (with ``local_rank``) is picked by a well-formed ``spec``."""
-    for item in items(spec):
-        if item == "all":
-            return True
-        if item.startswith("node"):
-            continue  # resolved to rank numbers before a rank reads the spec
-        if item.startswith("local"):
-            if local_rank == int(item[5:]):
-                return True
-        else:
-            lo, _, hi = item.partition("-")
-            if int(lo) <= rank <= int(hi or lo):
-                return True
-    return False
+    items(spec)  # raises for a malformed one
+    return rank_grammar.chosen(spec, rank, local_rank)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rankdebug.supervise import gate_breaks
+from rankdebug.runtime import bound_breaks
 
 
 @pytest.mark.parametrize(("condition", "expected"), [
@@ -29,7 +29,7 @@ from rankdebug.supervise import gate_breaks
 def test_binding_reads_the_rank_list_and_the_rest(condition: object,
                                                  expected: tuple[str, str | None] | None
                                                  ) -> None:
-    assert gate_breaks.binding(condition) == expected
+    assert bound_breaks.binding(condition) == expected
 
 
 def _args(*bps: dict[str, Any]) -> dict[str, Any]:
@@ -39,13 +39,13 @@ def _args(*bps: dict[str, Any]) -> dict[str, Any]:
 
 def test_unbound_breakpoints_are_left_alone() -> None:
     args = _args({"line": 3}, {"line": 5, "condition": "x > 1"})
-    assert gate_breaks.for_rank(args, 1, 1) == (args, None)
+    assert bound_breaks.for_rank(args, 1, 1) == (args, None)
 
 
 def test_a_rank_keeps_what_is_bound_to_it_and_the_rest_of_the_condition() -> None:
     args = _args({"line": 3}, {"line": 5, "condition": "ranks 1 and x > 1"},
                  {"line": 7, "condition": "ranks 0"}, {"line": 9, "condition": "ranks 0-1"})
-    mine, mapping = gate_breaks.for_rank(args, 1, None)
+    mine, mapping = bound_breaks.for_rank(args, 1, None)
     assert mine["breakpoints"] == [{"line": 3}, {"line": 5, "condition": "x > 1"},
                                    {"line": 9}]
     assert mine["lines"] == [3, 5, 9]
@@ -54,7 +54,7 @@ def test_a_rank_keeps_what_is_bound_to_it_and_the_rest_of_the_condition() -> Non
     assert isinstance(mapping[2], str) and "ranks 0" in mapping[2]
     # The client's own list of four, rank 0's line unverified with the reason.
     answer = {"breakpoints": [{"verified": True, "line": n, "id": n} for n in (3, 5, 9)]}
-    body = gate_breaks.client_body(answer, mapping, None)
+    body = bound_breaks.client_body(answer, mapping, None)
     assert [b.get("line") for b in body["breakpoints"]] == [3, 5, None, 9]
     assert body["breakpoints"][2]["verified"] is False
     assert "rank 1 ignores it" in body["breakpoints"][2]["message"]
@@ -62,17 +62,17 @@ def test_a_rank_keeps_what_is_bound_to_it_and_the_rest_of_the_condition() -> Non
 
 def test_local_rank_specs_use_the_local_rank() -> None:
     args = _args({"line": 4, "condition": "ranks local1"})
-    assert gate_breaks.for_rank(args, 5, 1)[0]["breakpoints"] == [{"line": 4}]
-    assert gate_breaks.for_rank(args, 4, 0)[0]["breakpoints"] == []
+    assert bound_breaks.for_rank(args, 5, 1)[0]["breakpoints"] == [{"line": 4}]
+    assert bound_breaks.for_rank(args, 4, 0)[0]["breakpoints"] == []
 
 
 def test_answer_without_binding_is_cut_to_the_clients_own_entries() -> None:
     answer = {"breakpoints": [{"line": 3}, {"line": 40}]}  # 40: a --break line added
-    assert gate_breaks.client_body(answer, None, 1) == {"breakpoints": [{"line": 3}]}
-    assert gate_breaks.client_body(answer, None, None) == answer
+    assert bound_breaks.client_body(answer, None, 1) == {"breakpoints": [{"line": 3}]}
+    assert bound_breaks.client_body(answer, None, None) == answer
 
 
 def test_a_short_answer_leaves_missing_entries_unverified() -> None:
-    mapping: gate_breaks.Mapping = [0, 1]
-    body = gate_breaks.client_body({"breakpoints": [{"verified": True}]}, mapping, None)
+    mapping: bound_breaks.Mapping = [0, 1]
+    body = bound_breaks.client_body({"breakpoints": [{"verified": True}]}, mapping, None)
     assert body["breakpoints"] == [{"verified": True}, {"verified": False}]

@@ -2,7 +2,7 @@
  * Breakpoints bound to ranks: the job's gates read a breakpoint condition `ranks SPEC` (or
  * `ranks SPEC and EXPR`; `rank 2` too) as "only ranks in SPEC stop here" (and, for them,
  * EXPR is the condition). These functions read and rewrite such conditions the way the
- * gates do (supervise/gate_breaks.py): the patterns are generated from the Python side and
+ * gates do (supervise/bound_breaks.py): the patterns are generated from the Python side and
  * the unit test checks every case against the gates' own answers. No `vscode` import.
  */
 

@@ -463,6 +463,10 @@ def attach_now() -> tuple[str, int]:
     with _attach_lock:
         if state.listening is None and not connect_adapter():
             listen()
+        # No gate in front of a debugger started late: it reads rank-bound breakpoints itself.
+        from rankdebug.runtime import pydevd_bound
+
+        pydevd_bound.install(state.rank, state.local_rank)
         assert state.listening is not None
         if not state.attached:
             threading.Thread(target=_report_attached, name="rankdebug-handler-attached",

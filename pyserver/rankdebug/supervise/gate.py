@@ -26,9 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 from rankdebug.adapter import peer
+from rankdebug.runtime.bound_breaks import with_lines
 from rankdebug.runtime.port_rule import on_port_or_any
 from rankdebug.supervise import dapwire, gate_preset
-from rankdebug.supervise.gate_breaks import with_lines
 from rankdebug.supervise.gate_client import ClientSession
 from rankdebug.supervise.gate_said import Said
 from rankdebug.supervise.gate_waiting import WaitFrame

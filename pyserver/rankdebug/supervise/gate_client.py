@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rankdebug.supervise import dapwire, gate_breaks
+from rankdebug.runtime import bound_breaks
+from rankdebug.supervise import dapwire
 from rankdebug.supervise.dapwire import Endpoint
 from rankdebug.supervise.gate_said import CAPABILITIES, CONFIG, EMPTY, Said
 from rankdebug.supervise.gate_waiting import WaitFrame, Waiting, main_thread
@@ -25,7 +26,7 @@ class _Pending:
     """A request sent to the adapter: whose it is and how its answer goes back."""
 
     client_seq: int | None  # None: the gate's own (answered, or not wanted, by the gate)
-    mapping: gate_breaks.Mapping | None = None  # setBreakpoints: entries bound to other ranks
+    mapping: bound_breaks.Mapping | None = None  # setBreakpoints: entries bound to other ranks
     count: int | None = None  # setBreakpoints: the client's own entries (--break lines cut)
     answer: Answer | None = None  # the gate's own request: who wants the response
 
@@ -164,9 +165,9 @@ class ClientSession:
         if command == "setBreakpoints":
             path = (args.get("source") or {}).get("path")
             key = f"setBreakpoints:{path}"
-            mine, mapping = gate_breaks.for_rank(args, self.gate.rank, self.gate.local_rank)
+            mine, mapping = bound_breaks.for_rank(args, self.gate.rank, self.gate.local_rank)
             req = dict(req, arguments=mine)  # what the rank runs with, and what is replayed
-            body = gate_breaks.client_body({"breakpoints": [
+            body = bound_breaks.client_body({"breakpoints": [
                 {"verified": True, "line": b.get("line")}
                 for b in mine.get("breakpoints") or [] if isinstance(b, dict)]}, mapping, None)
         elif command == "setFunctionBreakpoints":
@@ -343,7 +344,7 @@ class ClientSession:
         pending = _Pending(client_seq)
         if command == "setBreakpoints":
             if not own:  # a replayed one is the rank's view already
-                args, pending.mapping = gate_breaks.for_rank(
+                args, pending.mapping = bound_breaks.for_rank(
                     msg.get("arguments") or {}, self.gate.rank, self.gate.local_rank)
                 msg = dict(msg, arguments=args)
                 self.said.config.pop(f"setBreakpoints:{self._path_of(msg)}", None)
@@ -372,7 +373,7 @@ class ClientSession:
         if not extra:
             return req, None
         bps = list(args.get("breakpoints") or [])
-        args["breakpoints"] = gate_breaks.with_lines(bps, extra)
+        args["breakpoints"] = bound_breaks.with_lines(bps, extra)
         return dict(req, arguments=args), len(bps)
 
     def _merge_cli_sources(self) -> None:
@@ -411,7 +412,7 @@ class ClientSession:
                 return  # the gate's own request
             out = dict(msg, request_seq=entry.client_seq)
             if msg.get("command") == "setBreakpoints" and isinstance(out.get("body"), dict):
-                out["body"] = gate_breaks.client_body(out["body"], entry.mapping, entry.count)
+                out["body"] = bound_breaks.client_body(out["body"], entry.mapping, entry.count)
             self.client.send(out)
             if self.replaying and msg.get("command") == "attach" and not self.said.configured:
                 self._end_replay()

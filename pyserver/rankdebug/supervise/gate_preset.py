@@ -10,7 +10,7 @@ one JSON object, DAP-shaped::
      "exceptionFilters": ["uncaught"]}
 
 Each gate takes them as if its client had said them (bound ones as bound to its rank,
-``gate_breaks``): the rank goes with them when it starts. The client's own word replaces
+``bound_breaks``): the rank goes with them when it starts. The client's own word replaces
 them once it has configured; what it wants beyond them makes the rank attach where it is.
 """
 
@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from rankdebug.errors import BadInput
-from rankdebug.supervise import gate_breaks
+from rankdebug.runtime import bound_breaks
 
 ENV = "RANKDEBUG_PRESET"
 # Fields a source breakpoint may carry (DAP ``SourceBreakpoint``).
@@ -92,7 +92,7 @@ def for_rank(config: Config, rank: int, local_rank: int | None) -> Config:
     out: Config = {}
     for key, req in config.items():
         if key.startswith("setBreakpoints:"):
-            args, _ = gate_breaks.for_rank(req["arguments"], rank, local_rank)
+            args, _ = bound_breaks.for_rank(req["arguments"], rank, local_rank)
             out[key] = dict(req, arguments=args)
         else:
             out[key] = req

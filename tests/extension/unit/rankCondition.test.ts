@@ -30,7 +30,7 @@ describe('core/rankCondition', () => {
 });
 
 describe('core/rankCondition against the gates', () => {
-    // Written by scripts/gen_wire.py: each condition with what supervise/gate_breaks.py
+    // Written by scripts/gen_wire.py: each condition with what supervise/bound_breaks.py
     // reads from it (spec null: not bound).
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const cases = require('./fixtures/rank-conditions.json') as { condition: string; spec: string | null; rest: string | null }[];

@@ -2,24 +2,31 @@
 
 VS Code's breakpoints are global (every session gets every breakpoint), so the binding
 travels in the one field every DAP client lets a user edit: the condition. Each rank's gate
-rewrites ``setBreakpoints`` before the rank sees it: a breakpoint bound to other ranks is
-left out (the client is told it is unverified, and why); one bound to this rank keeps the
-rest of its condition (``EXPR``) or none. SPEC is the quick-pick's grammar: ``1,3``,
-``0-3``, ``local0``, ``all``. Any client gets this, not only the extension.
+(``supervise.gate``), or the rank itself where its debugger has no gate in front
+(``pydevd_bound``), rewrites ``setBreakpoints`` before the rank's debugger sees it: a
+breakpoint bound to other ranks is left out (the client is told it is unverified, and why);
+one bound to this rank keeps the rest of its condition (``EXPR``) or none. SPEC is the
+quick-pick's grammar (``runtime.rank_grammar``): ``1,3``, ``0-3``, ``local0``, ``all``. Any
+client gets this, not only the extension.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
 
-from rankdebug import ranks
+from rankdebug.runtime import rank_grammar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, List, Union
+
+    Mapping = List[Union[int, str]]
 
 _BOUND = re.compile(r"^\s*ranks?\s+(?P<spec>[\w\-, ]+?)(?:\s+and\s+(?P<rest>.+))?\s*$", re.S)
 
-# Per entry of the client's list: the index in the forwarded list, or why it was left out.
-Mapping = list[int | str]
+# Mapping, per entry of the client's list: the index in the forwarded list, or why it was
+# left out.
 
 
 def with_lines(bps: list[Any], lines: Iterable[int]) -> list[Any]:
@@ -36,9 +43,7 @@ def binding(condition: object) -> tuple[str, str | None] | None:
     if m is None:
         return None
     spec = re.sub(r"\s*,\s*", ",", m.group("spec").strip())
-    try:
-        ranks.items(spec)
-    except ranks.RanksError:
+    if rank_grammar.problem(spec) is not None:
         return None  # not our grammar: a Python condition that starts with "ranks"
     rest = m.group("rest")
     return spec, rest.strip() if rest else None
@@ -61,7 +66,7 @@ def for_rank(args: dict[str, Any], rank: int, local_rank: int | None
             kept.append(bp)
             continue
         spec, rest = bound
-        if not ranks.chosen(spec, rank, local_rank):
+        if not rank_grammar.chosen(spec, rank, local_rank):
             mapping.append(f"bound to ranks {spec}: rank {rank} ignores it")
             continue
         mine = {k: v for k, v in bp.items() if k != "condition"}
