@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rankdebug import ranks as rankspec
 from rankdebug.errors import BadInput
 from rankdebug.jobs import attach_many, job_coords
 from rankdebug.jobs.discover import discover, find_job
@@ -69,5 +68,10 @@ def pick(job_id: str, spec: str) -> tuple[list[Rank], str]:
     return picked, found.host
 
 
-def label(gates: Sequence[Gate]) -> str:
-    return rankspec.label([g[0] for g in gates])
+def gates(named: Sequence[Rank], have: dict[int, Gate], here: str
+          ) -> tuple[list[Gate], list[str]]:
+    """The named ranks' endpoints: those ``have`` (the registry's), the rest started now
+    (``listen``); and why any rank has none."""
+    started, refused = listen([r for r in named if r.rank not in have
+                               and r.state != "exited"], here)
+    return sorted(started + [have[r.rank] for r in named if r.rank in have]), refused

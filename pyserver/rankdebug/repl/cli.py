@@ -245,9 +245,7 @@ def _attached(args: argparse.Namespace, text: str) -> int:
         gates = sorted(have.values())
     else:
         # Named ranks without an endpoint (armed, not chosen) start their debuggers now.
-        gates, refused = armed.listen([r for r in named if r.rank not in have
-                                       and r.state != "exited"], found.host)
-        gates = sorted(gates + [have[r.rank] for r in named if r.rank in have])
+        gates, refused = armed.gates(named, have, found.host)
     if not gates:
         which = f" among {args.ranks!r}" if args.ranks else ""
         hint = ("; name the ranks to debug with --ranks (0, 0-3, tp=0): an armed rank "
@@ -361,10 +359,9 @@ def _attach_more(session: Session, spec: str) -> list[str]:
     if not new:
         return [f"{rankspec.label([r.rank for r in picked if r.rank is not None])} "
                 "already held"]
-    gates, refused = armed.listen([r for r in new if r.rank not in have], here)
-    gates += [have[r.rank] for r in new if r.rank in have]
+    gates, refused = armed.gates(new, have, here)
     if gates:
-        session.add(sorted(gates), start=True)
+        session.add(gates, start=True)
     now = set(session.held())
     joined = sorted(g[0] for g in gates if g[0] in now)
     out = [f"attached {rankspec.label(joined)}"] if joined else []
