@@ -67,6 +67,18 @@ _ports_lock = threading.Lock()
 _handed: set[int] = set()  # ports this process gave a rank: not yet listening, still taken
 
 
+def armed_listen(socket_path: str, timeout: float) -> tuple[str, int]:
+    """An armed rank's debugger started through its handler (no injection): where it
+    listens. Raises AttachError with the handler's reason."""
+    from rankdebug.runtime.wire import WireError, ask
+
+    try:
+        reply = ask(socket_path, {"command": "attach"}, timeout=timeout)
+        return str(reply.get("host") or "127.0.0.1"), int(reply["port"])
+    except (WireError, KeyError, TypeError, ValueError) as exc:
+        raise AttachError(str(exc)) from None
+
+
 def free_port(host: str) -> int:
     """A port nothing listens on, and none given to another rank of this process (ranks
     attached at once each ask before the first one listens)."""

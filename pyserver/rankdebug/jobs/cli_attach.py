@@ -37,7 +37,6 @@ from rankdebug.jobs import across, attach_many, job_coords, tunnel
 from rankdebug.jobs import attach as att
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import Job, Rank, find_job, rank_of_pid
-from rankdebug.runtime.wire import WireError, ask
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -145,10 +144,10 @@ def _listen(args: argparse.Namespace, pid: int, rank: Rank | None) -> Where:
         return rank.address or args.host, rank.port, None
     if rank is not None and rank.armed and rank.socket is not None:
         try:
-            reply = ask(rank.socket, {"command": "attach"}, timeout=max(args.timeout, 60.0))
-        except WireError as exc:
+            host, port = att.armed_listen(rank.socket, max(args.timeout, 60.0))
+        except att.AttachError as exc:
             raise _Refused(f"rank {rank.rank}: {exc}") from None
-        return str(reply.get("host")), int(reply.get("port") or 0), None
+        return host, port, None
     try:
         done = att.attach(pid, args.host, args.port, args.timeout)
     except att.AttachError as exc:

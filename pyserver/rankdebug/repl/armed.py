@@ -9,10 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rankdebug.errors import BadInput
-from rankdebug.jobs import attach_many, job_coords
+from rankdebug.jobs import attach, attach_many, job_coords
 from rankdebug.jobs.discover import discover, find_job
 from rankdebug.jobs.found import Rank
-from rankdebug.runtime.wire import WireError, ask
 
 Gate = tuple[int, str, int]  # rank, host, port of its debug endpoint
 START_S = 60.0  # a rank's debugger start (debugpy's import on a loaded node included)
@@ -44,10 +43,10 @@ def listen(ranks: Sequence[Rank], here: str) -> tuple[list[Gate], list[str]]:
             raise _Refused(f"rank {rank.rank} was not chosen and the job is not armed "
                            "(`rankdebug launch --arm` gives every rank a debugger to start)")
         try:
-            reply = ask(rank.socket, {"command": "attach"}, timeout=START_S)
-            return rank.rank, str(reply.get("host") or "127.0.0.1"), int(reply["port"])
-        except (WireError, KeyError, TypeError, ValueError) as exc:
+            host, port = attach.armed_listen(rank.socket, START_S)
+        except attach.AttachError as exc:
             raise _Refused(f"rank {rank.rank}: its debugger did not start: {exc}") from None
+        return rank.rank, host, port
 
     outcomes = attach_many.run_all(list(ranks), one)
     gates = [o.result for o in outcomes if o.result is not None]
