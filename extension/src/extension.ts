@@ -99,7 +99,7 @@ export function activate(context: vscode.ExtensionContext): { server: Server; st
     reg('rankdebug.whyStuck', (arg) => whyStuck.run(arg));
     reg(DEBUG_RANK_COMMAND, (job, rank) => whyStuck.debugRank(job, rank));
 
-    context.subscriptions.push(...registerDebugType(server, state));
+    context.subscriptions.push(...registerDebugType(server, state, () => jobs.latest()));
 
     // The editor context menu shows "Debug Training Command" in documents that hold a launch
     // command. A per-line key would lag behind the right-click that moves the cursor, so the

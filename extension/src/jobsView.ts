@@ -33,7 +33,7 @@ import {
     type SessionState,
 } from './core/jobList';
 import { coordText, reportedDims } from './core/coords';
-import { registryRoot, statusText } from './core/jobs';
+import { statusText } from './core/jobs';
 import { collectiveText, whereText, type LiveRank } from './core/liveRanks';
 import { groupRowId, jobRowId, jobTreeRows, rankRowId, type GroupTreeNode } from './core/jobTree';
 import { rankRow, type RankRow } from './core/rankRow';
@@ -129,7 +129,8 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     private readonly status: vscode.StatusBarItem;
     private readonly disposables: vscode.Disposable[] = [];
     readonly view: vscode.TreeView<JobNode>;
-    readonly root = registryRoot();
+    /** The registry folder watched, as the last `rankdebug jobs --json` named it. */
+    private watched: string | undefined;
     /** The hang watch of the jobs found running. */
     readonly found: FoundJobWatch;
 
@@ -162,7 +163,8 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
             }),
         );
         this.disposables.push(vscode.commands.registerCommand('rankdebug.jobs.groupBy', () => this.askGrouping()));
-        this.watch();
+        // The registry folder is watched once an answer names it (until then the view is
+        // stale, and is refreshed when shown or asked).
         if (this.view.visible) void this.refresh();
     }
 
@@ -219,14 +221,20 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         }, 50);
     }
 
-    /** Watches the registry root (created 0700 if missing, as the Python side does). */
-    private watch(): void {
+    /**
+     * Watches the registry folder `rankdebug jobs --json` named (the Python side made it and
+     * checked it is the user's own), for jobs coming and going; a new name moves the watch.
+     */
+    private watch(folder: string | null): void {
+        if (!folder || folder === this.watched) return;
+        this.watcher?.close();
+        this.watcher = undefined;
+        this.watched = folder;
         try {
-            fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
-            this.watcher = fs.watch(this.root, { recursive: true }, () => this.schedule());
+            this.watcher = fs.watch(folder, { recursive: true }, () => this.schedule());
             this.watcher.on('error', (e) => log().warn(`registry watcher: ${e.message}`));
         } catch (e) {
-            log().warn(`cannot watch the job registry ${this.root}: ${String(e)}`);
+            log().warn(`cannot watch the job registry ${folder}: ${String(e)}`);
         }
     }
 
@@ -281,6 +289,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
             const python = await this.python();
             const run = await runCli(python, ['jobs', '--json', ...hostFlags(getSettings())], { timeoutMs: 30000 });
             const snapshot = readJobs(run.answer);
+            this.watch(snapshot.registry);
             this.stale = false;
             const before = this.jobs.map((j) => j.id).join(',');
             this.jobs = snapshot.jobs;
@@ -461,6 +470,13 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     }
 
     /** Jobs now (a fresh scan when the view's list is stale or empty), for commands run from the palette. */
+    /** The jobs as a run started after this call lists them (an attach configuration's `job`: one started a moment ago counts). */
+    async latest(): Promise<readonly JobInfo[]> {
+        if (this.inFlight) await this.inFlight;
+        await this.refresh();
+        return this.jobs;
+    }
+
     async fresh(): Promise<readonly JobInfo[]> {
         if (this.stale || !this.jobs.length) await this.refresh();
         return this.jobs;

@@ -20,7 +20,6 @@ import { attachSteps, InFlight, offerable, type AttachFacts } from './core/attac
 import { CliError } from './core/cliOutput';
 import { parseEvent } from './core/events';
 import { canAttach, controlDir, jobLabel, listensNow, type JobInfo, type RankInfo } from './core/jobList';
-import { registryRoot } from './core/jobs';
 import type { Execute } from './core/rankCheck';
 import { formatSpec } from './core/ranks';
 import { TYPE, type RankdebugConfiguration } from './debug/configuration';
@@ -227,7 +226,7 @@ export class RankAttach implements vscode.Disposable {
             request: 'attach',
             name: `${jobLabel(job)} · ${endpoints.length === 1 ? 'rank' : 'ranks'} ${spec}`,
             justMyCode: getSettings(folder?.uri).justMyCode,
-            __attach: { job: job.id, dir: controlDir(job, registryRoot()) ?? undefined, ranks: endpoints, worldSize: job.worldSize, title: jobLabel(job) },
+            __attach: { job: job.id, dir: controlDir(job) ?? undefined, ranks: endpoints, worldSize: job.worldSize, title: jobLabel(job) },
         };
         const t0 = Date.now();
         // The job runs already: no edit saved now would reach it.

@@ -11,7 +11,6 @@ import { isRowArg, rowsOf, sessionIdOf } from './core/commandArgs';
 import { controlSocket } from './core/control';
 import type { GroupStore } from './core/groupStore';
 import { controlDir, jobLabel, takesCommands, type JobInfo } from './core/jobList';
-import { registryRoot } from './core/jobs';
 import { formatSpec } from './core/ranks';
 import { ranksOf } from './core/rankTree';
 import type { JobState, TrackedJob } from './jobState';
@@ -39,7 +38,6 @@ export function socketOf(job: ControlJob): string {
 }
 
 export class RankTargets {
-    private readonly root = registryRoot();
 
     constructor(
         private readonly state: JobState,
@@ -53,7 +51,7 @@ export class RankTargets {
 
     private fromInfo(job: JobInfo): ControlJob | undefined {
         const tracked = this.state.byJobId(job.id);
-        const dir = tracked?.dir ?? controlDir(job, this.root);
+        const dir = tracked?.dir ?? controlDir(job);
         return dir ? { id: job.id, dir, title: jobLabel(job), tracked } : undefined;
     }
 

@@ -16,6 +16,7 @@ import json
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -63,7 +64,7 @@ def _job_of(found: dict[str, object], launcher_pid: int) -> dict[str, object]:
 def test_discovery_finds_a_job_started_without_rankdebug(hang_job: TorchrunJob) -> None:
     found = rankdebug_json("jobs")
     job = _job_of(found, hang_job.proc.pid)
-    assert job["source"] == "scan"
+    assert job["source"] == "scan" and job["dir"] is None
     assert job["launcher"] == "torchrun"
     assert job["world_size"] == 4
     assert job["id"] == f"{hang_job.proc.pid}@{found['host']}"
@@ -394,6 +395,10 @@ def test_a_rankdebug_launch_job_is_one_registry_job(tmp_path: Path) -> None:
         assert [j["id"] for j in mine] == [job_id], json.dumps(found)[:3000]
         job = mine[0]
         assert job["source"] == "registry" and job["world_size"] == 2
+        # Where the editor sends the job's commands and watches for jobs: said, not guessed.
+        assert job["dir"] == os.path.join(found["registry"], job_id)
+        assert os.path.exists(os.path.join(job["dir"], "ctl.sock"))
+        assert stat.S_IMODE(os.stat(found["registry"]).st_mode) == 0o700
         ranks = {r["rank"]: r for r in job["ranks"]}
         assert sorted(ranks) == [0, 1]
         pids = {r: int((tmp_path / f"ready-{r}").read_text()) for r in range(2)}

@@ -4,7 +4,7 @@
  * configurations (the server's, `rankdebug.debugplan.configs.attach_configurations`), and the
  * ranks of a running job an attach configuration names. No `vscode` import: unit-tested as is.
  */
-import type { JobEntry } from './jobs';
+import type { JobInfo } from './jobList';
 import type { LaunchPlan, PlanRank } from './ranks';
 
 /** One `rankdebug` attach configuration for a rank, as the server writes it. */
@@ -78,8 +78,8 @@ export function specText(value: string | number | number[] | undefined | null): 
  * A running job's ranks as a plan's rank list, when the registry knows them all (one entry
  * per rank 0..world_size-1); else empty, and the server checks against the world size alone.
  */
-export function registryRanks(job: Pick<JobEntry, 'world_size' | 'rankEntries'>): PlanRank[] {
-    const entries = [...job.rankEntries].sort((a, b) => a.rank - b.rank);
-    const complete = typeof job.world_size === 'number' && entries.length === job.world_size && entries.every((r, i) => r.rank === i);
-    return complete ? entries.map((r) => ({ rank: r.rank, local_rank: r.local_rank ?? null })) : [];
+export function registryRanks(job: Pick<JobInfo, 'worldSize' | 'ranks'>): PlanRank[] {
+    const entries = [...job.ranks].sort((a, b) => a.rank - b.rank);
+    const complete = typeof job.worldSize === 'number' && entries.length === job.worldSize && entries.every((r, i) => r.rank === i);
+    return complete ? entries.map((r) => ({ rank: r.rank, local_rank: r.localRank })) : [];
 }

@@ -4,7 +4,6 @@
  * Python side finds and describes jobs; this module only reads its answer and words it.
  * No `vscode` import.
  */
-import * as path from 'node:path';
 import { coordText, readCoords, type Coords } from './coords';
 
 export type RankStateName = 'starting' | 'running' | 'armed' | 'raised' | 'listening' | 'attached' | 'exited';
@@ -53,7 +52,7 @@ export interface JobInfo {
     startTime: number | null;
     worldSize: number | null;
     armed: boolean;
-    /** The job's folder when the answer names it (`dir`); see `controlDir`. */
+    /** The job's folder, where its supervisor takes commands (`dir`; null for a job the scan found); see `controlDir`. */
     dir: string | null;
     ranks: RankInfo[];
 }
@@ -62,6 +61,8 @@ export interface JobsSnapshot {
     host: string | null;
     scanMs: number | null;
     warnings: string[];
+    /** The registry's root folder (the Python side made it private), watched for jobs coming and going; null when not said. */
+    registry: string | null;
     jobs: JobInfo[];
 }
 
@@ -131,26 +132,22 @@ export function readJobs(answer: unknown): JobsSnapshot {
         host: str(a.host),
         scanMs: num(a.scan_ms),
         warnings: strs(a.warnings),
+        registry: str(a.registry),
         jobs: (Array.isArray(a.jobs) ? a.jobs : []).map(readJob).filter((j): j is JobInfo => j !== undefined),
     };
 }
 
 /**
- * Whether a job's supervisor takes commands (the group commands): a job `rankdebug launch`
- * supervises (in the registry, or whose folder the answer names); not a job the scan found.
+ * Whether a job's supervisor takes commands here (the group commands): a job `rankdebug
+ * launch` supervises on this machine, whose folder the answer names; not a job the scan found.
  */
-export function takesCommands(job: Pick<JobInfo, 'source' | 'dir'>): boolean {
-    return Boolean(job.dir) || job.source === 'registry';
+export function takesCommands(job: Pick<JobInfo, 'dir'>): boolean {
+    return Boolean(job.dir);
 }
 
-/**
- * The folder of a job `rankdebug launch` supervises (its control socket is `ctl.sock` in it):
- * the answer's `dir`, else the job's folder in the registry under `root`; null for a job the
- * scan found (no supervisor takes commands).
- */
-export function controlDir(job: Pick<JobInfo, 'id' | 'source' | 'dir'>, root: string): string | null {
-    if (!takesCommands(job)) return null;
-    return job.dir || path.join(root, job.id);
+/** The folder of a job `rankdebug launch` supervises here (its control socket is `ctl.sock` in it), as the answer names it; null for a job the scan found. */
+export function controlDir(job: Pick<JobInfo, 'dir'>): string | null {
+    return job.dir || null;
 }
 
 /** What this window's debug sessions know of a rank (jobState.ts). */

@@ -4,7 +4,7 @@
  * `vscode` value, so they run under mocha outside VS Code.
  */
 import type * as vscode from 'vscode';
-import type { JobEntry } from '../core/jobs';
+import type { JobInfo } from '../core/jobList';
 import type { Localize } from '../core/localize';
 import type { HangListener } from '../diagnose/hangNotices';
 import type { ClientConfig } from './clientConfig';
@@ -31,8 +31,8 @@ export interface ResolverHost extends HostBase {
     pythonBreakpoints(): string[];
     /** The argv prefix that runs the rankdebug CLI with this interpreter (python.ts `cliPrefix`). */
     cliPrefix(python: string): string[];
-    /** The running jobs in the registry, oldest first (core/jobs.ts `listJobs`). */
-    listJobs(): JobEntry[];
+    /** The running jobs, as a `rankdebug jobs --json` run now lists them (jobsView.ts `latest`). */
+    listJobs(): Promise<readonly JobInfo[]>;
     /** Every breakpoint and the exception filters, sent with a launch (clientConfig.ts). */
     clientConfig?(): ClientConfig;
 }

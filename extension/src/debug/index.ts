@@ -5,7 +5,7 @@
  *   child session `rank N` per chosen rank (`parentSession`, `lifecycleManagedByParent`).
  *   Stopping the parent stops the job; the job's exit ends the parent.
  * - `attach` with `connect` (a rank): `vscode.DebugAdapterServer` on that rank's debugpy port.
- * - `attach` with `job` (+ `ranks`): a parent for ranks of a running job, from the registry.
+ * - `attach` with `job` (+ `ranks`): a parent for ranks of a running job, as `rankdebug jobs` lists it.
  *
  * Parts: a resolver per request kind (launchResolver.ts, attachResolver.ts) behind the
  * configuration provider, the descriptor factory, the job adapter, the rank tracker, and the
@@ -13,6 +13,7 @@
  * promotes a rank debugged without a session past `rankdebug.maxSessions`.
  */
 import * as vscode from 'vscode';
+import type { JobInfo } from '../core/jobList';
 import type { JobState } from '../jobState';
 import type { JobNode } from '../jobsView';
 import { AttachResolver } from './attachResolver';
@@ -27,8 +28,8 @@ import { RankTrackerFactory } from './tracker';
 import { exceptionFilters, vscodeHost, warmLauncher } from './vscodeHost';
 
 /** Registers the debug type; the disposables unregister it. */
-export function registerDebugType(server: CommandServer, state: JobState): vscode.Disposable[] {
-    const host = vscodeHost();
+export function registerDebugType(server: CommandServer, state: JobState, listJobs: () => Promise<readonly JobInfo[]>): vscode.Disposable[] {
+    const host = vscodeHost(listJobs);
     const sessions = new SessionRegistry();
     const links = new LinkRegistry();
     const resolvers = { launch: new LaunchResolver(server, host), attach: new AttachResolver(server, host) };

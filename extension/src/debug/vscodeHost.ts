@@ -3,7 +3,7 @@
  * settings, log and interpreter, and the job registry.
  */
 import * as vscode from 'vscode';
-import { listJobs } from '../core/jobs';
+import type { JobInfo } from '../core/jobList';
 import { HangNotices } from '../diagnose/hangNotices';
 import { noticeHost } from '../diagnose/whyStuck';
 import { log } from '../log';
@@ -66,7 +66,8 @@ export function discardLaunch(): void {
     warmLauncher.discard();
 }
 
-export function vscodeHost(): DebugHost {
+/** `listJobs`: the jobs `rankdebug jobs --json` lists now (the Training Jobs view's `latest`). */
+export function vscodeHost(listJobs: () => Promise<readonly JobInfo[]>): DebugHost {
     return {
         l10n: vscode.l10n,
         showError: (message) => void vscode.window.showErrorMessage(message),
@@ -76,7 +77,7 @@ export function vscodeHost(): DebugHost {
         pythonBreakpoints,
         clientConfig,
         cliPrefix,
-        listJobs: () => listJobs(),
+        listJobs,
         onDidStartDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidStartDebugSession(listener, thisArgs, disposables),
         onDidTerminateDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidTerminateDebugSession(listener, thisArgs, disposables),
         emitter: <T>() => new vscode.EventEmitter<T>(),

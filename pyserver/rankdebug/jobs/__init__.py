@@ -12,6 +12,8 @@ command and the Training Jobs view read)::
 
     {"host": "node0", "time": 1795355200.8, "scan_ms": 2.3, "processes": 94,
      "warnings": [],
+     "registry": "/run/user/1000/rankdebug" | null,   # the registry's root (made 0700 if
+                                  # missing): an editor watches it for jobs coming and going
      "jobs": [{
         "id": "20261122-134622-10902" | "4242@node0",  # registry id | launcher pid@host
         "source": "registry" | "scan",
@@ -23,6 +25,8 @@ command and the Training Jobs view read)::
         "world_size": 4,             # null when no rank says
         "rendezvous": "127.0.0.1:29500" | null, "run_id": "…" | null,
         "armed": false,              # started with `rankdebug launch --arm`
+        "dir": "/run/user/1000/rankdebug/<job>" | null,   # registry: the job's folder here
+                                     # (its ctl.sock takes commands); scan, other host: null
         "ranks": [{
             "pid": 4250, "rank": 0, "local_rank": 0, "world_size": 4,
             "host": "node0",          # the machine

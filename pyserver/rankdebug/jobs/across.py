@@ -223,6 +223,7 @@ def on_hosts(remote: Remote, verb: Callable[[str], list[str]], timeout: float = 
 
 def job_from_json(data: dict[str, Any]) -> Job:
     job = Job(**{k: v for k, v in data.items() if k in _JOB_FIELDS})
+    job.dir = None  # that host's folder, not one of this machine's
     job.ranks = [Rank(**{k: v for k, v in r.items() if k in _RANK_FIELDS})
                  for r in data.get("ranks") or []]
     return job

@@ -336,6 +336,9 @@ class Discovery:
     cpu_sample: dict[int, tuple[float, float]] = field(default_factory=dict)
     # With --hosts: every host asked ({"host", "ssh", "scan_ms"} or {"host", "error"}).
     nodes: list[dict[str, Any]] = field(default_factory=list)
+    # The registry's root folder, made private if missing (what an editor watches for
+    # jobs coming and going); None when the registry was not read.
+    registry: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -345,6 +348,7 @@ class Discovery:
             "processes": self.processes,
             "jobs": [j.to_json() for j in self.jobs],
             "warnings": self.warnings,
+            "registry": self.registry,
         }
         if self.nodes:
             out["nodes"] = self.nodes
@@ -400,7 +404,7 @@ def discover(*, registry: bool = True, gpus: bool = True,
         _add_gpus(jobs, warnings)
     sample = {p.pid: (p.status.cpu_time, now_up) for p in scan.ranks}
     return Discovery(jobs, host, time.time(), round(scan.seconds * 1000, 2),
-                     scan.looked_at, warnings, sample)
+                     scan.looked_at, warnings, sample, registry=_registry_root(registry))
 
 
 def _set_port(rank: Rank, proc: Proc,
@@ -480,6 +484,18 @@ def _scan_job(ppid: int, procs: list[Proc], moment: _Moment, used: set[str]) -> 
     )
 
 
+def _registry_root(read: bool) -> str | None:
+    """The registry's root, where it was read and is this user's own folder."""
+    from rankdebug.runtime import registry
+
+    if not read:
+        return None
+    try:
+        return registry.root()
+    except (OSError, registry.RegistryError):
+        return None
+
+
 def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
     from rankdebug.runtime import registry
 
@@ -535,6 +551,7 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
             world_size=_as_int(entry.get("world_size")),
             armed=entry.get("armed") is True,
             ranks=sorted(ranks, key=rank_order),
+            dir=os.path.join(registry.location(), str(entry.get("job"))),
         ))
     return jobs
 

@@ -64,6 +64,9 @@ class Job:
     run_id: str | None = None  # TORCHELASTIC_RUN_ID
     armed: bool = False  # started with ``rankdebug launch --arm``
     ranks: list[Rank] = field(default_factory=list)
+    # A registry job's folder on this machine (its ``ctl.sock`` takes the job's commands):
+    # null for a job the scan found, or one on another host.
+    dir: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """As ``dataclasses.asdict`` gives it (the fields in order), without its deep copy

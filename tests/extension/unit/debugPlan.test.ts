@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { rankConfiguration, registryRanks, specText, whereOf } from '../../../extension/src/core/debugPlan';
+import { readJobs, type JobInfo } from '../../../extension/src/core/jobList';
 
 describe('core/debugPlan', () => {
     it('finds where the command is: the source first, else `command`', () => {
@@ -34,10 +35,11 @@ describe('core/debugPlan', () => {
     });
 
     it("gives a running job's ranks as a plan's only when the registry has every rank", () => {
+        const job = (worldSize: number | null, ranks: object[]): JobInfo => readJobs({ jobs: [{ id: 'J', world_size: worldSize, ranks }] }).jobs[0];
         const entries = [{ rank: 1, local_rank: 1 }, { rank: 0, local_rank: 0 }];
-        assert.deepEqual(registryRanks({ world_size: 2, rankEntries: entries }), [{ rank: 0, local_rank: 0 }, { rank: 1, local_rank: 1 }]);
-        assert.deepEqual(registryRanks({ world_size: 4, rankEntries: entries }), []);
-        assert.deepEqual(registryRanks({ world_size: null, rankEntries: entries }), []);
-        assert.deepEqual(registryRanks({ world_size: 2, rankEntries: [{ rank: 0 }, { rank: 2 }] }), []);
+        assert.deepEqual(registryRanks(job(2, entries)), [{ rank: 0, local_rank: 0 }, { rank: 1, local_rank: 1 }]);
+        assert.deepEqual(registryRanks(job(4, entries)), []);
+        assert.deepEqual(registryRanks(job(null, entries)), []);
+        assert.deepEqual(registryRanks(job(2, [{ rank: 0 }, { rank: 2 }])), []);
     });
 });

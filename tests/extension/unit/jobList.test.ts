@@ -36,7 +36,7 @@ const ANSWER = {
             ],
         },
         {
-            id: '20261122-134622-10902', source: 'registry', host: 'vm', launcher: 'torchrun', launcher_pid: 10902,
+            id: '20261122-134622-10902', source: 'registry', dir: '/run/user/1000/rankdebug/20261122-134622-10902', host: 'vm', launcher: 'torchrun', launcher_pid: 10902,
             command: ['torchrun', 'train.py'], cwd: '/w', start_time: 1, world_size: 2, rendezvous: null, run_id: null, armed: true,
             ranks: [
                 { pid: 11, rank: 0, state: 'listening', port: 5678, address: '127.0.0.1', armed: false },

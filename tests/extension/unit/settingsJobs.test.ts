@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { findJob, listJobs, registryRoot, statusText, untrustedFolder } from '../../../extension/src/core/jobs';
+import { controlDir, readJobs, takesCommands, type JobInfo } from '../../../extension/src/core/jobList';
+import { findJob, statusText } from '../../../extension/src/core/jobs';
 import { DEFAULTS, hostFlags, readSettings, toServerSettings } from '../../../extension/src/core/settings';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -99,52 +99,41 @@ describe('core/settings', () => {
 });
 
 describe('core/jobs', () => {
-    let root: string;
-    beforeEach(() => (root = fs.mkdtempSync(path.join(os.tmpdir(), 'rankdebug-reg-'))));
-    afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+    const answer = (jobs: object[]): JobInfo[] => readJobs({ jobs, registry: '/run/user/1000/rankdebug' }).jobs;
 
-    function writeJob(id: string, pid: number, ranks: object[]): void {
-        fs.mkdirSync(path.join(root, id));
-        fs.writeFileSync(path.join(root, id, 'job.json'), JSON.stringify({ job: id, pid, launcher: 'torchrun', world_size: 4, command: ['torchrun', 'x.py'] }));
-        for (const r of ranks) fs.writeFileSync(path.join(root, id, `rank-${(r as { rank: number }).rank}.json`), JSON.stringify(r));
-    }
-
-    it('lists live jobs with their ranks in order, skipping dead ones and broken files', () => {
-        writeJob('20260101-000000-1', process.pid, [{ rank: 3, port: 5, state: 'listening' }, { rank: 1, port: 6, state: 'attached' }]);
-        writeJob('20260101-000001-2', 999999999, [{ rank: 0 }]);
-        fs.writeFileSync(path.join(root, '20260101-000000-1', 'rank-9.json'), '{half');
-        const jobs = listJobs(root);
-        assert.equal(jobs.length, 1);
-        assert.deepEqual(jobs[0].rankEntries.map((r) => r.rank), [1, 3]);
-        assert.equal(listJobs(root, true).length, 2);
-        assert.equal(findJob('latest', jobs)?.job, '20260101-000000-1');
+    it('takes the newest supervised job for `latest`, and any job by its id', () => {
+        const jobs = answer([
+            { id: 'B', source: 'registry', start_time: 20, dir: '/r/B' },
+            { id: 'A', source: 'registry', start_time: 10, dir: '/r/A' },
+            { id: '99@node0', source: 'scan', start_time: 30 },
+        ]);
+        assert.equal(findJob('latest', jobs)?.id, 'B');
+        assert.equal(findJob('', jobs)?.id, 'B');
+        assert.equal(findJob('A', jobs)?.id, 'A');
+        assert.equal(findJob('99@node0', jobs)?.id, '99@node0');
         assert.equal(findJob('nope', jobs), undefined);
-        assert.deepEqual(listJobs(path.join(root, 'missing')), []);
+        assert.equal(findJob('latest', answer([{ id: '99@node0', source: 'scan' }])), undefined);
     });
 
-    it('trusts no linked or foreign registry folder', () => {
-        writeJob('20260101-000000-1', process.pid, [{ rank: 0, port: 5 }]);
-        const link = `${root}-link`;
-        fs.symlinkSync(root, link);
-        try {
-            assert.match(untrustedFolder(link) ?? '', /symbolic link/);
-            assert.deepEqual(listJobs(link), []);
-            assert.equal(listJobs(root).length, 1);
-            // a folder owned by someone else (here: judged as another uid would see it)
-            assert.match(untrustedFolder(root, 4242) ?? '', /belongs to uid/);
-            assert.equal(untrustedFolder(path.join(root, 'missing')), undefined);
-        } finally {
-            fs.unlinkSync(link);
-        }
+    it("takes a job's folder and the registry's from the answer, never from a rule of its own", () => {
+        const snapshot = readJobs({ registry: '/run/user/1000/rankdebug', jobs: [{ id: 'A', source: 'registry', dir: '/run/user/1000/rankdebug/A' }, { id: '9@n', source: 'scan', dir: null }] });
+        assert.equal(snapshot.registry, '/run/user/1000/rankdebug');
+        assert.deepEqual(snapshot.jobs.map((j) => [controlDir(j), takesCommands(j)]), [
+            ['/run/user/1000/rankdebug/A', true],
+            [null, false],
+        ]);
+        // A supervised job of another host (`--hosts`): its folder is not here, no commands go to it.
+        assert.equal(controlDir(readJobs({ jobs: [{ id: 'R', source: 'registry' }] }).jobs[0]), null);
+        assert.equal(readJobs({}).registry, null);
     });
 
     it('words the status text', () => {
         assert.equal(statusText(2, 4), 'rankdebug: 2/4 ranks paused');
     });
 
-    it('finds the registry where the Python side puts it', () => {
-        assert.equal(registryRoot({ XDG_RUNTIME_DIR: root }, process.getuid?.() ?? 0), path.join(root, 'rankdebug'));
-        assert.equal(registryRoot({}, 1234), '/tmp/rankdebug-1234');
-        assert.equal(registryRoot({ XDG_RUNTIME_DIR: '/nonexistent' }, 7), '/tmp/rankdebug-7');
+    it('reads no registry folder itself', () => {
+        const sources = fs.readdirSync(path.join(ROOT, 'extension', 'src'), { recursive: true }) as string[];
+        const readers = sources.filter((f) => f.endsWith('.ts') && /rankdebug-\$\{|XDG_RUNTIME_DIR|registryRoot/.test(read(path.join('extension', 'src', f))));
+        assert.deepEqual(readers, []);
     });
 });

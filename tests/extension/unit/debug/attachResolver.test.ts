@@ -1,34 +1,40 @@
 import * as assert from 'node:assert/strict';
-import type { JobEntry } from '../../../../extension/src/core/jobs';
+import { readJobs, type JobInfo } from '../../../../extension/src/core/jobList';
 import { CHECK_RANKS } from '../../../../extension/src/core/rankCheck';
 import { AttachResolver } from '../../../../extension/src/debug/attachResolver';
 import type { RankdebugConfiguration } from '../../../../extension/src/debug/configuration';
 import { FakeHost, FakeServer } from './fakes';
 
-/** A running job of 4 ranks: 0 and 1 listen (1 on the default host), 2 has no port yet, 3 has exited. */
-function runningJob(over: Partial<JobEntry> = {}): JobEntry {
-    return {
-        job: 'J1',
-        pid: 4242,
-        alive: true,
+/**
+ * A job `rankdebug launch` supervises, of 4 ranks: 0 and 1 listen (1 on the default address),
+ * 2 has no port yet, 3 has exited; read from `rankdebug jobs --json`'s shape as the view reads it.
+ */
+function runningJob(over: Record<string, unknown> = {}): JobInfo {
+    const job = {
+        id: 'J1',
+        source: 'registry',
+        launcher_pid: 4242,
         dir: '/run/user/1000/rankdebug/J1',
         launcher: 'torchrun',
         world_size: 4,
-        rankEntries: [
-            { rank: 0, local_rank: 0, host: '10.0.0.2', port: 5001 },
-            { rank: 1, local_rank: 1, port: 5002 },
-            { rank: 2, local_rank: 2, port: 0 },
+        start_time: 100,
+        ranks: [
+            { rank: 0, local_rank: 0, host: 'node0', address: '10.0.0.2', port: 5001, state: 'listening' },
+            { rank: 1, local_rank: 1, host: 'node0', port: 5002, state: 'attached' },
+            { rank: 2, local_rank: 2, port: null, state: 'running' },
             { rank: 3, local_rank: 3, port: 5004, state: 'exited' },
         ],
         ...over,
     };
+    const [read] = readJobs({ jobs: [job] }).jobs;
+    return read;
 }
 
 function attach(over: Partial<RankdebugConfiguration>): RankdebugConfiguration {
     return { type: 'rankdebug', request: 'attach', name: 'Attach to job', ...over };
 }
 
-function setup(jobs: JobEntry[], answer: (command: string, arg: unknown) => unknown = () => undefined): { host: FakeHost; server: FakeServer; resolver: AttachResolver } {
+function setup(jobs: JobInfo[], answer: (command: string, arg: unknown) => unknown = () => undefined): { host: FakeHost; server: FakeServer; resolver: AttachResolver } {
     const host = new FakeHost();
     host.jobs = jobs;
     const server = new FakeServer(answer);
@@ -62,8 +68,9 @@ describe('debug/attachResolver', () => {
     });
 
     it('becomes a parent over every listening rank of the newest job when it names none', async () => {
-        const older = runningJob({ job: 'J0', pid: 1 });
-        const { server, resolver } = setup([older, runningJob()]);
+        const older = runningJob({ id: 'J0', launcher_pid: 1, start_time: 50 });
+        const found = runningJob({ id: '4242@node0', source: 'scan', dir: null, start_time: 200 });
+        const { server, resolver } = setup([runningJob(), older, found]);
         const config = await resolver.resolve(undefined, attach({}));
         assert.deepEqual(config.__attach, { job: 'J1', supervisorPid: 4242, dir: '/run/user/1000/rankdebug/J1', ranks: LISTENING, worldSize: 4, title: 'torchrun' });
         assert.equal(config.connect, undefined);
@@ -71,10 +78,10 @@ describe('debug/attachResolver', () => {
     });
 
     it('finds a job by its id, titled by its id when its launcher is not known', async () => {
-        const { resolver } = setup([runningJob({ job: 'J0', launcher: undefined, world_size: undefined }), runningJob()]);
+        const { resolver } = setup([runningJob({ id: 'J0', launcher: undefined, world_size: undefined }), runningJob()]);
         const config = await resolver.resolve(undefined, attach({ job: 'J0' }));
         assert.equal(config.__attach?.job, 'J0');
-        assert.equal(config.__attach?.title, 'J0');
+        assert.equal(config.__attach?.title, 'other');
         assert.equal(config.__attach?.worldSize, null);
     });
 
@@ -110,7 +117,7 @@ describe('debug/attachResolver', () => {
     it('rejects ranks none of which listens', async () => {
         const { resolver } = setup([runningJob()], () => ({ rankSpec: '2-3', ranks: [2, 3], arm: false }));
         await assert.rejects(resolver.resolve(undefined, attach({ ranks: '2-3' })), { message: 'no rank of job J1 is listening for a debugger' });
-        const quiet = runningJob({ rankEntries: [{ rank: 0, port: null }] });
+        const quiet = runningJob({ ranks: [{ rank: 0, port: null }] });
         await assert.rejects(setup([quiet]).resolver.resolve(undefined, attach({})), { message: 'no rank of job J1 is listening for a debugger' });
     });
 

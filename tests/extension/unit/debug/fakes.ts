@@ -8,7 +8,7 @@ import type { DebugHost, Localize } from '../../../../extension/src/debug/host';
 import type { JobStore } from '../../../../extension/src/debug/jobAdapter';
 import type { SourceBreakpoints } from '../../../../extension/src/debug/rankLink';
 import type { LaunchEvent } from '../../../../extension/src/core/events';
-import type { JobEntry } from '../../../../extension/src/core/jobs';
+import type { JobInfo } from '../../../../extension/src/core/jobList';
 import type { TrackedJob, TrackedRank } from '../../../../extension/src/jobState';
 
 /** `vscode.l10n` without a bundle: the English message with its `{N}` filled in. */
@@ -67,7 +67,7 @@ export class FakeHost implements DebugHost {
     justMyCodeSetting = true;
     readonly justMyCodeScopes: (vscode.Uri | undefined)[] = [];
     breakpoints: string[] = [];
-    jobs: JobEntry[] = [];
+    jobs: JobInfo[] = [];
     listed = 0;
     readonly terminals: FakeTerminal[] = [];
     readonly starts: ChildStart[] = [];
@@ -141,9 +141,9 @@ export class FakeHost implements DebugHost {
         return [python, '/ext/rankdebug_main.py'];
     }
 
-    listJobs(): JobEntry[] {
+    listJobs(): Promise<readonly JobInfo[]> {
         this.listed += 1;
-        return this.jobs;
+        return Promise.resolve(this.jobs);
     }
 
     emitter<T>(): vscode.EventEmitter<T> {
