@@ -295,12 +295,18 @@ def real(nodes: int, per_node: int, runs: int, before: str | None
                     times.append(time.monotonic() - t)
                     said = _wrong(name, got, fan.ranks)
                     if said is not None:
+                        if not wrong:  # the first wrong answer kept, to be read
+                            kept = (Path(tempfile.gettempdir())
+                                    / f"fanin-wrong-{name.split()[0]}.txt")
+                            kept.write_text(f"{said}\n{got.stdout}\n--- stderr\n{got.stderr}")
+                            said += f" (answer in {kept})"
                         wrong.append(said)
                 row[name] = statistics.median(times)
                 print(f"  {mode:>15}: {name:<14} median {row[name]:.2f} s  "
                       f"({', '.join(f'{x:.2f}' for x in times)}; target "
                       f"{TARGET_S[name]:.0f} s; load {os.getloadavg()[0]:.0f})"
-                      + (f"  WRONG: {wrong[0]}" if wrong else "  every rank once, odd found"),
+                      + (f"  WRONG in {len(wrong)} of {runs}: {wrong[0]}" if wrong
+                         else "  every rank once, odd found"),
                       flush=True)
             results[mode] = row
     shutil.rmtree(frozen, ignore_errors=True)
