@@ -4,29 +4,29 @@
  * scripts and Markdown (never `*`).
  */
 import * as vscode from 'vscode';
-import { BreakpointBinder } from './bindBreakpoint';
-import { debugCommand, debugTerminalSelection, generateLaunchJson, type Context } from './commands';
-import { ComparePanels } from './comparePanel';
+import { BreakpointBinder } from './groups/bindBreakpoint';
+import { debugCommand, debugTerminalSelection, generateLaunchJson, type Context } from './launch/commands';
+import { ComparePanels } from './inspect/comparePanel';
 import { looksLikeLaunch } from './core/lineHint';
 import { registerDebugType } from './debug';
 import { DEBUG_RANK_COMMAND, WhyStuck } from './diagnose/whyStuck';
-import { JobState } from './jobState';
+import { JobState } from './jobs/jobState';
 import { GroupStore } from './core/groupStore';
-import { JobsFilter } from './jobsFilter';
-import { JobsView, type JobNode } from './jobsView';
-import { createLog, log } from './log';
-import { onInterpreterChange, resolveInterpreter, setExtensionRoot } from './python';
-import { RankAttach } from './rankAttach';
-import { RankEval } from './rankEval';
-import { RankGroups } from './rankGroups';
-import { RankTargets } from './rankTargets';
-import { RankMemory } from './rankPick';
-import { SmokeRuns } from './smokeRun';
-import { StartedRankPicks } from './startedRankPick';
-import { LANGUAGES, Server } from './server';
-import { affectsInterpreter, affectsServer, affectsShim } from './settings';
-import { StacksPanels } from './stacksPanel';
-import { TerminalSupport } from './terminal';
+import { JobsFilter } from './jobs/jobsFilter';
+import { JobsView, type JobNode } from './jobs/jobsView';
+import { createLog, log } from './common/log';
+import { onInterpreterChange, resolveInterpreter, setExtensionRoot } from './common/python';
+import { RankAttach } from './jobs/rankAttach';
+import { RankEval } from './inspect/rankEval';
+import { RankGroups } from './groups/rankGroups';
+import { RankTargets } from './groups/rankTargets';
+import { RankMemory } from './launch/rankPick';
+import { SmokeRuns } from './smoke/smokeRun';
+import { StartedRankPicks } from './launch/startedRankPick';
+import { LANGUAGES, Server } from './common/server';
+import { affectsInterpreter, affectsServer, affectsShim } from './common/settings';
+import { StacksPanels } from './inspect/stacksPanel';
+import { TerminalSupport } from './launch/terminal';
 
 export function activate(context: vscode.ExtensionContext): { server: Server; state: JobState } {
     const t0 = Date.now();

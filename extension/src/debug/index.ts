@@ -14,8 +14,8 @@
  */
 import * as vscode from 'vscode';
 import type { JobInfo } from '../core/jobList';
-import type { JobState } from '../jobState';
-import type { JobNode } from '../jobsView';
+import type { JobState } from '../jobs/jobState';
+import type { JobNode } from '../jobs/jobsView';
 import { AttachResolver } from './attachResolver';
 import { TYPE, type CommandServer } from './configuration';
 import { ConfigurationProvider } from './configurationProvider';

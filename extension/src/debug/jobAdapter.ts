@@ -16,7 +16,7 @@ import type { StopMode } from '../core/control';
 import { parseEvent, rankLabel, type JobEvent, type LaunchEvent, type ListeningEvent } from '../core/events';
 import { formatSpec } from '../core/ranks';
 import { parseHangEvent, type HangEvent, type HangOverEvent } from '../core/hangEvents';
-import type { JobState, TrackedJob } from '../jobState';
+import type { JobState, TrackedJob } from '../jobs/jobState';
 import type { RankdebugConfiguration } from './configuration';
 import { EventsFile } from './eventsFile';
 import type { AdapterHost } from './host';

@@ -5,7 +5,7 @@
  * client but which never said `attached` (a chosen rank under `--attach hit`), so the row's
  * port cannot be what decides. No `vscode` import.
  */
-import type { TrackedJob } from '../jobState';
+import type { TrackedJob } from '../jobs/jobState';
 
 export type OpenRoute = 'shown' | 'promote' | 'attach';
 

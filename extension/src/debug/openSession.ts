@@ -5,9 +5,9 @@
  * other rank is attached as Attach to Ranks does.
  */
 import * as vscode from 'vscode';
-import type { JobState } from '../jobState';
-import type { JobNode } from '../jobsView';
-import { log } from '../log';
+import type { JobState } from '../jobs/jobState';
+import type { JobNode } from '../jobs/jobsView';
+import { log } from '../common/log';
 import { openRoute } from './openRoute';
 
 export async function openSession(state: JobState, node: JobNode | undefined): Promise<void> {

@@ -3,7 +3,7 @@
  * set its rank's state (paused / attached) for the jobs view and the status bar.
  */
 import type * as vscode from 'vscode';
-import type { JobState } from '../jobState';
+import type { JobState } from '../jobs/jobState';
 import type { RankdebugConfiguration } from './configuration';
 
 /** Requests that let a paused rank run again. */

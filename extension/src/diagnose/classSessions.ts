@@ -12,8 +12,8 @@ import { capClasses, classLabel, type ClassPick } from '../core/classSessions';
 import { jobLabel, type JobInfo, type RankInfo } from '../core/jobList';
 import { formatSpec } from '../core/ranks';
 import type { RankdebugConfiguration } from '../debug/configuration';
-import { log } from '../log';
-import { getSettings } from '../settings';
+import { log } from '../common/log';
+import { getSettings } from '../common/settings';
 
 /** What the route uses from the other parts. */
 export interface ClassSessionDeps {

@@ -11,7 +11,7 @@
  */
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { runCli } from '../cli';
+import { runCli } from '../common/cli';
 import { isRowArg } from '../core/commandArgs';
 import { compareFrame, culpritRank, readDiagnose, representatives, type DiagnoseView, type Place } from '../core/diagnose';
 import { renderDiagnose, type DiagnoseState } from '../core/diagnoseHtml';
@@ -19,9 +19,9 @@ import { jobLabel, type JobInfo } from '../core/jobList';
 import { formatSpec } from '../core/ranks';
 import { hostFlags } from '../core/settings';
 import { newNonce } from '../core/webviewHtml';
-import type { JobNode } from '../jobsView';
-import { log } from '../log';
-import { getSettings } from '../settings';
+import type { JobNode } from '../jobs/jobsView';
+import { log } from '../common/log';
+import { getSettings } from '../common/settings';
 import { ClassSessions, type ClassSessionDeps } from './classSessions';
 import type { NoticeHost } from './hangNotices';
 

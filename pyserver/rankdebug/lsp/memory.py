@@ -31,7 +31,7 @@ def system_allocator() -> None:
     afterwards 26 MB above the server's baseline with pymalloc, whose arenas stay while any
     object in them lives, 12 MB with malloc, whose freed pages ``collect`` hands back; an
     analysis costs about 15% more CPU. A user's own PYTHONMALLOC is kept. The extension
-    starts the server with it set (``extension/src/server.ts``), so it starts once."""
+    starts the server with it set (``extension/src/common/server.ts``), so it starts once."""
     if sys.platform != "linux" or _trim is None:
         return
     if os.environ.get(_MARK) == "1":

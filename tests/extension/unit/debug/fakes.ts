@@ -9,7 +9,7 @@ import type { JobStore } from '../../../../extension/src/debug/jobAdapter';
 import type { SourceBreakpoints } from '../../../../extension/src/debug/rankLink';
 import type { LaunchEvent } from '../../../../extension/src/core/events';
 import type { JobInfo } from '../../../../extension/src/core/jobList';
-import type { TrackedJob, TrackedRank } from '../../../../extension/src/jobState';
+import type { TrackedJob, TrackedRank } from '../../../../extension/src/jobs/jobState';
 
 /** `vscode.l10n` without a bundle: the English message with its `{N}` filled in. */
 export const l10n: Localize = {

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type * as vscode from 'vscode';
 import { RankTrackerFactory } from '../../../../extension/src/debug/tracker';
-import type { TrackedRank } from '../../../../extension/src/jobState';
+import type { TrackedRank } from '../../../../extension/src/jobs/jobState';
 import { fakeSession } from './fakes';
 
 function setup(): { states: (TrackedRank['state'] | undefined)[]; tracker: vscode.DebugAdapterTracker; rank: vscode.DebugSession } {
