@@ -46,6 +46,7 @@ import type { JobState, TrackedJob } from './jobState';
 import { log } from '../common/log';
 import { getSettings, SECTION } from '../common/settings';
 import { hostFlags } from '../core/settings';
+import { mark } from '../debug/traceMarks';
 
 export type JobNode =
     | { kind: 'job'; job: JobInfo; tracked?: TrackedJob }
@@ -286,9 +287,11 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
 
     private async scan(): Promise<void> {
         try {
+            mark('jobs refresh');
             const python = await this.python();
             const run = await runCli(python, ['jobs', '--json', ...hostFlags(getSettings())], { timeoutMs: 30000 });
             const snapshot = readJobs(run.answer);
+            mark(`jobs answered (${run.ms} ms, ${snapshot.jobs.length} jobs)`);
             this.watch(snapshot.registry);
             this.stale = false;
             const before = this.jobs.map((j) => j.id).join(',');
@@ -308,6 +311,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
             this.view.message = vscode.l10n.t('Cannot list training jobs: {0}', message);
         }
         this.render();
+        mark('jobs rendered');
     }
 
     private sessionState(job: JobInfo, rank: RankInfo): { tracked?: TrackedJob; session: SessionState } {
@@ -390,6 +394,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     }
 
     getTreeItem(node: JobNode): vscode.TreeItem {
+        if (node.kind === 'job') mark('jobs view item');
         switch (node.kind) {
             case 'job':
                 return this.jobItem(node);
@@ -402,6 +407,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
 
     /** A range of ranks (`ranks 0-127 · running`), collapsed. */
     private groupItem(node: Extract<JobNode, { kind: 'group' }>): vscode.TreeItem {
+        mark('jobs view item group');
         const g = node.group;
         const item = new vscode.TreeItem(g.label, vscode.TreeItemCollapsibleState.Collapsed);
         item.description = g.description;
@@ -459,8 +465,10 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
 
     getChildren(node?: JobNode): JobNode[] {
         // The newest job first: the one just started is the one looked for, whatever else runs.
+        if (!node) mark(`jobs view asked (${this.jobs.length} jobs)`);
         if (!node) return newestFirst(this.jobs).map((job) => this.nodes.get(`job:${job.id}`)?.node ?? { kind: 'job', job });
         const ids = this.children.get(nodeId(node)) ?? [];
+        if (node.kind === 'job') mark(`jobs view asked for the job's ${ids.length} rows`);
         return ids.map((id) => this.nodes.get(id)?.node).filter((n): n is JobNode => n !== undefined);
     }
 
