@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from supervise_fakes import FakeHub
 
-from rankdebug.supervise import ctl_wire
+from rankdebug.protocol import ctl as ctl_wire
 from rankdebug.supervise.endpoints import Endpoints
 from rankdebug.supervise.gate import Gate
 from rankdebug.supervise.nodes import Nodes

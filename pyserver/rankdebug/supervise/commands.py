@@ -2,7 +2,7 @@
 line of ``--control``'s stdin (whose errors are ``error`` events). Group commands
 (continue, pause, step, run-to, stop-mode) go on to ``together``; ``attach`` tells a rank
 that runs untraced, or an armed one, to start its debugger; ``stop`` ends the job; ``ping``
-is a health check. The commands and their fields are declared in ``ctl_wire``."""
+is a health check. The commands and their fields are declared in ``protocol.ctl``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import sys
 import threading
 from typing import Any
 
+from rankdebug.protocol import ctl as ctl_wire
 from rankdebug.runtime import wire
-from rankdebug.supervise import ctl_wire
 from rankdebug.supervise.endpoints import Endpoints
 from rankdebug.supervise.hub import Hub
 from rankdebug.supervise.rank_conns import RankConns

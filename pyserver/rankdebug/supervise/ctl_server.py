@@ -1,5 +1,5 @@
 """The job's control socket (``ctl.sock``): ranks report on it and clients send commands
-(``ctl_wire`` says what each may carry). Each connection is read on a thread of its own and
+(``protocol.ctl`` says what each may carry). Each connection is read on a thread of its own and
 its lines are put on the supervisor's queue as ``("msg", cid, msg)``, ``("bad", cid,
 error)`` (not a JSON object: answered, nothing else) and ``("eof", cid, None)``; answers go
 back on the same connection (``reply``). Only the job's owner is served (``SO_PEERCRED``),
@@ -14,8 +14,8 @@ import socket
 import threading
 from typing import Any
 
+from rankdebug.protocol import ctl as ctl_wire
 from rankdebug.runtime import peercred, wire
-from rankdebug.supervise import ctl_wire
 
 Events = queue.Queue[tuple[str, int, dict[str, Any] | None]]
 

@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from rankdebug.debugplan.job_env import JobRun
+from rankdebug.protocol import ctl as ctl_wire
 from rankdebug.runtime import registry
-from rankdebug.supervise import ctl_wire, event_text, procs
+from rankdebug.supervise import event_text, procs
 from rankdebug.supervise.commands import Commands
 from rankdebug.supervise.ctl_server import CtlServer, Events
 from rankdebug.supervise.endpoints import Endpoints

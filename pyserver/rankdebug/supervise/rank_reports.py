@@ -1,7 +1,7 @@
 """What ranks report to the job's control socket, each report handled by the method named
 after it: ``on_started``, ``on_listening``, ``on_attached``, ``on_exit``, ``on_armed``,
 ``on_handler``, ``on_adapter``, ``on_raised``. The reports and their fields are declared
-once, in ``ctl_wire.EVENTS``; a report reaches ``report`` only once it passed that
+once, in ``protocol.ctl.EVENTS``; a report reaches ``report`` only once it passed that
 check, and ``RankReports`` will not even be built while a declared report has no handler.
 Every report first says who the connection is (its rank, node, role: ``rank_conns``); the
 handler then records the rank's registry fields and says the ``--json`` events they
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rankdebug.supervise import ctl_wire
+from rankdebug.protocol import ctl as ctl_wire
 from rankdebug.supervise.endpoints import Endpoints
 from rankdebug.supervise.hub import Hub
 from rankdebug.supervise.nodes import Nodes
