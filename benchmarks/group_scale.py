@@ -11,7 +11,7 @@ sessions, or the extension's links beyond the session cap, are), a breakpoint in
 
     stop together, shown  rank 0's client gets "stopped" → the last client gets one (a rank
                           not stopped within 1 s is read from outside and shown paused by
-                          its gate, ``supervise.gate_waiting``)
+                          its gate, ``supervise.gates.waiting``)
     stop together, real   rank 0's "stopped" → the last rank stopped in debugpy itself
     (cold)                each other rank first starts debugpy (it ran untraced)
     (warm)                after continue all, rank 0 hits its breakpoint again: debugpy is

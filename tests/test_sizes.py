@@ -24,7 +24,7 @@ MODULES_OVER = {
 CLASSES_OVER = {
     "pyserver/rankdebug/command/expand.py:Expander": 508,
     "pyserver/rankdebug/command/script.py:Walker": 439,
-    "pyserver/rankdebug/supervise/gate_client.py:ClientSession": 423,
+    "pyserver/rankdebug/supervise/gates/client.py:ClientSession": 423,
     "pyserver/rankdebug/supervise/together.py:Together": 429,
 }
 TS_OVER: dict[str, int] = {}

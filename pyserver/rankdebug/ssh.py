@@ -1,6 +1,7 @@
 """SSH as rankdebug uses it to reach a job's other hosts (``--hosts``): host names, the
 ``ssh`` argv, and where the user's private folder is on a host. One home for all three:
-``launch --hosts`` (supervise/remote.py) and ``jobs|stacks|attach --hosts`` (jobs/across.py)."""
+``launch --hosts`` (supervise/nodes/remote.py) and ``jobs|stacks|attach --hosts``
+(jobs/across.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from rankdebug.errors import BadInput
 
 # In the environment of a job's ssh processes, = the job's id: the janitor (a light
-# process started with every launch) finds them without importing supervise/remote.py.
+# process started with every launch) finds them without importing supervise/nodes/remote.py.
 SSH_MARK = "RANKDEBUG_SSH_OF"
 
 # The registry root on a host, as ``runtime.registry.root`` finds it here, into ``$r``.

@@ -118,7 +118,7 @@ def test_dap_endpoints_send_each_message_at_once() -> None:
     socket (another node's adapter, forwarded) is left as it is."""
     import socket
 
-    from rankdebug.supervise.dapwire import Endpoint
+    from rankdebug.supervise.gates.dapwire import Endpoint
 
     with socket.create_server(("127.0.0.1", 0)) as server:
         client = socket.create_connection(server.getsockname()[:2])

@@ -324,7 +324,7 @@ _PREPARE = """
 import json, shutil, sys
 from pathlib import Path
 from rankdebug.debugplan.job_env import package_dir
-from rankdebug.supervise.remote import RemoteNode, SshOptions
+from rankdebug.supervise.nodes.remote import RemoteNode, SshOptions
 import rankdebug
 # Packages at paths node 1 does not have (node 0's private /tmp): they must be copied.
 here = Path("/tmp/only-on-node0")

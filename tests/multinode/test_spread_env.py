@@ -1,5 +1,5 @@
 """What ``rankdebug launch --hosts`` adds for launchers that start the other nodes' ranks
-themselves (supervise/spread.py): no cluster needed."""
+themselves (supervise/nodes/spread.py): no cluster needed."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.errors import BadInput
-from rankdebug.supervise.spread import OMPI_LIST, node_map, other_hosts, spread
+from rankdebug.supervise.nodes.spread import OMPI_LIST, node_map, other_hosts, spread
 
 
 def job(argv: list[str], env: dict[str, str], cwd: str) -> JobRun:

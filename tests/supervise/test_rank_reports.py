@@ -9,8 +9,8 @@ from supervise_fakes import FakeHub
 
 from rankdebug.protocol import ctl as ctl_wire
 from rankdebug.supervise.endpoints import Endpoints
-from rankdebug.supervise.gate import Gate
-from rankdebug.supervise.nodes import Nodes
+from rankdebug.supervise.gates.gate import Gate
+from rankdebug.supervise.nodes.watch import Nodes
 from rankdebug.supervise.rank_conns import RankConn, RankConns
 from rankdebug.supervise.rank_reports import RankReports
 from rankdebug.supervise.together import Together

@@ -1,6 +1,6 @@
 /**
  * The client's configuration sent with the launch (`RANKDEBUG_PRESET`, read by the
- * supervisor's gates: pyserver/rankdebug/supervise/gate_preset.py): every breakpoint with its
+ * supervisor's gates: pyserver/rankdebug/supervise/gates/preset.py): every breakpoint with its
  * condition, hit count, log message and rank binding, the function breakpoints and the
  * exception filters. A chosen rank then starts at once instead of waiting for its session's
  * `setBreakpoints` round trips; the session's own word replaces them once it has configured.

@@ -1,7 +1,7 @@
 """One rank's DAP connection, held by the terminal debugger: the client its gate
-(``supervise.gate``) relays to debugpy. Configured as the extension's ``RankLink`` configures
+(``supervise.gates.gate``) relays to debugpy. Configured as the extension's ``RankLink`` configures
 one (initialize, attach, breakpoints, debugpy's default exception filters,
-configurationDone), framed with ``supervise.dapwire``. Events go to ``on_event`` from the
+configurationDone), framed with ``supervise.gates.dapwire``. Events go to ``on_event`` from the
 reader thread; requests wait for their response with a timeout, so a rank that does not
 answer never holds the prompt."""
 
@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from rankdebug.supervise import dapwire
+from rankdebug.supervise.gates import dapwire
 
 OnEvent = Callable[["Link", dict[str, Any]], None]
 CONNECT_S = 10.0

@@ -24,7 +24,7 @@ from rankdebug.repl.link import Link, LinkError
 from rankdebug.repl.views import RankView, Say, SessionError
 from rankdebug.runtime import registry
 from rankdebug.runtime.wire import WireError, ask_timed
-from rankdebug.supervise.gate_waiting import main_thread
+from rankdebug.supervise.gates.waiting import main_thread
 
 EXIT_SEEN_S = 1.0  # a closed connection: how long its rank's end may take to show
 COORDS_S = 1.0  # a rank's handler answers in milliseconds, even while the rank is stopped

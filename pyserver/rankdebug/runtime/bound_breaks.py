@@ -2,7 +2,7 @@
 
 VS Code's breakpoints are global (every session gets every breakpoint), so the binding
 travels in the one field every DAP client lets a user edit: the condition. Each rank's gate
-(``supervise.gate``), or the rank itself where its debugger has no gate in front
+(``supervise.gates.gate``), or the rank itself where its debugger has no gate in front
 (``pydevd_bound``), rewrites ``setBreakpoints`` before the rank's debugger sees it: a
 breakpoint bound to other ranks is left out (the client is told it is unverified, and why);
 one bound to this rank keeps the rest of its condition (``EXPR``) or none. SPEC is the

@@ -10,7 +10,7 @@ it, and ``{"event": "exited", "code": N}`` last. The job's own stdout goes to st
 Errors before the job starts: exit status 2 and ``{"error": {...}}`` on stdout.
 
 Attach modes. ``hit`` (the default): a chosen rank runs without a tracer. The port its
-``listening`` event names is a gate in this process (``rankdebug.supervise.gate``) that
+``listening`` event names is a gate in this process (``rankdebug.supervise.gates.gate``) that
 answers the client's ``initialize``, ``attach``, breakpoints and ``configurationDone``
 itself; the rank waits for those breakpoints before its script runs and plants hit-hooks for
 them (``rankdebug.runtime.hithook``). At the first hook, Pause, a breakpoint added on a line
@@ -24,7 +24,7 @@ Armed jobs (``--arm``): every rank also serves a control socket in the job's fol
 ``eval`` or ``stacks`` asks it something (or ``{"command": "attach", "rank": N}`` with
 ``--control``); ``--ranks`` then defaults to none.
 
-``RANKDEBUG_PRESET`` (a JSON object, ``rankdebug.supervise.gate_preset``): the client's
+``RANKDEBUG_PRESET`` (a JSON object, ``rankdebug.supervise.gates.preset``): the client's
 breakpoints and exception filters, sent with the launch by an editor that knows them; the
 chosen ranks then run at once instead of waiting for their client's breakpoints.
 ``RANKDEBUG_WARM`` (``rankdebug.warm``, read by ``rankdebug.cli``): started ahead, the launch
@@ -60,12 +60,12 @@ from rankdebug.debugplan.options import DEFAULT_HANG_S, STOP_MODES, parse_hang
 from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.runtime import marks, registry
 from rankdebug.ssh import SshOptions, parse_hosts
-from rankdebug.supervise import gate_preset
 from rankdebug.supervise import ports as portmod
+from rankdebug.supervise.gates import preset as gate_preset
 from rankdebug.supervise.job import Supervisor
-from rankdebug.supervise.remote import RemoteNode
-from rankdebug.supervise.spread import node_map, other_hosts
-from rankdebug.supervise.spread import spread as spread_job
+from rankdebug.supervise.nodes.remote import RemoteNode
+from rankdebug.supervise.nodes.spread import node_map, other_hosts
+from rankdebug.supervise.nodes.spread import spread as spread_job
 
 PROG = "rankdebug launch"
 
@@ -264,7 +264,7 @@ def _connect_nodes(hosts: list[str], ssh: SshOptions, job: str, job_dir: str,  #
     anything starts: a node that cannot be reached is an error naming it (what was made on
     the others is removed); one the command named, not ``--hosts``, is said and left out,
     its ranks not debugged. ``spread``: the launcher here starts the ranks there (the folder
-    at the same path; see supervise/remote.py)."""
+    at the same path; see supervise/nodes/remote.py)."""
     packages = {"rankdebug": str(Path(rankdebug.__file__).resolve().parent),
                 "dbg/debugpy": package_dir("debugpy")}
     boot = os.path.join(job_dir, "boot", "sitecustomize.py")

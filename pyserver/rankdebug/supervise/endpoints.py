@@ -16,9 +16,9 @@ from typing import Any
 
 from rankdebug.runtime.port_rule import on_port_or_any
 from rankdebug.supervise.adapters import Adapter, start_adapter
-from rankdebug.supervise.gate import Gate
+from rankdebug.supervise.gates.gate import Gate
 from rankdebug.supervise.hub import Hub, chosen
-from rankdebug.supervise.nodes import Nodes
+from rankdebug.supervise.nodes.watch import Nodes
 from rankdebug.supervise.rank_conns import RankConn, RankConns
 from rankdebug.supervise.together import Together
 

@@ -40,16 +40,16 @@ from rankdebug.supervise import event_text, procs
 from rankdebug.supervise.commands import Commands
 from rankdebug.supervise.ctl_server import CtlServer, Events
 from rankdebug.supervise.endpoints import Endpoints
-from rankdebug.supervise.gate import Gate
+from rankdebug.supervise.gates.gate import Gate
 from rankdebug.supervise.hang_watch import HangWatch
 from rankdebug.supervise.hub import chosen
 from rankdebug.supervise.job_procs import JobProcesses
 from rankdebug.supervise.json_out import JsonOut
-from rankdebug.supervise.nodes import Nodes
+from rankdebug.supervise.nodes.remote import RemoteError, RemoteNode
+from rankdebug.supervise.nodes.watch import Nodes
 from rankdebug.supervise.rank_conns import RankConns
 from rankdebug.supervise.rank_ends import RankEnds
 from rankdebug.supervise.rank_reports import RankReports
-from rankdebug.supervise.remote import RemoteError, RemoteNode
 from rankdebug.supervise.together import Together
 
 

@@ -17,7 +17,7 @@ from rankdebug.runtime import marks
 from rankdebug.supervise import janitor, procs
 from rankdebug.supervise.adapters import with_rankdebug_on_path
 from rankdebug.supervise.hub import Hub
-from rankdebug.supervise.nodes import Nodes
+from rankdebug.supervise.nodes.watch import Nodes
 
 STOP_GRACE_S = 2.5  # SIGTERM -> SIGKILL; the whole stop stays under 5 s
 

@@ -15,7 +15,7 @@ from typing import Any
 from rankdebug.protocol import ctl as ctl_wire
 from rankdebug.supervise.endpoints import Endpoints
 from rankdebug.supervise.hub import Hub
-from rankdebug.supervise.nodes import Nodes
+from rankdebug.supervise.nodes.watch import Nodes
 from rankdebug.supervise.rank_conns import RankConn, RankConns
 
 Handler = Callable[[int, int, RankConn, dict[str, Any]], None]

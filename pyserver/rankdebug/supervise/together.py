@@ -43,8 +43,8 @@ from typing import Any, Protocol
 
 from rankdebug import ranks as rankspec
 from rankdebug.debugplan.options import STOP_MODES, StopMode
-from rankdebug.supervise.gate import Gate
-from rankdebug.supervise.gate_waiting import WaitFrame, main_thread
+from rankdebug.supervise.gates.gate import Gate
+from rankdebug.supervise.gates.waiting import WaitFrame, main_thread
 
 BLOCKED_AFTER_S = 1.0
 # A rank asked to pause that has not stopped by then is read from outside: it may wait in

@@ -120,7 +120,7 @@ describe('debug/launchResolver', () => {
         Object.assign(host, { clientConfig: () => client });
         const job = (await resolver.resolve(FOLDER, launch({ command: 'torchrun src/train.py' }))).__job;
         assert.equal(job?.env.NCCL_DEBUG, 'WARN');
-        // The shape the supervisor reads (supervise/gate_preset.py): setBreakpoints arguments per source.
+        // The shape the supervisor reads (supervise/gates/preset.py): setBreakpoints arguments per source.
         assert.deepEqual(JSON.parse(job?.env[PRESET_ENV] ?? 'null'), {
             breakpoints: [{ source: { path: '/w/src/train.py' }, breakpoints: [{ line: 12, condition: 'ranks 1 and step == 3', hitCondition: '2' }] }],
             functionBreakpoints: [],

@@ -15,7 +15,7 @@ import { rankContext, type JobInfo, type RankInfo } from '../../../../extension/
 import { Emitter, FakeHost, FakeJobs, fakeSession, until } from './fakes';
 
 /**
- * A rank's gate as its DAP clients see it (supervise/gate.py): initialize answered with
+ * A rank's gate as its DAP clients see it (supervise/gates/gate.py): initialize answered with
  * debugpy's exception filters, `initialized` after attach, attach answered after
  * configurationDone, one client at a time; `stop` sends its client a stopped event.
  */

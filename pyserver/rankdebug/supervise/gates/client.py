@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rankdebug.runtime import bound_breaks
-from rankdebug.supervise import dapwire
-from rankdebug.supervise.dapwire import Endpoint
-from rankdebug.supervise.gate_said import CAPABILITIES, CONFIG, EMPTY, Said
-from rankdebug.supervise.gate_waiting import WaitFrame, Waiting, main_thread
+from rankdebug.supervise.gates import dapwire
+from rankdebug.supervise.gates.dapwire import Endpoint
+from rankdebug.supervise.gates.said import CAPABILITIES, CONFIG, EMPTY, Said
+from rankdebug.supervise.gates.waiting import WaitFrame, Waiting, main_thread
 
 Answer = Callable[[dict[str, Any]], None]
 # A client's requests that set its rank running.
@@ -472,7 +472,7 @@ class ClientSession:
 
 def _connect(host: str, port: int) -> socket.socket:
     """The adapter's endpoint: ``host:port``, or a socket path (another node's adapter,
-    through the SSH connection: ``supervise.remote``)."""
+    through the SSH connection: ``supervise.nodes.remote``)."""
     if not host.startswith("/"):
         return socket.create_connection((host, port), timeout=30.0)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -1,6 +1,6 @@
 """The job's part on another node: started there over SSH by ``rankdebug launch --hosts``.
 
-    PYTHONPATH=BOOT python -m rankdebug.supervise.node_runner   (a JSON line on stdin)
+    PYTHONPATH=BOOT python -m rankdebug.supervise.nodes.runner   (a JSON line on stdin)
 
 The first line on stdin says what to run: ``{"argv", "env", "cwd", "dir"}`` (``env``: the
 variables to set on top of this node's own environment). The command runs in a session of

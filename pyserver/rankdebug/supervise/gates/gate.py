@@ -28,10 +28,11 @@ from typing import Any
 from rankdebug.adapter import peer
 from rankdebug.runtime.bound_breaks import with_lines
 from rankdebug.runtime.port_rule import on_port_or_any
-from rankdebug.supervise import dapwire, gate_preset
-from rankdebug.supervise.gate_client import ClientSession
-from rankdebug.supervise.gate_said import Said
-from rankdebug.supervise.gate_waiting import WaitFrame
+from rankdebug.supervise.gates import dapwire
+from rankdebug.supervise.gates import preset as gate_preset
+from rankdebug.supervise.gates.client import ClientSession
+from rankdebug.supervise.gates.said import Said
+from rankdebug.supervise.gates.waiting import WaitFrame
 
 Notify = Callable[[str, "dict[str, Any] | None"], None]
 Answer = Callable[[dict[str, Any]], None]

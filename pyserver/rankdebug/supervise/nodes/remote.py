@@ -193,7 +193,7 @@ class RemoteNode:
         ranks there; it only watches); the control socket forwarded."""
         remote_ctl = f"{self.dir}/ctl.sock"
         runner = (f"cd {shlex.quote(self.dir)} && PYTHONPATH={shlex.quote(self.dir + '/boot')} "
-                  f"exec {shlex.quote(self.python)} -m rankdebug.supervise.node_runner")
+                  f"exec {shlex.quote(self.python)} -m rankdebug.supervise.nodes.runner")
         ssh = self._ssh("-R", f"{remote_ctl}:{ctl}")
         self.runner = subprocess.Popen([*ssh, runner], stdin=subprocess.PIPE, stdout=stdout,
                                        start_new_session=True, env=self._marked())

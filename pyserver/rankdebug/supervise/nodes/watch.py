@@ -15,10 +15,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from rankdebug.supervise.gate import Gate
+from rankdebug.supervise.gates.gate import Gate
 from rankdebug.supervise.hub import Hub
+from rankdebug.supervise.nodes.remote import RemoteError, RemoteNode, node_argv, node_env
 from rankdebug.supervise.rank_conns import RankConn
-from rankdebug.supervise.remote import RemoteError, RemoteNode, node_argv, node_env
 
 # Another node's job ended before this one's: how long the rest may take to end too.
 REMOTE_END_WAIT_S = 60.0

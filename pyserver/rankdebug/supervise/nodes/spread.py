@@ -25,7 +25,7 @@ from rankdebug import launcher_table
 from rankdebug.debugplan.job_env import JobRun
 from rankdebug.errors import BadInput
 from rankdebug.ssh import is_host
-from rankdebug.supervise.remote import carried
+from rankdebug.supervise.nodes.remote import carried
 
 OMPI_LIST = "OMPI_MCA_mca_base_env_list"
 
