@@ -20,8 +20,9 @@ from jobs_helpers import rankdebug, with_marker
 
 from dap_client import DAPClient
 from rankdebug.jobs import attach as att
-from rankdebug.jobs import attach_many, cli_attach, inject, procfs
+from rankdebug.jobs import attach_many, cli_attach, procfs
 from rankdebug.jobs.discover import Job, Rank
+from rankdebug.jobs.injector import inject
 
 pytestmark = pytest.mark.skipif(not inject.supported(), reason="the injector is x86-64 only")
 

@@ -1,4 +1,4 @@
-"""The PEP 768 way in (``rankdebug.jobs.remote_exec``), as far as Python 3.11 can check it:
+"""The PEP 768 way in (``rankdebug.jobs.injector.remote_exec``), as far as Python 3.11 can check it:
 which way a rank is reached, and the script ``sys.remote_exec`` would run, run here in a real
 3.11 rank the way CPython 3.14 runs it (``PyRun_String`` in a fresh namespace, in the main
 thread): the rank then listens, a DAP client stops in it, and a second run does nothing.
@@ -19,7 +19,8 @@ import pytest
 
 from dap_client import DAPClient
 from rankdebug.jobs import attach as att
-from rankdebug.jobs import inject, procfs, remote_exec
+from rankdebug.jobs import procfs
+from rankdebug.jobs.injector import inject, remote_exec
 from rankdebug.runtime import adapter_wrapper
 
 OURS = (sys.version_info.major, sys.version_info.minor)

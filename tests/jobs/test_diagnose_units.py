@@ -12,11 +12,11 @@ import threading
 import time
 from typing import Any
 
+from rankdebug.jobs.analysis.stacks import RankStack
 from rankdebug.jobs.diagnose import activity, findings
 from rankdebug.jobs.diagnose.classes import classes
 from rankdebug.jobs.diagnose.seen import Seen, judge
 from rankdebug.jobs.discover import Rank
-from rankdebug.jobs.stacks import RankStack
 from rankdebug.pyspy import Frame, Thread
 
 TRAIN = "/home/me/proj/train.py"

@@ -1,4 +1,4 @@
-"""The ptrace injector (``rankdebug.jobs.inject``) on real Python processes: code runs in the
+"""The ptrace injector (``jobs.injector.inject``) on real Python processes: code runs in the
 target's ``__main__`` wherever its main thread is (asleep, busy in bytecode, in C holding the
 GIL, waiting for the GIL), and the target goes on exactly as before: no interrupted system
 call fails, no register it computes with changes."""
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rankdebug.jobs import elf, inject
+from rankdebug.jobs.injector import elf, inject
 
 pytestmark = pytest.mark.skipif(not inject.supported(), reason="the injector is x86-64 only")
 Target = tuple[Path, list[subprocess.Popen[str]]]

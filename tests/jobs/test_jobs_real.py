@@ -34,7 +34,7 @@ pytestmark = pytest.mark.timeout(180)
 
 
 def _need_pyspy() -> None:
-    from rankdebug.jobs.stacks import StacksError, find_pyspy
+    from rankdebug.jobs.analysis.stacks import StacksError, find_pyspy
 
     try:
         find_pyspy()

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from jobs_helpers import rankdebug, rankdebug_json
 
-from rankdebug.jobs import discover, gpu, procfs, ptrace
-from rankdebug.jobs import stacks as stk
+from rankdebug.jobs import discover, gpu, procfs
+from rankdebug.jobs.analysis import stacks as stk
+from rankdebug.jobs.injector import ptrace
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -257,7 +258,7 @@ def test_scan_sees_a_rank_and_drops_its_workers(tmp_path: object) -> None:
 
 
 def test_stacks_by_pid() -> None:
-    from rankdebug.jobs.stacks import StacksError, find_pyspy
+    from rankdebug.jobs.analysis.stacks import StacksError, find_pyspy
 
     try:
         find_pyspy()
@@ -329,7 +330,7 @@ def test_attach_refuses_a_traced_process() -> None:
 
 
 def test_odd_ones_need_to_stay_apart_in_every_read() -> None:
-    from rankdebug.jobs.odd_ones import odd_ranks
+    from rankdebug.jobs.analysis.odd_ones import odd_ranks
 
     assert odd_ranks([{0: "a", 1: "a", 2: "b"}]) == {2}  # one read: apart is odd
     loop = [{0: "x", 1: "x", 2: "y"}, {0: "y", 1: "y", 2: "z"}, {0: "z", 1: "z", 2: "x"}]
@@ -344,7 +345,7 @@ def test_odd_ones_need_to_stay_apart_in_every_read() -> None:
 
 
 def test_more_reads_are_needed_only_while_a_rank_stays_apart() -> None:
-    from rankdebug.jobs.odd_ones import odd_ranks, settled
+    from rankdebug.jobs.analysis.odd_ones import odd_ranks, settled
 
     assert settled([{0: "a", 1: "a", 2: "a"}])  # all together: nothing more to learn
     assert settled([{0: "a", 1: "b", 2: "c"}])  # no two agree: nobody is apart from a set
@@ -488,7 +489,7 @@ def test_hundreds_of_scanned_ranks_merge_into_their_registry_job() -> None:
 
 
 def test_collective_check_names_the_rank_behind_and_the_numbers() -> None:
-    from rankdebug.jobs.collective_check import check
+    from rankdebug.jobs.analysis.collective_check import check
 
     def state(op: str | None, seq: int) -> dict[str, object]:
         current = {"op": op, "seq": seq, "group": "0"} if op else None

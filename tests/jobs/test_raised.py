@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rankdebug.jobs import stacks as stk
+from rankdebug.jobs.analysis import stacks as stk
 from rankdebug.jobs.cli_jobs import render
 from rankdebug.jobs.discover import discover
 from rankdebug.runtime import registry

@@ -23,7 +23,7 @@ import torch.nn.parallel.distributed
 from launch_helpers import SCRIPTS, Launch, line_of, tool, wait_for
 
 from dap_client import DAPClient
-from rankdebug.jobs.collective_check import check
+from rankdebug.jobs.analysis.collective_check import check
 from rankdebug.runtime import collectives, handler, wire
 
 SCRIPT = "ddp_late.py"

@@ -29,8 +29,8 @@ from typing import Any
 
 import rankdebug
 from rankdebug.jobs import agent_link, fanin, node_agent
+from rankdebug.jobs.analysis.stacks import RankStack
 from rankdebug.jobs.discover import Discovery, Job, Rank
-from rankdebug.jobs.stacks import RankStack
 from rankdebug.pyspy import Frame, Thread
 from rankdebug.ssh import PRIVATE_ROOT_SH, SshOptions, parse_hosts
 

@@ -7,11 +7,11 @@ pure-Python package, the very version this ``rankdebug`` uses, on P's ``sys.path
 
 Ways to run it there (``RANKDEBUG_INJECT=ptrace|gdb`` forces one of the last two):
 
-- ``sys.remote_exec`` (PEP 768, ``rankdebug.jobs.remote_exec``): when rankdebug and P run the
+- ``sys.remote_exec`` (PEP 768, ``jobs.injector.remote_exec``): when rankdebug and P run the
   same Python ≥ 3.14 and P has not switched remote debugging off; P runs the script at its
   next safe point. A P whose main thread reaches none (it waits in C) within a few seconds,
   or refuses, gets the injector instead.
-- ``rankdebug.jobs.inject`` (x86-64 Linux, the default there): plain ptrace stops P's main
+- ``rankdebug.jobs.injector.inject`` (x86-64 Linux, the default there): plain ptrace stops P's main
   thread where it waits in a system call and calls the interpreter's C API on it, in
   milliseconds. No gdb: gdb 13's inferior calls fail on some CPUs and kill the rank they
   were meant to debug (its interrupted system call fails with errno 514).
@@ -38,8 +38,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from rankdebug.jobs import inject, procfs, remote_exec
-from rankdebug.jobs.ptrace import diagnose, explain_failure, refused
+from rankdebug.jobs import procfs
+from rankdebug.jobs.injector import inject, remote_exec
+from rankdebug.jobs.injector.ptrace import diagnose, explain_failure, refused
 from rankdebug.runtime import adapter_wrapper, registry
 
 MIN_PYTHON = (3, 8)  # what debugpy 1.8 supports

@@ -2,7 +2,7 @@
 collapsed into one row, the odd ones marked.
 
     rankdebug stacks JOB            plain text
-    rankdebug stacks JOB --json     the JSON of ``rankdebug.jobs.stacks.report``
+    rankdebug stacks JOB --json     the JSON of ``rankdebug.jobs.analysis.stacks.report``
     rankdebug stacks --pid 123 --pid 124
     rankdebug stacks JOB --ranks 'tp=0'   only some ranks: numbers, or parallel coordinates
     rankdebug stacks JOB --hosts a,b   also the job's ranks on hosts a and b (over SSH)
@@ -20,10 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from rankdebug.errors import BadInput, fail
 from rankdebug.jobs import across, fanin, job_coords
-from rankdebug.jobs import stacks as stk
+from rankdebug.jobs.analysis import stacks as stk
+from rankdebug.jobs.analysis.odd_ones import odd_ranks, settled
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import discover, find_job, rank_of_pid
-from rankdebug.jobs.odd_ones import odd_ranks, settled
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

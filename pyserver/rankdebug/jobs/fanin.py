@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rankdebug.jobs.stacks import Frame, RankStack, Thread
+from rankdebug.jobs.analysis.stacks import Frame, RankStack, Thread
 
 FORMAT = 1  # the answers' version: a node of another rankdebug answers per rank instead
 

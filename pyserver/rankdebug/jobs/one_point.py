@@ -23,7 +23,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from rankdebug.jobs.compare import Group
+from rankdebug.jobs.analysis.compare import Group
 from rankdebug.jobs.discover import Rank
 from rankdebug.ranks import label
 from rankdebug.runtime.wire import ask_all

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rankdebug.jobs import compare
+from rankdebug.jobs.analysis import compare
 from rankdebug.jobs.coords_value import text as coords_text
 from rankdebug.ranks import label
 

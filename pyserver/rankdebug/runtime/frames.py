@@ -1,5 +1,5 @@
 """Python stacks of this process, shaped like ``py-spy dump --json``, and which files are the
-user's own (used by the armed handler, and by ``rankdebug.jobs.stacks`` for py-spy's dumps).
+user's own (used by the armed handler, and by ``jobs.analysis.stacks`` for py-spy's dumps).
 
 Pure Python, 3.9 and later.
 """

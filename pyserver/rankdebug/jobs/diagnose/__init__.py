@@ -21,7 +21,7 @@ and what holds the job said (``findings``); ``report`` prints it, ``cli`` is the
     {"event": "collectives", "group": "0", "desc": "default_pg",
      "positions": [{"ranks": [0, 1, 2], "op": "all_reduce" | null, "seq": 6,
                     "context": "DDP bucket, from backward" | null}, ...]}
-        per process group its handlers named, as ``jobs.collective_check`` reads a rank's
+        per process group its handlers named, as ``jobs.analysis.collective_check`` reads a rank's
         place: the collective each rank waits in (or the recorder has open), else the
         number of the last it issued
     {"event": "culprit", "ranks": [3], "why": "...", "where": {...} | null}

@@ -23,7 +23,7 @@ from typing import Any
 
 from rankdebug.errors import FAILED, BadInput, report
 from rankdebug.jobs import across, job_coords
-from rankdebug.jobs import stacks as stk
+from rankdebug.jobs.analysis import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.diagnose import busy_progress, native_wait
 from rankdebug.jobs.diagnose import findings as fnd

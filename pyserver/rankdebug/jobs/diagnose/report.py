@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from rankdebug.jobs.collective_check import _position
+from rankdebug.jobs.analysis.collective_check import _position
 from rankdebug.jobs.diagnose.classes import Class
 from rankdebug.jobs.diagnose.findings import Verdict
 from rankdebug.jobs.diagnose.seen import Seen

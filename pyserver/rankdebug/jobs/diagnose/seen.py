@@ -22,9 +22,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rankdebug.jobs.analysis.stacks import RankStack
 from rankdebug.jobs.diagnose.activity import Activity
 from rankdebug.jobs.discover import Rank
-from rankdebug.jobs.stacks import RankStack
 from rankdebug.pyspy import Frame, Thread
 
 STATES = ("waiting", "running", "stuck", "exited", "raised", "unknown")

@@ -1,4 +1,4 @@
-"""Every rank read a few times, a moment apart: the stacks (``jobs.stacks.take``: armed
+"""Every rank read a few times, a moment apart: the stacks (``jobs.analysis.stacks.take``: armed
 ranks through their handlers, the others through py-spy, all at once) and, just before and
 just after each read, the main threads' kernel counters (``activity``).
 
@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rankdebug.jobs import stacks as stk
+from rankdebug.jobs.analysis import stacks as stk
 from rankdebug.jobs.diagnose.activity import Activity, Counters, look, measure
 from rankdebug.runtime import procstat
 

@@ -111,7 +111,7 @@ def dump(pid: int, *, nonblocking: bool = False, timeout: float = DUMP_TIMEOUT_S
 
 
 def _pyspy_error(pid: int, text: str) -> str:
-    from rankdebug.jobs.ptrace import diagnose
+    from rankdebug.jobs.injector.ptrace import diagnose
 
     text = text.strip().splitlines()[-1] if text.strip() else "py-spy failed"
     if "ermission" in text or "not permitted" in text:
@@ -350,7 +350,7 @@ def main_keys(stacks: list[RankStack]) -> dict[int, Hashable]:
 
 def mismatches(stacks: list[RankStack]) -> list[dict[str, Any]]:
     """The process groups whose ranks are at different collectives (``collective_check``)."""
-    from rankdebug.jobs.collective_check import check
+    from rankdebug.jobs.analysis.collective_check import check
 
     return check({rs.rank: rs.collectives for rs in stacks
                   if rs.rank is not None and rs.collectives is not None})
@@ -370,7 +370,7 @@ class View:
 def report(stacks: list[RankStack], groups: list[Group], job: str | None,
            seconds: float, view: View | None = None) -> dict[str, Any]:
     """The JSON ``rankdebug stacks --json`` prints."""
-    from rankdebug.jobs.stack_tree import merge
+    from rankdebug.jobs.analysis.stack_tree import merge
 
     view = view or View()
     odd = sorted({_key(r) for g in groups if g.odd for r in g.ranks})
@@ -409,8 +409,8 @@ def render(stacks: list[RankStack], groups: list[Group], job: str | None, second
            view: View | None = None) -> str:
     """The plain-text view: the collectives ranks disagree on, then one row per group, the
     odd ones marked, frames under each (``tree``: the merged tree instead)."""
-    from rankdebug.jobs.stack_tree import merge
-    from rankdebug.jobs.stack_tree import render as render_tree
+    from rankdebug.jobs.analysis.stack_tree import merge
+    from rankdebug.jobs.analysis.stack_tree import render as render_tree
 
     view = view or View()
     lines = []

@@ -6,7 +6,7 @@ main thread at its next safe point, the way it runs a signal handler: between tw
 in a fresh namespace, holding the GIL. It is used when both interpreters are the same Python
 ≥ 3.14 (the caller's and the rank's minor versions must match) and the rank has not switched
 it off (``PYTHON_DISABLE_REMOTE_DEBUG`` set, ``-X disable_remote_debug``); a build without it
-says so when asked, and ptrace injection (``rankdebug.jobs.inject``) is the fallback.
+says so when asked, and ptrace injection (``rankdebug.jobs.injector.inject``) is the fallback.
 
 A rank whose main thread sits in C (a long collective, a blocking read) reaches no safe point:
 the script then never starts, and after ``CLAIM_S`` the attach takes the injector's way, which

@@ -32,7 +32,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from rankdebug.jobs import elf, procfs
+from rankdebug.jobs import procfs
+from rankdebug.jobs.injector import elf
 
 PTRACE_CONT = 7
 PTRACE_GETREGS = 12
