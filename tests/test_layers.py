@@ -1,6 +1,7 @@
 """The package's layering: no import cycles, and no layer imports one above it.
 
-    runtime (rank side: stdlib only) → errors, ranks, launcher_table, pyspy, adapter, ssh,
+    runtime (rank side: stdlib only) → errors, ranks, launcher_table, pyspy, packages,
+    adapter, ssh,
     protocol (shared)
     → command (text → launch plan) → debugplan (→ what to run) | smoke (→ a tiny run)
       (siblings: neither imports the other)
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent / "pyserver"
 LAYERS: list[set[str]] = [
     {"rankdebug.runtime"},
     {"rankdebug.errors", "rankdebug.ranks", "rankdebug.launcher_table", "rankdebug.pyspy",
+     "rankdebug.packages",
      "rankdebug.adapter", "rankdebug.ssh", "rankdebug.protocol", "rankdebug.hang_rule"},
     {"rankdebug.command"},
     {"rankdebug.debugplan", "rankdebug.smoke"},

@@ -323,7 +323,7 @@ def test_another_user_on_either_node_cannot_reach_a_rank(nodes: Cluster) -> None
 _PREPARE = """
 import json, shutil, sys
 from pathlib import Path
-from rankdebug.debugplan.job_env import package_dir
+from rankdebug.packages import package_dir
 from rankdebug.supervise.nodes.remote import RemoteNode, SshOptions
 import rankdebug
 # Packages at paths node 1 does not have (node 0's private /tmp): they must be copied.

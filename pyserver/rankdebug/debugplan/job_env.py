@@ -2,14 +2,14 @@
 inserted into argv) and its environment, which carries every setting the ranks' bootstrap
 needs in ``RANKDEBUG_*`` variables (read by ``rankdebug.runtime.debug``) and puts a private
 boot folder (``sitecustomize.py`` = ``rankdebug.runtime.bootstrap``) first on PYTHONPATH.
+Pure: the places (``JobPlaces``: the job's id, folders and ports) come in, made by the
+supervisor (``supervise.boot``, ``supervise.ports``); nothing here touches a file.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -87,28 +87,6 @@ def command_env(plan: LaunchPlan, base: Mapping[str, str]) -> dict[str, str]:
             )
         env.update({name: w.value for name, w in layer.items() if w.value is not None})
     return env
-
-
-def package_dir(module: str) -> str:
-    """The folder of an importable package, e.g. ``debugpy``."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
-        raise UnrunnableError(f"cannot find the {module} package")
-    return str(next(iter(spec.submodule_search_locations)))
-
-
-def prepare_boot_dir(boot: Path) -> tuple[Path, Path]:
-    """Fill ``boot`` (private, created here): ``sitecustomize.py`` (the bootstrap), a link to
-    the ``rankdebug`` package, and ``dbg/debugpy``, a link the chosen ranks alone put on
-    sys.path. Returns (folder for PYTHONPATH, folder holding debugpy)."""
-    boot.mkdir(mode=0o700, parents=True, exist_ok=True)
-    here = Path(__file__).resolve().parent.parent
-    shutil.copyfile(here / "runtime" / "bootstrap.py", boot / "sitecustomize.py")
-    (boot / "rankdebug").symlink_to(here, target_is_directory=True)
-    dbg = boot / "dbg"
-    dbg.mkdir(mode=0o700)
-    (dbg / "debugpy").symlink_to(package_dir("debugpy"), target_is_directory=True)
-    return boot, dbg
 
 
 def _rank_vars(dplan: DebugPlan) -> str:

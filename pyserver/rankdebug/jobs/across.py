@@ -129,7 +129,7 @@ def _ship_script() -> str:
 
 
 def _tools_tar() -> bytes:
-    from rankdebug.debugplan.job_env import package_dir
+    from rankdebug.packages import package_dir
 
     data = io.BytesIO()
     with tarfile.open(fileobj=data, mode="w:gz") as tar:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import rankdebug
-from rankdebug.debugplan.job_env import package_dir
+from rankdebug.packages import package_dir
 
 
 @dataclass(frozen=True)

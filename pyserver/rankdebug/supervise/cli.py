@@ -48,19 +48,14 @@ from rankdebug.command import plan_argv, plan_file
 from rankdebug.command.entry import script_missing, script_target, where
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.debugplan import DebugPlan, LaunchOptions, Origin
-from rankdebug.debugplan.job_env import (
-    JobPlaces,
-    JobRun,
-    command_argv,
-    job_run,
-    package_dir,
-    prepare_boot_dir,
-)
+from rankdebug.debugplan.job_env import JobPlaces, JobRun, command_argv, job_run
 from rankdebug.debugplan.options import DEFAULT_HANG_S, STOP_MODES, parse_hang
 from rankdebug.errors import BadInput, RankdebugError, report
+from rankdebug.packages import package_dir
 from rankdebug.runtime import marks, registry
 from rankdebug.ssh import SshOptions, parse_hosts
 from rankdebug.supervise import ports as portmod
+from rankdebug.supervise.boot import prepare_boot_dir
 from rankdebug.supervise.gates import preset as gate_preset
 from rankdebug.supervise.job import Supervisor
 from rankdebug.supervise.nodes.remote import RemoteNode
