@@ -18,6 +18,7 @@ from pathlib import Path
 from rankdebug import cli, launcher_table, ranks
 from rankdebug.jobs import coords_value
 from rankdebug.protocol import fields, launch
+from rankdebug.protocol import jobs as jobs_answer
 from rankdebug.runtime import bound_breaks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,6 +133,11 @@ def outputs() -> dict[Path, str]:
         ROOT / "tests" / "extension" / "unit" / "fixtures" / "coords-cases.json": coords_cases(),
         ROOT / "docs" / "schema" / "launch-events.schema.json":
             fields.schema("rankdebug launch --json events", launch.EVENTS),
+        ROOT / "docs" / "schema" / "jobs-answer.schema.json":
+            fields.shapes_schema("rankdebug jobs --json", "Answer", jobs_answer.SHAPES),
+        ROOT / "extension" / "src" / "core" / "generated" / "jobsAnswer.ts":
+            fields.shapes_typescript("pyserver/rankdebug/protocol/jobs.py", jobs_answer.SHAPES,
+                                     "Json"),
         ROOT / "extension" / "src" / "core" / "generated" / "launchEvents.ts":
             fields.typescript("pyserver/rankdebug/protocol/launch.py", launch.EVENTS,
                               "Wire", "LaunchWire"),

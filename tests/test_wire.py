@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from rankdebug.protocol import fields, launch
+from rankdebug.protocol import jobs as jobs_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,3 +44,37 @@ def test_a_message_is_checked_field_by_field() -> None:
     assert fields.problem({"event": "bogus"}, launch.EVENTS) == "unknown event 'bogus'"
     assert fields.problem({"event": "arrived", "command": "step", "ranks": [0, "1"]},
                           launch.EVENTS) == "arrived: ranks is [0, '1'], not [int]"
+
+
+def _answer(**job: object) -> dict[str, object]:
+    rank = {"pid": 7, "rank": 0, "local_rank": 0, "world_size": 1, "host": "n0", "port": None,
+            "address": None, "state": "running", "proc_state": "sleeping", "cpu": 0.5,
+            "cpu_time": 1.0, "rss": 1, "threads": 2, "gpu": None,
+            "cuda_visible_devices": None, "command": ["python"], "cwd": "/w",
+            "start_time": 1.0, "armed": False, "socket": None, "raised": None,
+            "collective": None, "role": None, "coords": None}
+    one = {"id": "J", "source": "registry", "host": "n0", "launcher": "torchrun",
+           "launcher_pid": 6, "command": ["torchrun"], "cwd": "/w", "start_time": 1.0,
+           "world_size": 1, "rendezvous": None, "run_id": None, "armed": False,
+           "ranks": [rank], "dir": "/run/user/1/rankdebug/J", **job}
+    return {"host": "n0", "time": 1.0, "scan_ms": 1.0, "processes": 3, "jobs": [one],
+            "warnings": [], "registry": "/run/user/1/rankdebug"}
+
+
+def test_the_jobs_answer_is_checked_object_by_object() -> None:
+    shapes = jobs_answer.SHAPES
+    assert fields.shape_problem(_answer(), shapes["Answer"], shapes) is None
+    rank = _answer()["jobs"][0]["ranks"][0]  # type: ignore[index]
+    assert fields.shape_problem(_answer(ranks=[{**rank, "port": "5678"}]), shapes["Answer"],
+                                shapes) == "Answer.jobs[0].ranks[0].port is '5678', not int"
+    assert fields.shape_problem(_answer(ranks=[{**rank, "gpu": [{"uuid": 3}]}]),
+                                shapes["Answer"], shapes) == \
+        "Answer.jobs[0].ranks[0].gpu[0].index is missing"
+    assert fields.shape_problem(_answer(extra=1), shapes["Answer"], shapes) == \
+        "Answer.jobs[0]: undeclared extra"
+    assert fields.shape_problem(_answer(dir=None), shapes["Answer"], shapes) is None
+    assert fields.shape_problem(_answer(armed=None), shapes["Answer"], shapes) == \
+        "Answer.jobs[0].armed is null"
+    schema = json.loads((ROOT / "docs" / "schema" / "jobs-answer.schema.json").read_text())
+    assert schema["$defs"]["Job"]["properties"]["ranks"]["items"] == {"$ref": "#/$defs/Rank"}
+    assert set(schema["$defs"]) == set(shapes)

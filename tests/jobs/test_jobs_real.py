@@ -29,6 +29,8 @@ from jobs_helpers import JOB_SCRIPT, TorchrunJob, line_of, rankdebug, rankdebug_
 
 from dap_client import DAPClient
 from rankdebug.jobs import discover, procfs
+from rankdebug.protocol import fields
+from rankdebug.protocol import jobs as jobs_answer
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -63,6 +65,8 @@ def _job_of(found: dict[str, object], launcher_pid: int) -> dict[str, object]:
 
 def test_discovery_finds_a_job_started_without_rankdebug(hang_job: TorchrunJob) -> None:
     found = rankdebug_json("jobs")
+    # The whole answer as protocol/jobs.py declares it (the extension's types come from it).
+    assert fields.shape_problem(found, jobs_answer.SHAPES["Answer"], jobs_answer.SHAPES) is None
     job = _job_of(found, hang_job.proc.pid)
     assert job["source"] == "scan" and job["dir"] is None
     assert job["launcher"] == "torchrun"
@@ -389,6 +393,8 @@ def test_a_rankdebug_launch_job_is_one_registry_job(tmp_path: Path) -> None:
             assert time.monotonic() < deadline and launch.poll() is None
             time.sleep(0.1)
         found = rankdebug_json("jobs")
+        assert fields.shape_problem(found, jobs_answer.SHAPES["Answer"],
+                                    jobs_answer.SHAPES) is None
         mine = [j for j in found["jobs"]
                 if any(str(tmp_path) in " ".join(r["command"]) or j["id"] == job_id
                        for r in j["ranks"])]

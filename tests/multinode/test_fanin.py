@@ -18,6 +18,9 @@ import pytest
 from cluster import ClusterUnavailable, Node, start_cluster
 from fan import REPO, FanJob, env, fan_job
 
+from rankdebug.protocol import fields
+from rankdebug.protocol import jobs as jobs_answer
+
 NODES, PER_NODE, ODD = 4, 16, 37  # rank 37: node 2
 
 
@@ -45,6 +48,7 @@ def _lines(text: str) -> list[dict[str, Any]]:
 
 def test_jobs_joins_every_node_into_one_job(fan: FanJob) -> None:
     found = json.loads(_ok(fan.rankdebug("jobs", "--json", "--no-gpu", *fan.hosts())))
+    assert fields.shape_problem(found, jobs_answer.SHAPES["Answer"], jobs_answer.SHAPES) is None
     [job] = [j for j in found["jobs"] if j["rendezvous"] == "node0:29681"]
     assert job["id"] == fan.job and job["run_id"] == "fan-29681"
     assert [r["rank"] for r in job["ranks"]] == list(range(fan.ranks))

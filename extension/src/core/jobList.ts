@@ -5,6 +5,7 @@
  * No `vscode` import.
  */
 import { coordText, readCoords, type Coords } from './coords';
+import type { AnswerJson, JobJson, RankJson, RaisedJson, GpuJson } from './generated/jobsAnswer';
 
 export type RankStateName = 'starting' | 'running' | 'armed' | 'raised' | 'listening' | 'attached' | 'exited';
 
@@ -67,6 +68,8 @@ export interface JobsSnapshot {
 }
 
 type Obj = Record<string, unknown>;
+/** An object of the answer as read: any field may be missing or of another type, but only the declared names (protocol/jobs.py) may be read. */
+type Raw<T> = Partial<Record<keyof T, unknown>>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -75,16 +78,16 @@ const STATES: readonly RankStateName[] = ['starting', 'running', 'armed', 'raise
 
 function readRaised(v: unknown): RaisedInfo | null {
     if (typeof v !== 'object' || v === null) return null;
-    const r = obj(v);
+    const r: Raw<RaisedJson> = obj(v);
     return { exception: str(r.exception) ?? 'Exception', message: str(r.message) ?? '', file: str(r.file), line: num(r.line), function: str(r.function) };
 }
 
 function readRank(v: unknown): RankInfo | undefined {
-    const r = obj(v);
+    const r: Raw<RankJson> = obj(v);
     const rank = num(r.rank);
     if (rank === null) return undefined;
     const state = STATES.includes(r.state as RankStateName) ? (r.state as RankStateName) : 'running';
-    const gpu = Array.isArray(r.gpu) ? r.gpu.map((g) => ({ index: num(obj(g).index), memoryMib: num(obj(g).memory_mib) })) : null;
+    const gpu = Array.isArray(r.gpu) ? r.gpu.map((g) => { const one: Raw<GpuJson> = obj(g); return { index: num(one.index), memoryMib: num(one.memory_mib) }; }) : null;
     return {
         pid: num(r.pid),
         rank,
@@ -104,7 +107,7 @@ function readRank(v: unknown): RankInfo | undefined {
 }
 
 function readJob(v: unknown): JobInfo | undefined {
-    const j = obj(v);
+    const j: Raw<JobJson> = obj(v);
     const id = str(j.id);
     if (!id) return undefined;
     const ranks = (Array.isArray(j.ranks) ? j.ranks : []).map(readRank).filter((r): r is RankInfo => r !== undefined);
@@ -127,7 +130,7 @@ function readJob(v: unknown): JobInfo | undefined {
 
 /** Reads the object `rankdebug jobs --json` printed (already JSON-decoded). Missing fields are null/false. */
 export function readJobs(answer: unknown): JobsSnapshot {
-    const a = obj(answer);
+    const a: Raw<AnswerJson> = obj(answer);
     return {
         host: str(a.host),
         scanMs: num(a.scan_ms),

@@ -8,7 +8,8 @@ refused, and the fix),
 ``cli_attach``, ``cli_eval``.
 
 ``rankdebug jobs --json`` prints one object (what the language server's ``rankdebug.jobs``
-command and the Training Jobs view read)::
+command and the Training Jobs view read; declared, and checked in the tests, by
+``rankdebug.protocol.jobs``)::
 
     {"host": "node0", "time": 1795355200.8, "scan_ms": 2.3, "processes": 94,
      "warnings": [],
