@@ -64,7 +64,8 @@ def launchers_ts() -> str:
         "/** A word that may start a launch command: a launcher's program, a Python, a shell,\n"
         " *  sbatch or rankdebug, as a whole word (after a separator, before a space or the\n"
         " *  end). */\n"
-        f"export const LAUNCH_WORD = /(^|[\\s;&|(`'\"=/])({alternatives}|python[0-9.]*)(\\s|$)/;\n")
+        f"export const LAUNCH_WORD = /(^|[\\s;&|(`'\"=/])({alternatives}|"
+        f"{launcher_table.PYTHON_NAME})(\\s|$)/;\n")
 
 
 def verbs_ts() -> str:

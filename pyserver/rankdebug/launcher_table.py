@@ -135,9 +135,21 @@ PROCESS_WORDS: dict[str, str] = {
     if row.name not in ("python", OTHER)
 }
 
+# A Python interpreter's program name: python, python3, python3.11, pypy3, with the
+# suffixes builds add (d: debug, m: pymalloc, t: free-threaded, w: Windows' GUI one).
+PYTHON_NAME = r"(?:python|pypy)(?:\d+(?:\.\d+)*)?[dmtw]?"
+_PYTHON = re.compile(PYTHON_NAME)
+
+
+def is_python_name(name: str) -> bool:
+    """Whether a program's basename names a Python interpreter (one rule for the command
+    reader, the process scan and the smoke probe)."""
+    return _PYTHON.fullmatch(name) is not None
+
+
 _PROGRAMS = "|".join(re.escape(p) for row in TABLE for p in row.programs)
 # A first word that is a launcher program (by basename), a python or a shell script.
-LAUNCH_PROGRAM = re.compile(rf"(?:{_PROGRAMS}|python[\d.]*|[^/\s]+\.sh)")
+LAUNCH_PROGRAM = re.compile(rf"(?:{_PROGRAMS}|{PYTHON_NAME}|[^/\s]+\.sh)")
 
 
 def get(name: str) -> Launcher:

@@ -1074,3 +1074,20 @@ def test_tune_run_errors_and_other_subcommands() -> None:
     assert not diags(plan("tune run r $ARGS", shell_vars={}), "missing-config")
     for other in ("tune download meta-llama/Llama-3.1-8B", "tune ls", "tune cp a b"):
         assert plan(other).launcher == "other", other
+
+
+def test_one_rule_names_a_python_for_the_reader_the_scan_and_the_probe() -> None:
+    """``launcher_table.is_python_name``: what the command reader, the /proc scan and the
+    smoke probe each take for an interpreter (they had three rules that disagreed)."""
+    from rankdebug.jobs import procfs
+    from rankdebug.smoke import probe
+
+    yes = ["python", "python3", "python3.11", "python3.13t", "python3.11d", "python3m",
+           "pythonw", "pypy", "pypy3", "pypy3.10"]
+    no = ["ipython", "python3.11-config", "pythonx", "py", "python3.", "jython", "cpython"]
+    assert [n for n in yes if not launcher_table.is_python_name(n)] == []
+    assert [n for n in no if launcher_table.is_python_name(n)] == []
+    assert procfs.is_python_argv0(b"/usr/bin/python3.13t\0train.py")
+    assert not procfs.is_python_argv0(b"/usr/bin/ipython\0")
+    assert probe.is_python("/opt/pypy3/bin/pypy3") and not probe.is_python("/usr/bin/bash")
+    assert launcher_table.LAUNCH_PROGRAM.fullmatch("pypy3")

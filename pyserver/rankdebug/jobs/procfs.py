@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rankdebug.launcher_table import is_python_name
 from rankdebug.runtime import procstat
 from rankdebug.runtime.proc import pids, read, read_head, tcp_rows
 
@@ -32,7 +33,6 @@ PROC_STATES = {
     "I": "idle",
 }
 
-_PYTHON_NAME = re.compile(rb"^(python|pypy)[0-9.]*[a-z]?$")
 
 
 def is_python_argv0(cmdline: bytes) -> bool:
@@ -42,7 +42,7 @@ def is_python_argv0(cmdline: bytes) -> bool:
     /venv/bin/torchrun …``), so console scripts count too."""
     argv0 = cmdline.split(b"\0", 1)[0]
     base = argv0.rsplit(b"/", 1)[-1]
-    return bool(_PYTHON_NAME.match(base))
+    return is_python_name(base.decode("latin-1"))
 
 
 def exe_is_python(pid: int) -> bool:
@@ -52,7 +52,7 @@ def exe_is_python(pid: int) -> bool:
     except OSError:
         return False
     base = target.rsplit("/", 1)[-1].removesuffix(" (deleted)")
-    return bool(_PYTHON_NAME.match(base.encode()))
+    return is_python_name(base)
 
 
 def python_version(pid: int) -> tuple[int, int] | None:

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rankdebug import launcher_table
 from rankdebug.command import LaunchPlan
 from rankdebug.command.entry import script_missing, script_path, script_target, where
 
 TIMEOUT_S = 30
-_PYTHON = re.compile(r"python(\d+(\.\d+)*)?")
 
 # Runs in the command's interpreter (any Python 3): resolves the entry and its top-level
 # imports, and the versions of the packages asked for. Prints one JSON object.
@@ -134,7 +133,7 @@ def command_env(smoke_env: dict[str, str]) -> dict[str, str]:
 
 
 def is_python(program: str) -> bool:
-    return bool(_PYTHON.fullmatch(Path(program).name))
+    return launcher_table.is_python_name(Path(program).name)
 
 
 def which(program: str, env: dict[str, str]) -> str | None:

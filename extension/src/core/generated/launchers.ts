@@ -4,4 +4,4 @@
 /** A word that may start a launch command: a launcher's program, a Python, a shell,
  *  sbatch or rankdebug, as a whole word (after a separator, before a space or the
  *  end). */
-export const LAUNCH_WORD = /(^|[\s;&|(`'"=/])(accelerate-launch|llamafactory-cli|mpiexec\.openmpi|mpirun\.openmpi|mpiexec\.hydra|mpiexec\.mpich|mpirun\.mpich|accelerate|colossalai|horovodrun|deepspeed|lightning|rankdebug|composer|megatron|torchrun|axolotl|mpiexec|orterun|prterun|fabric|litgpt|mpirun|sbatch|xtuner|msrun|swift|bash|srun|tune|lmf|ray|sh|python[0-9.]*)(\s|$)/;
+export const LAUNCH_WORD = /(^|[\s;&|(`'"=/])(accelerate-launch|llamafactory-cli|mpiexec\.openmpi|mpirun\.openmpi|mpiexec\.hydra|mpiexec\.mpich|mpirun\.mpich|accelerate|colossalai|horovodrun|deepspeed|lightning|rankdebug|composer|megatron|torchrun|axolotl|mpiexec|orterun|prterun|fabric|litgpt|mpirun|sbatch|xtuner|msrun|swift|bash|srun|tune|lmf|ray|sh|(?:python|pypy)(?:\d+(?:\.\d+)*)?[dmtw]?)(\s|$)/;

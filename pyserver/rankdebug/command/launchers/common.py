@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rankdebug import launcher_table
 from rankdebug.command.launchers.base import Context
 from rankdebug.command.options import Parsed, fully_unknown
 from rankdebug.command.plan import Entry, EntryKind, LaunchPlan, known_int
@@ -22,7 +22,6 @@ VISIBLE_DEVICE_VARS = (
     "NVIDIA_VISIBLE_DEVICES",
 )
 
-_PYTHON_RE = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?w?$")
 _TRUTHY = ("1", "true", "y", "yes")
 
 
@@ -47,7 +46,7 @@ def basename(word: Word) -> str | None:
 
 def is_python(word: Word) -> bool:
     name = basename(word)
-    return name is not None and _PYTHON_RE.match(name) is not None
+    return name is not None and launcher_table.is_python_name(name)
 
 
 # -- reading numbers ---------------------------------------------------------------
