@@ -83,3 +83,19 @@ def test_plan_with_an_error_exits_2_and_still_prints_the_plan() -> None:
                            "--nproc_per_node", "2", "train.py"], capture_output=True,
                           text=True, timeout=60, check=False)
     assert fine.returncode == 0 and "error" not in json.loads(fine.stdout)
+
+
+def test_the_verbs_that_plan_a_command_read_file_and_words_alike() -> None:
+    """``plan``, ``launch`` and ``smoke`` take ``--file F --line N`` or ``-- COMMAND`` through
+    one reading (``command.plan_args``): the same answer to the same mistake."""
+    cases = {
+        ("--file", "run.sh", "--", "torchrun", "t.py"):
+            "give either --file/--line or a command, not both",
+        ("--file", "run.sh"): "--file needs --line",
+        (): "give either --file and --line, or a command after --",
+    }
+    for args, message in cases.items():
+        for verb in ("plan", "launch", "smoke"):
+            done = rankdebug(verb, "--json", *args) if verb != "plan" else rankdebug(verb, *args)
+            assert done.returncode == 2, (verb, args, done.stderr)
+            assert json.loads(done.stdout.splitlines()[0])["error"]["message"] == message, verb

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from rankdebug.command import CommandError, LaunchPlan, plan_argv, plan_file
+from rankdebug.command import CommandError, LaunchPlan, plan_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,22 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
     env = dict(os.environ) if args.inherit_env else None
     cwd = Path(args.cwd) if args.cwd else None
     try:
-        if args.file:
-            if command:
-                raise CommandError("give either --file/--line or a command, not both", None, None)
-            if args.line is None:
-                raise CommandError("--file needs --line", None, None)
-            plan: LaunchPlan = plan_file(args.file, args.line, caller_env=env, cwd=cwd)
-        elif command:
-            plan = plan_argv(command, caller_env=env, cwd=cwd)
-        else:
-            raise CommandError("give --file and --line, or a command after --", None, None)
+        plan: LaunchPlan = plan_args(args, caller_env=env, cwd=cwd)
     except CommandError as exc:
         print(json.dumps(exc.to_json()))
         return 2

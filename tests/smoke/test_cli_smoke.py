@@ -97,7 +97,7 @@ def test_bad_input_is_an_envelope_with_a_position(tmp_path: Path) -> None:
         ("--", "torchrun", "--nproc_per_node", "train.py"): (
             "--nproc_per_node is given no value: train.py is read as its value, and torchrun "
             "is left no program to run", 1, 10),
-        (): ("give --file and --line, or a command after --", None, None),
+        (): ("give either --file and --line, or a command after --", None, None),
         ("--file", "run.sh"): ("--file needs --line", None, None),
         ("--cwd", "nowhere", "--", "python", "t.py"): ("--cwd nowhere: no such folder",
                                                        None, None),

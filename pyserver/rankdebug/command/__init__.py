@@ -12,6 +12,7 @@ Nothing is ever executed. Errors are ``CommandError`` with a position.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,9 +24,8 @@ from rankdebug.command.planner import Options, Where, plan_all_commands, plan_do
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are not evaluated at run time
 
-__all__ = ["CommandError", "Diagnostic", "DocumentPlans", "LaunchPlan", "plan_all", "plan_argv",
-           "plan_file",
-           "plan_text"]
+__all__ = ["CommandError", "Diagnostic", "DocumentPlans", "LaunchPlan", "command_words",
+           "plan_all", "plan_args", "plan_argv", "plan_file", "plan_text"]
 
 MAX_FILE_BYTES = 16 << 20
 
@@ -78,6 +78,35 @@ def plan_argv(
     work = cwd if cwd is not None else Path.cwd()
     return plan_text(text, 1, language="shell", caller_env=caller_env, cwd=work.absolute(),
                      env_complete=env_complete)
+
+
+def plan_args(
+    args: argparse.Namespace,
+    *,
+    caller_env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    env_complete: bool | None = None,
+) -> LaunchPlan:
+    """The command a verb was given, as ``--file FILE --line N`` or ``-- COMMAND``
+    (``plan``, ``launch``, ``smoke``: ``args.file``, ``args.line``, ``args.command``): planned
+    from the file or the words, one of the two."""
+    file: str | None = args.file
+    line: int | None = args.line
+    words = command_words(args.command)
+    if file and words:
+        raise CommandError("give either --file/--line or a command, not both", None, None)
+    if file:
+        if line is None:
+            raise CommandError("--file needs --line", None, None)
+        return plan_file(file, line, caller_env=caller_env, cwd=cwd, env_complete=env_complete)
+    if not words:
+        raise CommandError("give either --file and --line, or a command after --", None, None)
+    return plan_argv(words, caller_env=caller_env, cwd=cwd, env_complete=env_complete)
+
+
+def command_words(command: Sequence[str]) -> list[str]:
+    """A verb's words after ``--`` (argparse keeps the ``--`` of a REMAINDER)."""
+    return list(command[1:] if command[:1] == ["--"] else command)
 
 
 def plan_all(text: str | bytes, **where: Unpack[Where]

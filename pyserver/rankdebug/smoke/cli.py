@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from rankdebug.command import CommandError, LaunchPlan, plan_argv, plan_file
+from rankdebug.command import CommandError, LaunchPlan, plan_args
 from rankdebug.errors import BadInput, RankdebugError, report
 from rankdebug.smoke import checks, devices
 from rankdebug.smoke.context import Settings
@@ -55,20 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _plan(args: argparse.Namespace, cwd: Path) -> LaunchPlan:
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
     # Variables of this environment count; any other stays unknown (never empty).
-    env = dict(os.environ)
-    if args.file:
-        if command:
-            raise CommandError("give either --file/--line or a command, not both", None, None)
-        if args.line is None:
-            raise CommandError("--file needs --line", None, None)
-        return plan_file(args.file, args.line, caller_env=env, cwd=cwd, env_complete=False)
-    if not command:
-        raise CommandError("give --file and --line, or a command after --", None, None)
-    return plan_argv(command, caller_env=env, cwd=cwd, env_complete=False)
+    return plan_args(args, caller_env=dict(os.environ), cwd=cwd, env_complete=False)
 
 
 def run(args: argparse.Namespace) -> int:

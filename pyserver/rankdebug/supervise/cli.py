@@ -44,7 +44,7 @@ from pathlib import Path
 
 import rankdebug
 from rankdebug import debugplan, launcher_table
-from rankdebug.command import plan_argv, plan_file
+from rankdebug.command import command_words, plan_args
 from rankdebug.command.entry import script_missing, script_target, where
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.debugplan import DebugPlan, LaunchOptions, Origin
@@ -125,21 +125,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _command(args: argparse.Namespace) -> tuple[Origin, LaunchPlan]:
     """Where the command comes from, and its launch plan (planned with our environment)."""
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
-    if (args.file is None) == (not command):
-        raise BadInput("give either --file FILE --line N or -- COMMAND")
-    if args.file is not None and args.line is None:
-        raise BadInput("--file needs --line")
-    env, cwd = dict(os.environ), Path.cwd()
     try:
-        if args.file is not None:
-            return Origin.of_file(args.file), plan_file(Path(args.file), args.line,
-                                                        caller_env=env, cwd=cwd)
-        return Origin.of_argv(command), plan_argv(command, caller_env=env, cwd=cwd)
+        plan = plan_args(args, caller_env=dict(os.environ), cwd=Path.cwd())
     except OSError as exc:
         raise BadInput(str(exc)) from exc
+    return (Origin.of_file(args.file) if args.file
+            else Origin.of_argv(command_words(args.command))), plan
 
 
 def check_before_start(plan: LaunchPlan) -> None:
