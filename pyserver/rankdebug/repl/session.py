@@ -255,9 +255,18 @@ class Session:
         return (render.Where.of(frames[0]) if frames else None), thread
 
     def job_ended(self, code: int) -> None:
+        """The job has ended: a held rank whose own end its debugger has not said yet (the
+        job's end can come first) has ended with it, and is said so, one line each."""
         with self.cond:
+            left = [r for r, v in sorted(self.views.items())
+                    if v.link is not None and v.state not in ("exited", "gone", "refused")]
+            for rank in left:
+                self.views[rank].state = "exited"
             self.ended = code
             self.cond.notify_all()
+        if not self.quitting:
+            for rank in left:
+                self.say(f"rank {rank}: exited")
 
     # --- commands (``group``, ``reading``, ``breaks``) -------------------------------
 
