@@ -364,7 +364,7 @@ def discover(*, registry: bool = True, gpus: bool = True,
     scan = scan_processes(uid)
     now_up = procfs.uptime()
     prev = previous.cpu_sample if previous is not None else None
-    registry_jobs = _registry_jobs(host, warnings) if registry else []
+    registry_jobs, root = _registry_jobs(host, warnings) if registry else ([], None)
     by_id = {j.id: j for j in registry_jobs}
 
     adapter_ports: dict[tuple[Any, ...], tuple[str, int]] = {}
@@ -404,7 +404,7 @@ def discover(*, registry: bool = True, gpus: bool = True,
         _add_gpus(jobs, warnings)
     sample = {p.pid: (p.status.cpu_time, now_up) for p in scan.ranks}
     return Discovery(jobs, host, time.time(), round(scan.seconds * 1000, 2),
-                     scan.looked_at, warnings, sample, registry=_registry_root(registry))
+                     scan.looked_at, warnings, sample, registry=root)
 
 
 def _set_port(rank: Rank, proc: Proc,
@@ -484,26 +484,17 @@ def _scan_job(ppid: int, procs: list[Proc], moment: _Moment, used: set[str]) -> 
     )
 
 
-def _registry_root(read: bool) -> str | None:
-    """The registry's root, where it was read and is this user's own folder."""
-    from rankdebug.runtime import registry
-
-    if not read:
-        return None
-    try:
-        return registry.root()
-    except (OSError, registry.RegistryError):
-        return None
-
-
-def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
+def _registry_jobs(host: str, warnings: list[str]) -> tuple[list[Job], str | None]:
+    """The registry's jobs, and its folder (made private and checked by the reading; None
+    when it could not be read)."""
     from rankdebug.runtime import registry
 
     try:
         entries = registry.list_jobs()
     except OSError as exc:  # a RegistryError (a planted folder) is refused by the verb
         warnings.append(f"registry: {exc}")
-        return []
+        return [], None
+    base = registry.location()
     jobs = []
     for entry in entries:
         job_host = str(entry.get("host") or host)
@@ -551,9 +542,9 @@ def _registry_jobs(host: str, warnings: list[str]) -> list[Job]:
             world_size=_as_int(entry.get("world_size")),
             armed=entry.get("armed") is True,
             ranks=sorted(ranks, key=rank_order),
-            dir=os.path.join(registry.location(), str(entry.get("job"))),
+            dir=os.path.join(base, str(entry.get("job"))),
         ))
-    return jobs
+    return jobs, base
 
 
 _RAISED_FIELDS = ("exception", "message", "file", "line", "function")

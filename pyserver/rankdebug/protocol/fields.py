@@ -31,9 +31,14 @@ class Field:
         return _is(self.kind, value)
 
 
+def _inner(kind: str) -> tuple[str, bool]:
+    return (kind[1:-1], True) if kind.startswith("[") and kind.endswith("]") else (kind, False)
+
+
 def _is(kind: str, value: object) -> bool:
-    if kind.startswith("[") and kind.endswith("]"):
-        return isinstance(value, list) and all(_is(kind[1:-1], v) for v in value)
+    one, many = _inner(kind)
+    if many:
+        return isinstance(value, list) and all(_is(one, v) for v in value)
     if kind == "int":
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "number":
@@ -75,8 +80,9 @@ def problem(message: Mapping[str, Any], declared: Mapping[str, Message],
 
 
 def _schema_type(spec: Field) -> dict[str, Any]:
-    if spec.kind.startswith("["):
-        inner = _schema_type(Field(spec.kind[1:-1]))
+    one, many = _inner(spec.kind)
+    if many:
+        inner = _schema_type(Field(one))
         out: dict[str, Any] = {"type": "array", "items": inner}
     else:
         json_type = _JSON[spec.kind]
@@ -105,7 +111,8 @@ def schema(title: str, declared: Mapping[str, Message], key: str = "event") -> s
 
 
 def _ts_type(spec: Field) -> str:
-    base = (f"{_TS[spec.kind[1:-1]]}[]" if spec.kind.startswith("[") else _TS[spec.kind])
+    one, many = _inner(spec.kind)
+    base = _TS[one] + ("[]" if many else "")
     return f"{base} | null" if spec.null else base
 
 
@@ -144,10 +151,6 @@ class Shape:
     name: str
     doc: str
     fields: Mapping[str, Field] = field(default_factory=dict)
-
-
-def _inner(kind: str) -> tuple[str, bool]:
-    return (kind[1:-1], True) if kind.startswith("[") and kind.endswith("]") else (kind, False)
 
 
 def shape_problem(value: object, shape: Shape, shapes: Mapping[str, Shape],

@@ -51,18 +51,22 @@ SHAPES: dict[str, Shape] = {s.name: s for s in (
        address=_n("str", "where that port listens"),
        state=Field("str", "starting, running, raised, listening, attached or exited"),
        proc_state=_n("str", "running, sleeping, disk-wait, stopped, traced or zombie"),
-       cpu=_n("number", "percent of one core"), cpu_time=_n("number", "seconds"),
+       cpu=_n("number", "percent of one core: since the previous sample (--sample), else "
+              "the lifetime average"), cpu_time=_n("number", "seconds"),
        rss=_n("int", "bytes"), threads=_n("int"),
        gpu=_n("[Gpu]", "the GPUs it uses (nvidia-smi)"),
        cuda_visible_devices=_n("str"), command=Field("[str]"), cwd=_n("str"),
        start_time=_n("number", "seconds since the epoch"),
        armed=Field("bool", "serves a control socket (attach, eval, stacks)"),
        socket=_n("str", "that socket's path"),
-       raised=_n("Raised", "held at an uncaught exception"),
-       collective=_n("Collective", "a chosen rank waiting in a collective"),
+       raised=_n("Raised", "held at an uncaught exception (rankdebug.runtime.hold), or a "
+                 "chosen rank its debugger stopped at one; kept after an attach"),
+       collective=_n("Collective", "a chosen rank of `rankdebug launch` waiting in a "
+                     "collective: a group step it has not finished, or shown paused while a "
+                     "peer is stopped"),
        role=_n("str", "a Ray actor rank's role"),
-       coords=_n("object", "parallel coordinates ({dp: 1, tp: 3}), outermost first; null "
-                 "while unknown")),
+       coords=_n("object", "parallel coordinates ({dp: 1, tp: 3}) from the job's DeviceMesh "
+                 "or Megatron's parallel_state, outermost first; null while unknown")),
     _s("Gpu", "A GPU a rank uses.",
        index=_n("int"), uuid=Field("str"), memory_mib=_n("int")),
     _s("Raised", "Where a rank held at an uncaught exception raised it (as the rank said).",

@@ -529,8 +529,12 @@ function jobsPane(page) {
     return page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Training Jobs' }) });
 }
 
+function jobsHeader(page) {
+    return page.locator('.pane-header', { hasText: 'Training Jobs' });
+}
+
 async function openJobsView(page) {
-    const header = page.locator('.pane-header', { hasText: 'Training Jobs' });
+    const header = jobsHeader(page);
     await header.waitFor({ timeout: 15000 });
     if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
 }
@@ -916,7 +920,7 @@ async function scenarioScale(page, ws) {
     // Training Jobs collapsed (not visible: no refresh) while the job starts, so that opening
     // it is what lists the job: the time from that click to the job's groups is the refresh.
     await palette(page, 'View: Show Run and Debug');
-    const header = page.locator('.pane-header', { hasText: 'Training Jobs' });
+    const header = jobsHeader(page);
     await header.waitFor({ timeout: 15000 });
     if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
     const env = { ...process.env, XDG_RUNTIME_DIR: runtimeDir(path.dirname(ws)), PATH: `${path.dirname(PYTHON)}:${process.env.PATH}` };

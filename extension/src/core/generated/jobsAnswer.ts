@@ -67,7 +67,7 @@ export interface RankJson {
     state: string;
     /** running, sleeping, disk-wait, stopped, traced or zombie */
     proc_state: string | null;
-    /** percent of one core */
+    /** percent of one core: since the previous sample (--sample), else the lifetime average */
     cpu: number | null;
     /** seconds */
     cpu_time: number | null;
@@ -85,13 +85,13 @@ export interface RankJson {
     armed: boolean;
     /** that socket's path */
     socket: string | null;
-    /** held at an uncaught exception */
+    /** held at an uncaught exception (rankdebug.runtime.hold), or a chosen rank its debugger stopped at one; kept after an attach */
     raised: RaisedJson | null;
-    /** a chosen rank waiting in a collective */
+    /** a chosen rank of `rankdebug launch` waiting in a collective: a group step it has not finished, or shown paused while a peer is stopped */
     collective: CollectiveJson | null;
     /** a Ray actor rank's role */
     role: string | null;
-    /** parallel coordinates ({dp: 1, tp: 3}), outermost first; null while unknown */
+    /** parallel coordinates ({dp: 1, tp: 3}) from the job's DeviceMesh or Megatron's parallel_state, outermost first; null while unknown */
     coords: Record<string, unknown> | null;
 }
 
