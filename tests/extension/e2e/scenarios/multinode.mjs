@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { chromium } from 'playwright-core';
-import { codeServerSetup } from './codeServer.mjs';
+import { codeServerSetup } from '../codeServer.mjs';
 
 /** The cluster, held by hold_cluster.py: its first line, and a way to ask it what is left. */
 async function holdCluster(h) {
