@@ -25,7 +25,6 @@ CLASSES_OVER = {
     "pyserver/rankdebug/command/expand.py:Expander": 508,
     "pyserver/rankdebug/command/script.py:Walker": 439,
     "pyserver/rankdebug/supervise/gates/client.py:ClientSession": 423,
-    "pyserver/rankdebug/supervise/together.py:Together": 429,
 }
 TS_OVER: dict[str, int] = {}
 

@@ -49,11 +49,11 @@ def test_a_read_with_no_frame_shows_nothing_and_reads_again(
     monkeypatch.setattr(pyspy, "dump", lambda pid, **kw: threads)
     job = _Job()
     group = Together({}, job)
-    state = group._rank(2)
+    state = group.rank(2)
     state.pausing, state.reads = True, 1
     again: list[int] = []
-    monkeypatch.setattr(group, "_read_again", again.append)
-    group._read_stack(2, 4242)
+    monkeypatch.setattr(group.late, "read_again", again.append)
+    group.late.read_stack(2, 4242)
     for fn in job.posted:
         fn()
     assert again == [2]
@@ -65,10 +65,10 @@ def test_a_read_with_frames_still_reads_the_collective(monkeypatch: pytest.Monke
     monkeypatch.setattr(pyspy, "dump", lambda pid, **kw: [_thread(frames)])
     job = _Job()
     group = Together({}, job)
-    group._rank(2).pausing = True
+    group.rank(2).pausing = True
     asked: list[int] = []
-    monkeypatch.setattr(group, "_ask_collective",
+    monkeypatch.setattr(group.late, "ask_collective",
                         lambda rank, timeout: asked.append(rank) or None)
-    group._read_stack(2, 4242)
+    group.late.read_stack(2, 4242)
     assert asked == [2]  # went on to name what it waits in
     assert together_mod.ACTIVE_READS > 1
