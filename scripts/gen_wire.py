@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rankdebug import cli, launcher_table, ranks
 from rankdebug.jobs import coords_value
-from rankdebug.protocol import fields, launch
+from rankdebug.protocol import ctl, fields, launch
 from rankdebug.protocol import jobs as jobs_answer
 from rankdebug.runtime import bound_breaks
 
@@ -123,6 +123,24 @@ def coords_cases() -> str:
                       indent=1) + "\n"
 
 
+def ctl_ts() -> str:
+    """What the control socket carries: clients' commands, ranks' reports, the replies."""
+    return fields.header("pyserver/rankdebug/protocol/ctl.py") + "\n".join((
+        fields.interfaces(ctl.COMMANDS, "Ctl", "CtlCommand", key="command"),
+        fields.interfaces(ctl.EVENTS, "Report", "CtlReport"),
+        fields.shape_interfaces(ctl.REPLIES, "Ctl"),
+        "/** The one answer line of each command. */",
+        "export type CtlReply = DoneCtl | RefusedCtl;\n"))
+
+
+def ctl_schema() -> str:
+    return fields.channel_schema("rankdebug ctl.sock and --control lines", {
+        "command": fields.variants(ctl.COMMANDS, key="command"),
+        "report": fields.variants(ctl.EVENTS),
+        "reply": [fields.ref("Done"), fields.ref("Refused")],
+    }, ctl.REPLIES)
+
+
 def outputs() -> dict[Path, str]:
     return {
         ROOT / "extension" / "src" / "core" / "generated" / "launchers.ts": launchers_ts(),
@@ -139,6 +157,8 @@ def outputs() -> dict[Path, str]:
         ROOT / "extension" / "src" / "core" / "generated" / "jobsAnswer.ts":
             fields.shapes_typescript("pyserver/rankdebug/protocol/jobs.py", jobs_answer.SHAPES,
                                      "Json"),
+        ROOT / "docs" / "schema" / "ctl.schema.json": ctl_schema(),
+        ROOT / "extension" / "src" / "core" / "generated" / "ctl.ts": ctl_ts(),
         ROOT / "extension" / "src" / "core" / "generated" / "launchEvents.ts":
             fields.typescript("pyserver/rankdebug/protocol/launch.py", launch.EVENTS,
                               "Wire", "LaunchWire"),

@@ -1,6 +1,7 @@
 """The declared messages (rankdebug.protocol) and what is generated from them: the JSON
 Schema and the extension's TypeScript types are current, and the check reads a message as
-its declaration says (the launch tests check every event a real job prints with it)."""
+its declaration says (the launch tests check every event a real job prints with it; the
+control socket's ``ctl.check`` is the same vocabulary's, with its bounds)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rankdebug.protocol import fields, launch
+import pytest
+
+from rankdebug.protocol import ctl, fields, launch
 from rankdebug.protocol import jobs as jobs_answer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,3 +81,53 @@ def test_the_jobs_answer_is_checked_object_by_object() -> None:
     schema = json.loads((ROOT / "docs" / "schema" / "jobs-answer.schema.json").read_text())
     assert schema["$defs"]["Job"]["properties"]["ranks"]["items"] == {"$ref": "#/$defs/Rank"}
     assert set(schema["$defs"]) == set(shapes)
+
+
+def test_a_bounded_field_holds_its_range_its_length_and_no_nul() -> None:
+    port = fields.Field("int", lo=0, hi=65535)
+    assert [port.allows(v) for v in (0, 65535, -1, 65536, True, "1")] == \
+        [True, True, False, False, False, False]
+    name = fields.Field("str", most=3)
+    assert [name.allows(v) for v in ("abc", "abcd", "a\0", "")] == [True, False, False, True]
+    assert fields.Field("str").allows("a\0" * 9)  # unbounded: as before
+    spec = fields.Field("ranks", lo=0, hi=3, most=8)
+    assert [spec.allows(v) for v in (3, 4, "0-3", "0-3,5,6,7", [0, 3], [0, 4], [0] * 4,
+                                     [0] * 5, [True], None, 1.0)] == \
+        [True, False, True, False, True, False, True, False, False, False, False]
+
+
+def test_an_open_message_lets_undeclared_fields_through() -> None:
+    declared = {"x": fields.Message("x", "", {"n": fields.Field("int")}, more=True)}
+    assert fields.problem({"event": "x", "n": 1, "newer": 2}, declared) is None
+    assert fields.problem({"event": "x", "n": "1", "newer": 2}, declared) == \
+        "x: n is '1', not int"
+
+
+def test_a_missing_field_is_said_before_a_mistyped_one() -> None:
+    with pytest.raises(ctl.Bad, match=r"^run-to needs line \(a line number from 1\)$"):
+        ctl.check({"command": "run-to", "file": 5})
+    with pytest.raises(ctl.Bad, match=r"^run-to: line must be a line number from 1, not 0$"):
+        ctl.check({"command": "run-to", "file": "/a.py", "line": 0})
+    with pytest.raises(ctl.Bad, match=r"^pause: ranks must be a rank spec .*, not 'a\\x00b'$"):
+        ctl.check({"command": "pause", "ranks": "a\0b"})
+    assert ctl.check({"command": "pause", "ranks": [0, 1], "newer": True}) == \
+        ("command", "pause")
+    assert ctl.check({"event": "listening", "rank": 1, "port": 65535, "argv": []}) == \
+        ("event", "listening")
+
+
+def test_the_ctl_schema_names_every_command_report_and_reply() -> None:
+    schema = json.loads((ROOT / "docs" / "schema" / "ctl.schema.json").read_text())
+    defs = schema["$defs"]
+    assert [v["title"] for v in defs["command"]["oneOf"]] == list(ctl.COMMANDS)
+    assert [v["title"] for v in defs["report"]["oneOf"]] == list(ctl.EVENTS)
+    assert set(defs) == {"command", "report", "reply", *ctl.REPLIES}
+    listening = next(v for v in defs["report"]["oneOf"] if v["title"] == "listening")
+    assert listening["required"] == ["event", "rank"]
+    assert listening["additionalProperties"] is True
+    assert listening["properties"]["port"]["minimum"] == 0
+    assert listening["properties"]["port"]["maximum"] == 65535
+    pause = defs["command"]["oneOf"][1]
+    assert [k.get("type") for k in pause["properties"]["ranks"]["anyOf"]] == \
+        ["integer", "array", "string"]
+    assert defs["Refused"]["properties"]["error"] == {"$ref": "#/$defs/Problem"}

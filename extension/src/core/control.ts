@@ -7,6 +7,7 @@
  */
 import * as net from 'node:net';
 import * as path from 'node:path';
+import type { ContinueCtl, DoneCtl, PauseCtl, ProblemCtl, RefusedCtl, RunToCtl, StepCtl, StopModeCtl } from './generated/ctl';
 import type { Localize } from './localize';
 
 /** Ranks a command acts on: omitted (every chosen rank), a spec in the quick-pick grammar, or rank numbers. */
@@ -15,12 +16,15 @@ export type RankArg = string | number[] | undefined;
 export type StepKind = 'over' | 'in' | 'out';
 export type StopMode = 'together' | 'alone';
 
+/** A declared command (generated from protocol/ctl.py) with some fields narrowed: tsc refuses a name the declaration lacks, or a type it does not allow. */
+type Narrowed<T, N extends { [K in keyof N]: K extends keyof T ? T[K] : never }> = Omit<T, keyof N> & N;
+
 export type ControlCommand =
-    | { command: 'continue'; ranks?: RankArg }
-    | { command: 'pause'; ranks?: RankArg }
-    | { command: 'step'; ranks?: RankArg; kind: StepKind }
-    | { command: 'run-to'; ranks?: RankArg; file: string; line: number }
-    | { command: 'stop-mode'; mode: StopMode };
+    | Narrowed<ContinueCtl, { ranks?: RankArg }>
+    | Narrowed<PauseCtl, { ranks?: RankArg }>
+    | Narrowed<StepCtl, { ranks?: RankArg; kind: StepKind }>
+    | Narrowed<RunToCtl, { ranks?: RankArg }>
+    | Narrowed<StopModeCtl, { mode: StopMode }>;
 
 /** The supervisor's answer: the ranks it acted on. */
 export interface ControlReply {
@@ -47,6 +51,9 @@ export function commandLine(cmd: ControlCommand): string {
     return `${JSON.stringify(out)}\n`;
 }
 
+/** A reply as read: any field may be missing or of another type, but only the declared names (protocol/ctl.py REPLIES) may be read. */
+type Raw<T> = Partial<Record<keyof T, unknown>>;
+
 /** Reads one reply line; throws a ControlError for an error reply or anything unreadable. */
 export function readReply(line: string, l10n: Localize): ControlReply {
     let value: unknown;
@@ -55,9 +62,9 @@ export function readReply(line: string, l10n: Localize): ControlReply {
     } catch {
         throw new ControlError(l10n.t('the job answered something unreadable: {0}', line.slice(0, 200)));
     }
-    const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+    const v = (typeof value === 'object' && value !== null ? value : {}) as Raw<DoneCtl> & Raw<RefusedCtl>;
     if (typeof v.error === 'object' && v.error !== null) {
-        const message = (v.error as Record<string, unknown>).message;
+        const message = (v.error as Raw<ProblemCtl>).message;
         throw new ControlError(typeof message === 'string' ? message : JSON.stringify(v.error));
     }
     if (v.ok !== true) throw new ControlError(l10n.t('the job answered something unreadable: {0}', line.slice(0, 200)));

@@ -6,7 +6,8 @@ either is stale).
 
 Channels declared here: ``launch`` (``rankdebug launch --json``'s events), ``jobs``
 (``rankdebug jobs --json``'s answer, object by object) and ``ctl`` (the
-job's control socket and ``--control``'s stdin: clients' commands and ranks' reports, each
-with its fields, handled by ``supervise.commands`` and ``supervise.rank_reports``); a rank's
-handler requests are ``runtime.handler``'s (stdlib only, the rank side).
+job's control socket and ``--control``'s stdin: clients' commands, ranks' reports and the
+replies, each with its bounded fields, handled by ``supervise.commands`` and
+``supervise.rank_reports``); a rank's handler requests are ``runtime.handler``'s (stdlib
+only, the rank side).
 """

@@ -10,135 +10,124 @@ Two kinds of line arrive there:
 
 A line that is neither, or whose fields have the wrong types, is answered with that error
 and changes nothing. ``check`` says what is wrong in one sentence; the job's loop never sees
-a message it did not pass.
+a message it did not pass. Fields are declared in ``protocol.fields``' vocabulary, bounded
+(ranges, most lengths, rank specs); a field not declared is let through unchecked (a newer
+peer may say more). ``scripts/gen_wire.py`` writes ``docs/schema/ctl.schema.json`` and the
+extension's ``core/generated/ctl.ts`` (commands, reports, ``REPLIES``) from here.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
+from rankdebug.protocol.fields import Field, Message, Shape, fault
 from rankdebug.ranks import MAX_RANK
 
-Check = Callable[[object], bool]
+_PATH, _WORD, _SAID = 4096, 200, 10_000  # the most characters of a path, a name, a text
 
 
-def _int(lo: int, hi: int) -> Check:
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+def _rank(doc: str) -> Field:
+    return Field("int", doc, lo=0, hi=MAX_RANK, want=f"a rank number from 0 to {MAX_RANK:,}")
 
 
-def _text(most: int) -> Check:
-    return lambda v: isinstance(v, str) and len(v) <= most and "\0" not in v
+def _maybe(kind: str, want: str, doc: str = "", **bounds: Any) -> Field:
+    """A field a rank may leave out or say null."""
+    return Field(kind, doc or want, optional=True, null=True, want=want, **bounds)
 
 
-def _maybe(check: Check) -> Check:
-    return lambda v: v is None or check(v)
+def _flag(doc: str) -> Field:
+    return Field("bool", doc, optional=True, want="true or false")
 
 
-def _bool(v: object) -> bool:
-    return isinstance(v, bool)
+_RANKS = Field("ranks", "the ranks to act on: every chosen rank when left out",
+               optional=True, lo=0, hi=MAX_RANK, most=1 << 16,
+               want="a rank spec such as '1,3' or '0-3', a rank number or a list of them")
+# What every report may say besides its rank (runtime.debug.send).
+_COMMON = {"rank": _rank("the rank that reports"),
+           "pid": _maybe("int", "a process id", "its process id", lo=1, hi=(1 << 31) - 1),
+           "node": _maybe("str", "a node name", "the node it runs on (`nodeN`), when not the "
+                          "supervisor's", most=_WORD),
+           "role": _maybe("str", "a short text", "a Ray actor rank's role", most=_WORD)}
 
 
-def _number(v: object) -> bool:
-    return (isinstance(v, (int, float)) and not isinstance(v, bool)
-            and math.isfinite(v))
+def _report(tag: str, doc: str, **fields: Field) -> Message:
+    return Message(tag, doc, {**_COMMON, **fields}, more=True)
 
 
-def _ranks(v: object) -> bool:
-    """A rank spec as a client sends it; its grammar is checked by ``rankdebug.ranks``."""
-    if isinstance(v, bool):
-        return False
-    if isinstance(v, int):
-        return 0 <= v <= MAX_RANK
-    if isinstance(v, list):
-        return len(v) <= MAX_RANK + 1 and all(_RANK(r) for r in v)
-    return _text(1 << 16)(v)
+def _command(tag: str, doc: str, **fields: Field) -> Message:
+    return Message(tag, doc, fields, more=True)
 
-
-_RANK = _int(0, MAX_RANK)
-_PID = _int(1, (1 << 31) - 1)
-_PATH = _text(4096)
-_WORD = _text(200)
-_SAID = _text(10_000)
-
-
-@dataclass(frozen=True)
-class Shape:
-    """One message: the fields it must have and those it may have, each with its check.
-    Fields not listed are ignored (a newer peer may say more)."""
-
-    required: Mapping[str, tuple[Check, str]]
-    optional: Mapping[str, tuple[Check, str]]
-
-
-def _shape(required: Mapping[str, tuple[Check, str]] | None = None,
-           **optional: tuple[Check, str]) -> Shape:
-    return Shape(required or {}, optional)
-
-
-_RANK_FIELD = (_RANK, f"a rank number from 0 to {MAX_RANK:,}")
-_RANKS_FIELD = (_ranks, "a rank spec such as '1,3' or '0-3', a rank number or a list of them")
-_COMMON = {"pid": (_maybe(_PID), "a process id"), "node": (_maybe(_WORD), "a node name"),
-           "role": (_maybe(_WORD), "a short text")}
 
 # What ranks report (runtime.debug.send, runtime.hold): every field the supervisor reads.
-EVENTS: dict[str, Shape] = {
-    "started": _shape({"rank": _RANK_FIELD}, **_COMMON,
-                      local_rank=(_maybe(_RANK), "a local rank number"),
-                      world_size=(_maybe(_int(1, MAX_RANK + 1)), "a world size"),
-                      chosen=(_bool, "true or false")),
-    "listening": _shape({"rank": _RANK_FIELD}, **_COMMON,
-                        host=(_maybe(_WORD), "a host"),
-                        port=(_maybe(_int(0, 65535)), "a TCP port")),
-    "attached": _shape({"rank": _RANK_FIELD}, **_COMMON),
-    "exit": _shape({"rank": _RANK_FIELD}, **_COMMON),
-    "armed": _shape({"rank": _RANK_FIELD}, **_COMMON,
-                    signal=(_maybe(_int(1, 64)), "a signal number"),
-                    wait=(_bool, "true or false")),
-    "handler": _shape({"rank": _RANK_FIELD}, **_COMMON,
-                      socket=(_maybe(_PATH), "a socket path"),
-                      armed=(_bool, "true or false")),
-    "adapter": _shape({"rank": _RANK_FIELD}, **_COMMON),
-    "raised": _shape({"rank": _RANK_FIELD}, **_COMMON,
-                     exception=(_maybe(_SAID), "an exception name"),
-                     message=(_maybe(_SAID), "a text"),
-                     file=(_maybe(_PATH), "a path"),
-                     line=(_maybe(_int(0, 1 << 30)), "a line number"),
-                     function=(_maybe(_SAID), "a function name")),
-}
+EVENTS: dict[str, Message] = {m.tag: m for m in (
+    _report("started", "The rank's process runs (chosen: debugged from the start).",
+            local_rank=_maybe("int", "a local rank number", lo=0, hi=MAX_RANK),
+            world_size=_maybe("int", "a world size", lo=1, hi=MAX_RANK + 1),
+            chosen=_flag("whether the rank is debugged from the start")),
+    _report("listening", "The rank's debug port accepts connections.",
+            host=_maybe("str", "a host", most=_WORD),
+            port=_maybe("int", "a TCP port", lo=0, hi=65535)),
+    _report("attached", "A client attached to the rank's debugger."),
+    _report("exit", "The rank's script finished."),
+    _report("armed", "The rank waits for an attach signal.",
+            signal=_maybe("int", "a signal number", lo=1, hi=64),
+            wait=_flag("whether the rank waits for the attach")),
+    _report("handler", "The rank serves its control socket (attach, eval, stacks).",
+            socket=_maybe("str", "a socket path", most=_PATH),
+            armed=_flag("whether it can be attached later")),
+    _report("adapter", "The rank's debug adapter runs."),
+    _report("raised", "The rank is held alive at an uncaught exception.",
+            exception=_maybe("str", "an exception name", most=_SAID),
+            message=_maybe("str", "a text", most=_SAID),
+            file=_maybe("str", "a path", most=_PATH),
+            line=_maybe("int", "a line number", lo=0, hi=1 << 30),
+            function=_maybe("str", "a function name", most=_SAID)),
+)}
 
 # What clients ask (README: "Outside VS Code"); group commands go on to supervise.together.
-COMMANDS: dict[str, Shape] = {
-    "continue": _shape(ranks=_RANKS_FIELD),
-    "pause": _shape(ranks=_RANKS_FIELD),
-    "step": _shape(ranks=_RANKS_FIELD, kind=(_WORD, "over, in or out")),
-    "run-to": _shape({"file": (_PATH, "an absolute path"),
-                      "line": (_int(1, 1 << 30), "a line number from 1")},
-                     ranks=_RANKS_FIELD),
-    "stop-mode": _shape({"mode": (_WORD, "together or alone")}),
-    "attach": _shape({"rank": _RANK_FIELD}),
-    "stop": _shape(),
-    "ping": _shape(),  # a health check: answered {"ok": true}
-}
+COMMANDS: dict[str, Message] = {m.tag: m for m in (
+    _command("continue", "Run the ranks on.", ranks=_RANKS),
+    _command("pause", "Pause the ranks.", ranks=_RANKS),
+    _command("step", "Step the ranks together.", ranks=_RANKS,
+             kind=Field("str", "over, in or out", optional=True, most=_WORD)),
+    _command("run-to", "Run the ranks to a line.",
+             file=Field("str", "an absolute path", most=_PATH),
+             line=Field("int", "a line number from 1", lo=1, hi=1 << 30), ranks=_RANKS),
+    _command("stop-mode", "Whether a rank's stop stops the others.",
+             mode=Field("str", "together or alone", most=_WORD)),
+    _command("attach", "Start the rank's debugger now (an armed rank, or --attach hit).",
+             rank=_rank("the rank")),
+    _command("stop", "End the job."),
+    _command("ping", "A health check: answered {\"ok\": true}."),
+)}
+
+# The one answer line of each command.
+REPLIES: dict[str, Shape] = {s.name: s for s in (
+    Shape("Done", "A command carried out.", {
+        "ok": Field("bool", "always true"),
+        "ranks": Field("[int]", "the ranks a group command acted on", optional=True)}),
+    Shape("Refused", "A line the job cannot use, or a command it could not carry out; the "
+          "job goes on.", {"error": Field("Problem")}),
+    Shape("Problem", "What went wrong.", {"message": Field("str", "one sentence")}),
+)}
 
 
 class Bad(ValueError):
     """A line the channel cannot use; its message is the answer's."""
 
 
-def _names(table: Mapping[str, Shape]) -> str:
+def _names(table: Mapping[str, Message]) -> str:
     return ", ".join(sorted(table))
 
 
-def _fields(what: str, msg: Mapping[str, Any], shape: Shape) -> None:
-    for name, (_, want) in shape.required.items():
-        if name not in msg:
-            raise Bad(f"{what} needs {name} ({want})")
-    for name, (check, want) in {**shape.required, **shape.optional}.items():
-        if name in msg and not check(msg[name]):
-            raise Bad(f"{what}: {name} must be {want}, not {_short(msg[name])}")
+def _fields(what: str, msg: Mapping[str, Any], one: Message) -> None:
+    name = fault(msg, one.fields)
+    if name is None:
+        return
+    if name not in msg:
+        raise Bad(f"{what} needs {name} ({one.fields[name].says})")
+    raise Bad(f"{what}: {name} must be {one.fields[name].says}, not {_short(msg[name])}")
 
 
 def _short(value: object) -> str:
