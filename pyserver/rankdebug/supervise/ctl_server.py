@@ -11,11 +11,11 @@ import contextlib
 import os
 import queue
 import socket
-import threading
 from typing import Any
 
 from rankdebug.protocol import ctl as ctl_wire
 from rankdebug.runtime import peercred, wire
+from rankdebug.runtime.serve import Door, Loop, Server
 
 Events = queue.Queue[tuple[str, int, dict[str, Any] | None]]
 
@@ -25,8 +25,7 @@ class CtlServer:
         self.path = path
         self.events = events
         self._socks: dict[int, socket.socket] = {}
-        self._next = 0
-        self._listener: socket.socket | None = None
+        self._server: Server | None = None
 
     def open(self) -> None:
         """Listen (owner only); ranks may connect from now, they are served from ``serve``."""
@@ -34,10 +33,14 @@ class CtlServer:
         sock.bind(self.path)
         os.chmod(self.path, 0o600)
         sock.listen(64)
-        self._listener = sock
+        # Group commands drive the owner's ranks: the owner alone, by the kernel's word.
+        self._server = Server(sock, self._read,
+                              Loop(name="rankdebug-ctl", threads="rankdebug-ctl-{n}"),
+                              Door(admit=peercred.same_user))
 
     def serve(self) -> None:
-        threading.Thread(target=self._accept, name="rankdebug-ctl", daemon=True).start()
+        assert self._server is not None
+        self._server.start()
 
     def reply(self, cid: int, body: dict[str, Any]) -> None:
         sock = self._socks.get(cid)
@@ -46,26 +49,10 @@ class CtlServer:
                 wire.send(sock, body)
 
     def close(self) -> None:
-        if self._listener is not None:
-            self._listener.close()
+        if self._server is not None:
+            self._server.stop()
 
-    def _accept(self) -> None:
-        assert self._listener is not None
-        while True:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            if not peercred.same_user(conn):  # group commands drive the owner's ranks
-                conn.close()
-                continue
-            self._next += 1
-            cid = self._next
-            threading.Thread(
-                target=self._read, args=(cid, conn), name=f"rankdebug-ctl-{cid}", daemon=True
-            ).start()
-
-    def _read(self, cid: int, conn: socket.socket) -> None:
+    def _read(self, conn: socket.socket, cid: int) -> None:
         self._socks[cid] = conn
         with conn, conn.makefile("rb") as f:
             for msg in wire.lines(f):
