@@ -15,6 +15,7 @@ import { discardLaunch, prepareLaunch } from '../debug/vscodeHost';
 import { writeLaunchJson } from './launchJson';
 import { log } from '../common/log';
 import { pickRanks, recall, resolvePresets, type RankMemory } from './rankPick';
+import { pickHost } from './vscodeHost';
 import type { Server } from '../common/server';
 import type { StartedRankPicks } from './startedRankPick';
 
@@ -144,7 +145,7 @@ async function debugSource(ctx: Context, src: CommandSource, args: unknown[], op
     const checker = rankChecker(ctx, plan, true);
     const fromLens = typeof args[0] === 'string' && typeof args[1] === 'number';
     const last = fromLens && !options.alwaysPick ? await remembered(checker, plan, ctx.memory.get(key)) : undefined;
-    const choice = last ?? (await pickRanks(checker, plan.ranks ?? [], ctx.memory, key, vscode.l10n.t('Debug {0}: which ranks?', title)));
+    const choice = last ?? (await pickRanks(pickHost, checker, plan.ranks ?? [], { title: vscode.l10n.t('Debug {0}: which ranks?', title), memory: ctx.memory, key }));
     if (!choice) return false;
     mark('picked');
     const config = launchConfig(title, choice, src);
@@ -193,7 +194,7 @@ export async function generateLaunchJson(ctx: Context, args: unknown[]): Promise
     const plan = await planFor(ctx, src);
     if (!plan) return;
     const title = titleOf(plan);
-    const choice = await pickRanks(rankChecker(ctx, plan, false), plan.ranks ?? [], ctx.memory, memoryKey(src), vscode.l10n.t('launch.json for {0}: which ranks?', title));
+    const choice = await pickRanks(pickHost, rankChecker(ctx, plan, false), plan.ranks ?? [], { title: vscode.l10n.t('launch.json for {0}: which ranks?', title), memory: ctx.memory, key: memoryKey(src) });
     const spec = choice?.spec;
     if (!spec) return;
     const arg = src.uri ? { uri: src.uri.toString(), line: src.line ?? 0, ranks: spec } : { text: src.text, ranks: spec, settings: src.cwd ? { cwd: src.cwd } : undefined };

@@ -10,8 +10,8 @@ import type { CheckedChoice, RankChecker } from '../core/rankCheck';
 import { formatChoice, type RankChoice } from '../core/rankChoice';
 import { groupPresets } from '../core/coords';
 import { byNode, isPlanError, PRESET_SPECS, presets, withGroups, type FixedPresetId, type PlanRank, type Preset } from '../core/ranks';
+import type { RankPickHost } from './host';
 import { showRankQuickPick } from './rankQuickPick';
-import { getSettings } from '../common/settings';
 import { askUnknownRanks } from './unknownRankPick';
 
 const MEMORY_KEY = 'rankdebug.lastRanks';
@@ -70,6 +70,13 @@ export async function recall(checker: RankChecker, text: string | undefined, cho
     return choice.spec ? { ...choice, arm: false } : undefined;
 }
 
+/** Where a choice is asked: the pick's title, and the memory and key it is remembered under. */
+export interface PickAsk {
+    title: string;
+    memory: RankMemory | undefined;
+    key: string;
+}
+
 /**
  * Asks which ranks to debug; returns the choice (spec `1,3`, `all`, `local0` or '' and whether
  * every rank is armed) or undefined when cancelled.
@@ -77,12 +84,12 @@ export async function recall(checker: RankChecker, text: string | undefined, cho
  * plan's ranks are known, else the pick for an unknown count; the answer remembered (not
  * *Choose when the ranks start*, which asks again).
  */
-export async function pickRanks(checker: RankChecker, ranks: readonly PlanRank[], memory: RankMemory | undefined, key: string, title: string): Promise<RankChoice | undefined> {
-    const remember = getSettings().rememberRanks;
+export async function pickRanks(host: RankPickHost, checker: RankChecker, ranks: readonly PlanRank[], { title, memory, key }: PickAsk): Promise<RankChoice | undefined> {
+    const remember = host.rememberRanks();
     const choices = ranks.length ? await resolvePresets(checker, ranks) : [];
     const last = await recall(checker, remember ? memory?.get(key) : undefined, choices);
     const coords = checker.job.coords ?? null;
-    const choice = ranks.length ? await showRankQuickPick({ checker, ranks, presets: choices, last, title, coords }) : await askUnknownRanks(checker, title, last);
+    const choice = ranks.length ? await showRankQuickPick(host, { checker, ranks, presets: choices, last, title, coords }) : await askUnknownRanks(host, checker, title, last);
     if (choice && !choice.live && memory && remember) void memory.set(key, formatChoice(choice));
     return choice;
 }

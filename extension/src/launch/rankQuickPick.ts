@@ -11,13 +11,15 @@
  * server's message when the text is neither a choice nor a filter of the items (VS Code hides
  * separators while the list is filtered, and a quick-pick has no validation message of its own).
  */
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import { exampleSelector, layoutTitle, shownDims, type PlanCoords } from '../core/coords';
-import { debounce } from '../core/debounce';
+import type { Localize } from '../core/localize';
 import { CHECK_DELAY_MS, type CheckedChoice, type RankChecker } from '../core/rankCheck';
 import type { RankChoice } from '../core/rankChoice';
 import { filtersItems, rankItems, type RankItem as ItemData } from '../core/rankItems';
 import { isPlanError, specForSelection, type PlanRank, type Preset } from '../core/ranks';
+import { runTypedPick, type Answer } from '../core/typedPick';
+import type { PickHost } from './host';
 
 interface RankItem extends vscode.QuickPickItem {
     rank?: number;
@@ -29,9 +31,9 @@ interface RankItem extends vscode.QuickPickItem {
 }
 
 /** A core item as VS Code shows it. */
-function toItem(d: ItemData): RankItem {
+function toItem(d: ItemData, separator: vscode.QuickPickItemKind): RankItem {
     const item: RankItem = { label: d.label };
-    if (d.kind === 'separator') item.kind = vscode.QuickPickItemKind.Separator;
+    if (d.kind === 'separator') item.kind = separator;
     if (d.description !== undefined) item.description = d.description;
     if (d.alwaysShow) item.alwaysShow = true;
     if (d.rank !== undefined) item.rank = d.rank;
@@ -52,15 +54,16 @@ export interface QuickPickRequest {
 }
 
 /** What Enter takes for a typed choice, as the title says it: a long list cut (`768,776,…`) with its count. */
-function typedHint(choice: CheckedChoice): string {
-    if (!choice.spec) return vscode.l10n.t('Enter: no rank now, arm every rank');
+function typedHint(choice: CheckedChoice, l10n: Localize): string {
+    if (!choice.spec) return l10n.t('Enter: no rank now, arm every rank');
     const cut = choice.spec.length > 60 ? choice.spec.lastIndexOf(',', 60) : -1;
     const spec = cut > 0 ? `${choice.spec.slice(0, cut + 1)}… (${choice.ranks?.length ?? '?'})` : choice.spec;
-    return choice.arm ? vscode.l10n.t('Enter: ranks {0}, every rank armed', spec) : vscode.l10n.t('Enter: ranks {0}', spec);
+    return choice.arm ? l10n.t('Enter: ranks {0}, every rank armed', spec) : l10n.t('Enter: ranks {0}', spec);
 }
 
 class RankQuickPick {
-    private readonly qp = vscode.window.createQuickPick<RankItem>();
+    private readonly qp: vscode.QuickPick<RankItem>;
+    private readonly l10n: Localize;
     private readonly data: ItemData[];
     /** The title without a hint. */
     private readonly baseTitle: string;
@@ -71,15 +74,17 @@ class RankQuickPick {
     private readonly allowArm: boolean;
     /** Selections made here, not by the user (presets toggled). */
     private updating = false;
-    private accepting = false;
-    /** Hidden: late checks change nothing. */
-    private closed = false;
 
-    constructor(private readonly req: QuickPickRequest) {
+    constructor(
+        host: PickHost,
+        private readonly req: QuickPickRequest,
+    ) {
+        this.qp = host.createQuickPick<RankItem>();
+        this.l10n = host.l10n;
         this.allowArm = req.checker.allowArm;
-        this.data = rankItems(req.ranks, req.presets, this.allowArm, vscode.l10n, req.coords ?? null);
-        this.items = this.data.map(toItem);
-        this.baseTitle = req.coords ? `${req.title} (${layoutTitle(req.coords, vscode.l10n)})` : req.title;
+        this.data = rankItems(req.ranks, req.presets, this.allowArm, this.l10n, req.coords ?? null);
+        this.items = this.data.map((d) => toItem(d, host.separator));
+        this.baseTitle = req.coords ? `${req.title} (${layoutTitle(req.coords, this.l10n)})` : req.title;
         this.armItem = this.items.find((i) => i.arm) ?? { label: '', arm: true };
         this.rankItems = this.items.filter((i) => i.rank !== undefined);
     }
@@ -116,95 +121,51 @@ class RankQuickPick {
     }
 
     /** The title's hint: what Enter takes for the typed text, or why it takes nothing. */
-    private async showHint(text: string): Promise<void> {
-        let hint = '';
-        if (text.trim()) {
-            const choice = await this.req.checker.choice(text, this.req.presets).catch(() => undefined);
-            if (choice && !isPlanError(choice)) hint = typedHint(choice);
-            else if (choice && !this.filters(text.trim())) hint = choice.error.message;
-        }
-        if (this.qp.value === text) this.setHint(hint);
+    private async hint(text: string): Promise<string> {
+        const choice = await this.req.checker.choice(text, this.req.presets).catch(() => undefined);
+        if (choice && !isPlanError(choice)) return typedHint(choice, this.l10n);
+        if (choice && !this.filters(text.trim())) return choice.error.message;
+        return '';
     }
 
-    /** The title with `hint` after it ('' for none). */
-    private setHint(hint: string): void {
-        if (this.closed) return;
-        this.qp.title = hint ? `${this.baseTitle} — ${hint}` : this.baseTitle;
-    }
-
-    /** The typed choice, or the checked items; undefined when Enter takes nothing yet. */
-    private async answer(): Promise<RankChoice | undefined> {
+    /** The typed choice, or the checked items; nothing when Enter takes nothing yet. */
+    private async answer(): Promise<Answer<RankChoice>> {
         const typed = this.qp.value.trim();
         const armChecked = this.qp.selectedItems.includes(this.armItem);
         if (typed) {
             const choice = await this.req.checker.choice(typed, this.req.presets);
-            if (!isPlanError(choice)) return { spec: choice.spec, arm: this.allowArm && (choice.arm || armChecked) };
-            if (!this.filters(typed)) {
-                await this.showHint(this.qp.value);
-                return undefined;
-            }
+            if (!isPlanError(choice)) return { take: { spec: choice.spec, arm: this.allowArm && (choice.arm || armChecked) } };
+            if (!this.filters(typed)) return { say: choice.error.message };
         }
         const chosen = this.qp.selectedItems.filter((i) => i.rank !== undefined).map((i) => i.rank as number);
         if (!chosen.length && !armChecked) return undefined;
-        return { spec: chosen.length ? specForSelection(chosen, this.req.presets) : '', arm: armChecked };
+        return { take: { spec: chosen.length ? specForSelection(chosen, this.req.presets) : '', arm: armChecked } };
     }
 
     /** What to type: a range, with coordinates also a selector in the job's own dimensions. */
     private placeholder(): string {
         const coords = this.req.coords;
+        const l10n = this.l10n;
         if (coords) {
             const example = exampleSelector(shownDims(coords));
             return this.allowArm
-                ? vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 or coordinates like {0} and press Enter), or arm every rank to debug later', example)
-                : vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 or coordinates like {0} and press Enter)', example);
+                ? l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 or coordinates like {0} and press Enter), or arm every rank to debug later', example)
+                : l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 or coordinates like {0} and press Enter)', example);
         }
         return this.allowArm
-            ? vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 and press Enter), or arm every rank to debug later')
-            : vscode.l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 and press Enter)');
+            ? l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 and press Enter), or arm every rank to debug later')
+            : l10n.t('Ranks that stop at breakpoints (type a range like 0-3,8 and press Enter)');
     }
 
     show(): Promise<RankChoice | undefined> {
         const qp = this.qp;
-        qp.title = this.baseTitle;
         qp.placeholder = this.placeholder();
         qp.canSelectMany = true;
         qp.matchOnDescription = true;
         qp.items = this.items;
         this.select(this.initialSelection());
-        const hint = debounce((text: string) => this.showHint(text), CHECK_DELAY_MS, undefined);
-        return new Promise<RankChoice | undefined>((resolve) => {
-            let done = false;
-            const finish = (choice: RankChoice | undefined): void => {
-                if (done) return;
-                done = true;
-                qp.hide();
-                resolve(choice);
-            };
-            qp.onDidChangeSelection((sel) => this.onSelection(sel));
-            qp.onDidChangeValue((text) => void hint(text));
-            qp.onDidAccept(() => void this.accept(finish));
-            qp.onDidHide(() => {
-                this.closed = true;
-                finish(undefined);
-                qp.dispose();
-            });
-            qp.show();
-        });
-    }
-
-    private async accept(finish: (choice: RankChoice | undefined) => void): Promise<void> {
-        if (this.accepting) return;
-        this.accepting = true;
-        this.qp.busy = true;
-        try {
-            const choice = await this.answer();
-            if (choice) finish(choice);
-        } catch (e) {
-            this.setHint(e instanceof Error ? e.message : String(e));
-        } finally {
-            this.accepting = false;
-            this.qp.busy = false;
-        }
+        qp.onDidChangeSelection((sel) => this.onSelection(sel));
+        return runTypedPick(qp, { title: this.baseTitle, delayMs: CHECK_DELAY_MS, hint: (text) => this.hint(text), accept: () => this.answer() });
     }
 }
 
@@ -215,6 +176,6 @@ class RankQuickPick {
  * toggled on replaces the rank selection; Enter with a typed choice takes it (the server reads
  * it), else the checked items; nothing chosen and nothing armed is not accepted.
  */
-export function showRankQuickPick(req: QuickPickRequest): Promise<RankChoice | undefined> {
-    return new RankQuickPick(req).show();
+export function showRankQuickPick(host: PickHost, req: QuickPickRequest): Promise<RankChoice | undefined> {
+    return new RankQuickPick(host, req).show();
 }
