@@ -27,10 +27,10 @@ import os
 import signal
 import socket
 import sys
-import time
 from typing import Any
 
 from rankdebug.runtime import peercred
+from rankdebug.runtime.serve import Door, Loop, Server
 
 IDLE_S = 300.0
 READ_S = 10.0  # for the question's line, once connected
@@ -113,35 +113,24 @@ def serve(listener: socket.socket, path: str) -> None:
         with contextlib.suppress(ImportError):
             importlib.import_module(module)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reaped by the kernel
-    listener.settimeout(IDLE_S)
-    while True:
-        try:
-            conn, _ = listener.accept()
-        except TimeoutError:
-            break
-        except OSError:
-            time.sleep(0.1)
-            continue
-        if not os.path.exists(path):  # removed: a newer one took over, or cleaned up
-            conn.close()
-            break
-        if not peercred.same_user(conn):  # eval runs code in the ranks: the owner only,
-            conn.close()  # even were the folder's or the socket's mode loosened
-            continue
-        try:
-            pid = os.fork()
-        except OSError:
-            conn.close()
-            continue
-        if pid == 0:
-            listener.close()
-            _child(conn)
-            os._exit(0)
-        conn.close()
+    inode = os.fstat(listener.fileno()).st_ino
+
+    def fork(conn: socket.socket, _n: int) -> None:
+        if os.fork() == 0:  # the question is answered in a child; the loop goes on at once
+            try:
+                listener.close()
+                _child(conn)
+            finally:
+                os._exit(0)
+
+    # eval runs code in the ranks: the owner only, even were the folder's or the socket's
+    # mode loosened. Removed: a newer agent took over, or it was cleaned up.
+    Server(listener, fork, Loop(name="rankdebug-agent", alive=lambda: os.path.exists(path),
+                                idle_s=IDLE_S),
+           Door(admit=peercred.same_user)).run()
     with contextlib.suppress(OSError):
-        if os.stat(path).st_ino == os.fstat(listener.fileno()).st_ino:
+        if os.stat(path).st_ino == inode:
             os.remove(path)
-    listener.close()
 
 
 def alive(path: str, timeout: float = 2.0) -> bool:
