@@ -24,6 +24,7 @@ import threading
 import time
 
 from rankdebug.adapter import peer
+from rankdebug.runtime.serve import Door, Loop, Server
 from rankdebug.runtime.tcp import no_delay
 
 IDLE_S = 600.0
@@ -72,25 +73,22 @@ def serve(ssh: list[str], port: int, out: int) -> int:
                 return 1
             time.sleep(0.02)
         listener = socket.create_server(("127.0.0.1", 0))
-        listener.settimeout(1.0)
         os.write(out, (json.dumps({"port": listener.getsockname()[1]}) + "\n").encode())
         os.close(out)
-        idle_until = time.monotonic() + IDLE_S
-        while proc.poll() is None and time.monotonic() < idle_until:
+        served: list[int] = []
+
+        def session(client: socket.socket, n: int) -> None:
             try:
-                client, _ = listener.accept()
-            except TimeoutError:
-                continue
-            if not peer.allowed(client):  # another user of this machine
-                with contextlib.suppress(OSError):
-                    client.sendall(b"this rank belongs to another user\r\n")
-                client.close()
-                continue
-            no_delay(client)  # a DAP message relayed at once (rankdebug.runtime.tcp)
-            with client:
+                no_delay(client)  # a DAP message relayed at once (rankdebug.runtime.tcp)
                 _relay(client, path)
-            break  # that debugger's session is over
-        listener.close()
+            finally:
+                served.append(n)  # that debugger's session is over: so is the tunnel
+
+        # Another user of this machine is told why, and turned away.
+        Server(listener, session,
+               Loop(name="rankdebug-tunnel", alive=lambda: proc.poll() is None and not served,
+                    every_s=1.0, idle_s=IDLE_S),
+               Door(admit=peer.allowed, refused=b"this rank belongs to another user\r\n")).run()
         return 0
     finally:
         if proc.poll() is None:
