@@ -14,7 +14,6 @@ CLASS_LINES = 300
 
 # Bigger today, to be split; the number is the most it may have.
 MODULES_OVER = {
-    "pyserver/rankdebug/command/expand.py": 1152,
     "pyserver/rankdebug/command/incremental.py": 662,
     "pyserver/rankdebug/command/planner.py": 774,
     "pyserver/rankdebug/command/script.py": 920,
@@ -22,9 +21,7 @@ MODULES_OVER = {
     "pyserver/rankdebug/runtime/debug.py": 742,
 }
 CLASSES_OVER = {
-    "pyserver/rankdebug/command/expand.py:Expander": 508,
     "pyserver/rankdebug/command/script.py:Walker": 439,
-    "pyserver/rankdebug/supervise/gates/client.py:ClientSession": 423,
 }
 TS_OVER: dict[str, int] = {}
 

@@ -3,20 +3,21 @@ then relayed to debugpy's adapter, with ``seq`` renumbered both ways."""
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from rankdebug.runtime import bound_breaks
 from rankdebug.supervise.gates import dapwire
+from rankdebug.supervise.gates.cli_lines import CliLines
 from rankdebug.supervise.gates.dapwire import Endpoint
-from rankdebug.supervise.gates.said import CAPABILITIES, CONFIG, EMPTY, Said
-from rankdebug.supervise.gates.waiting import WaitFrame, Waiting, main_thread
+from rankdebug.supervise.gates.said import Said
+from rankdebug.supervise.gates.shown_waiting import ShownWaiting
+from rankdebug.supervise.gates.side import Answer, GateSide
+from rankdebug.supervise.gates.untraced import Untraced
+from rankdebug.supervise.gates.waiting import WaitFrame
 
-Answer = Callable[[dict[str, Any]], None]
 # A client's requests that set its rank running.
 RESUMING = frozenset({"continue", "next", "stepIn", "stepOut", "goto"})
 
@@ -29,20 +30,6 @@ class _Pending:
     mapping: bound_breaks.Mapping | None = None  # setBreakpoints: entries bound to other ranks
     count: int | None = None  # setBreakpoints: the client's own entries (--break lines cut)
     answer: Answer | None = None  # the gate's own request: who wants the response
-
-
-class GateSide(Protocol):
-    """What a session needs of its gate."""
-
-    rank: int
-    local_rank: int | None
-    lock: threading.RLock
-    adapter: tuple[str, int] | None
-    idle: threading.Event  # set while no session talks to the adapter
-    cli_breaks: dict[str, set[int]]
-    held: bool  # paused by the job (stop together) while untraced
-
-    def notify(self, what: str, info: dict[str, Any] | None = None) -> None: ...
 
 
 class ClientSession:
@@ -61,14 +48,11 @@ class ClientSession:
         self._own: list[tuple[dict[str, Any], _Pending]] = []  # the gate's, held likewise
         self._pending: dict[int, _Pending] = {}  # adapter seq -> its request's owner
         self._reverse: dict[int, int] = {}  # client-facing seq of an adapter request -> its seq
-        self._cli_merged = False
-        self._told: set[str] = set()  # sources whose breakpoints went to the adapter
+        self._cli = CliLines(gate)
+        self._untraced = Untraced(gate, self.client, self.said, self.end)
         self._said_disconnect = False  # the client ended its session itself
         self._let_go = threading.Event()  # the adapter answered the gate's disconnect
-        self.waiting: Waiting | None = None  # shown paused while it waits in native code
-        self._stops = 0  # debugpy's stopped events so far
-        self._release = False  # continue the rank where its pending pause lands (unshown)
-        self._showing = False  # shown waiting once the adapter names its main thread
+        self._shown = ShownWaiting(self)
 
     @property
     def lock(self) -> threading.RLock:
@@ -115,146 +99,23 @@ class ClientSession:
             if self.replaying:
                 self._queue.append(msg)
                 return
-            if self.waiting is not None and msg.get("type") == "request" and \
-                    self._answer_waiting(msg):
+            if self._shown.waiting is not None and msg.get("type") == "request" and \
+                    self._shown.answer(msg):
                 return
             if self.live:
                 self._forward(msg)
             elif msg.get("type") == "request":
-                self._answer(msg)
+                self._untraced.answer(msg)  # the gate's own answer while untraced
 
-    def _answer(self, req: dict[str, Any]) -> None:
-        """The gate's own answer while the rank is untraced."""
-        command = str(req.get("command", ""))
-        args = req.get("arguments") or {}
-        said = self.said
-        if command == "initialize":
-            said.initialize = req
-            self.client.send(dapwire.response(req, CAPABILITIES))
-        elif command == "attach":
-            said.attach = req
-            self.client.send(dapwire.event("initialized"))
-        elif command == "launch":
-            self.client.send(dapwire.response(
-                req, message="this is a rank of a running job: use an attach request"))
-        elif command in CONFIG:
-            self._record_config(req, command, args)
-        elif command == "configurationDone":
-            self._configured(req)
-        elif command == "threads":
-            self.client.send(dapwire.response(
-                req, {"threads": [{"id": 1, "name": "MainThread"}]}))
-        elif command in EMPTY:  # views VS Code fills on its own: nothing loaded yet
-            self.client.send(dapwire.response(req, EMPTY[command]))
-        elif command == "pause":
-            said.pause = True
-            self.client.send(dapwire.response(req))
-            self.gate.notify("pause")
-        elif command in ("disconnect", "terminate"):
-            self.client.send(dapwire.response(req))
-            if command == "terminate" or args.get("terminateDebuggee"):
-                self.gate.notify("terminate")
-            self.end()
-        else:
-            self.client.send(dapwire.response(
-                req, message=f"rank {self.gate.rank} runs without a debugger until it reaches "
-                "a breakpoint or is paused"))
-
-    def _record_config(self, req: dict[str, Any], command: str, args: dict[str, Any]) -> None:
-        said = self.said
-        if command == "setBreakpoints":
-            path = (args.get("source") or {}).get("path")
-            key = f"setBreakpoints:{path}"
-            mine, mapping = bound_breaks.for_rank(args, self.gate.rank, self.gate.local_rank)
-            req = dict(req, arguments=mine)  # what the rank runs with, and what is replayed
-            body = bound_breaks.client_body({"breakpoints": [
-                {"verified": True, "line": b.get("line")}
-                for b in mine.get("breakpoints") or [] if isinstance(b, dict)]}, mapping, None)
-        elif command == "setFunctionBreakpoints":
-            key = command
-            body = {"breakpoints": [{"verified": True} for _ in args.get("breakpoints") or []]}
-        else:
-            key = command
-            body = {}
-        said.config.pop(key, None)  # keep the order of the latest word per key
-        said.config[key] = req
-        self.client.send(dapwire.response(req, body))
-        if said.configured:
-            self.gate.notify("changed")
-
-    def _configured(self, req: dict[str, Any]) -> None:
-        said = self.said
-        self.client.send(dapwire.response(req))
-        if said.attach is not None and not said.attach_answered:
-            said.attach_answered = True
-            self.client.send(dapwire.response(said.attach))
-        said.configured = True
-        self.gate.notify("configured")
-
-    # --- a rank shown paused while it waits in native code (gate_waiting) ----------------
+    # --- a rank shown paused while it waits in native code (shown_waiting) --------------
 
     def show_waiting(self, what: str, frames: list[WaitFrame]) -> bool:
         """Show the client its rank paused, waiting in ``what``; False: no client to show."""
-        with self.lock:
-            if self.ended or not self.said.configured or self.replaying:
-                return False
-            if self._just_my_code():
-                frames = [f for f in frames if not f.library] or frames
-            self._showing = True
-            if not self.live:
-                self._show(Waiting(self.gate.rank, 1, what, frames), self._stops)
-                return True
-            stops = self._stops
-            return self.request("threads", {}, lambda resp: self._show(
-                Waiting(self.gate.rank, main_thread(resp, None), what, frames), stops))
-
-    def _just_my_code(self) -> bool:
-        """As debugpy: library frames are hidden unless the client said otherwise."""
-        args = (self.said.attach or {}).get("arguments") or {}
-        return args.get("justMyCode", True) is not False
-
-    def _show(self, waiting: Waiting, stops: int) -> None:
-        with self.lock:
-            showing, self._showing = self._showing, False
-            if self.ended or stops != self._stops or not showing:
-                return  # it stopped for real meanwhile, or was continued
-            self.waiting = waiting
-            self.client.send(dapwire.event("stopped", waiting.stopped_event_body()))
+        return self._shown.show(what, frames)
 
     def release_waiting(self) -> bool:
         """Continue a rank shown waiting: its pause is called off."""
-        with self.lock:
-            waiting, self.waiting = self.waiting, None
-            showing, self._showing = self._showing, False  # not shown yet: it never will be
-            if waiting is None and not showing:
-                return False
-            if self.live:
-                # Not "continue" now: debugpy answers it only once a thread it stopped runs
-                # again, and this one never stopped (its pause waits for the native call to
-                # return); until that answer its adapter answers nothing else, so the rank
-                # could never be paused or stepped again. The pause lands when the call
-                # returns: the rank is continued there, unseen (``_on_adapter_event``).
-                self._release = True
-            else:
-                self.gate.held = False
-            if waiting is not None:
-                self.client.send(dapwire.event("continued", {
-                    "threadId": waiting.thread, "allThreadsContinued": True}))
-            return True
-
-    def _answer_waiting(self, req: dict[str, Any]) -> bool:
-        waiting = self.waiting
-        assert waiting is not None
-        if req.get("command") == "continue":
-            self.release_waiting()
-            self.client.send(dapwire.response(req, {"allThreadsContinued": True}))
-            self.gate.notify("resumed")
-            return True
-        handled, body, error = waiting.answer(req)
-        if handled:
-            self.client.send(dapwire.response(req, body) if error is None
-                             else dapwire.response(req, message=error))
-        return handled
+        return self._shown.let_go()
 
     # --- relaying -------------------------------------------------------------------
 
@@ -317,7 +178,7 @@ class ClientSession:
             if not self.live or self.ended or self.adapter is None:
                 return False
             if command == "pause":
-                self._release = False  # paused again before its last pause landed: show it
+                self._shown.release = False  # paused again before its last pause landed
             msg = {"type": "request", "command": command, "arguments": args}
             if self.replaying:
                 self._own.append((msg, _Pending(None, answer=answer)))
@@ -337,7 +198,7 @@ class ClientSession:
         if command == "disconnect":
             self._said_disconnect = True
         if command == "pause":
-            self._release = False
+            self._shown.release = False
         if command in RESUMING and not own:
             self.gate.notify("resumed")  # debugpy says "continued" only now and then
         client_seq = None if own else msg.get("seq")
@@ -349,11 +210,11 @@ class ClientSession:
                 msg = dict(msg, arguments=args)
                 self.said.config.pop(f"setBreakpoints:{self._path_of(msg)}", None)
                 self.said.config[f"setBreakpoints:{self._path_of(msg)}"] = msg
-            if not self._cli_merged:
-                msg, pending.count = self._with_cli_lines(msg)
+            if not self._cli.merged:
+                msg, pending.count = self._cli.added(msg)
         if command == "configurationDone":
             self.said.configured = True  # a client relayed from its first message
-            if not self._cli_merged:
+            if not self._cli.merged:
                 self._merge_cli_sources()
         self._send_adapter(msg, client_seq, pending)
 
@@ -361,30 +222,10 @@ class ClientSession:
     def _path_of(req: dict[str, Any]) -> object:
         return ((req.get("arguments") or {}).get("source") or {}).get("path")
 
-    def _with_cli_lines(self, req: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
-        """``--break`` lines of this source added to the client's list (until the client has
-        configured); the response is cut back to the client's own entries."""
-        args = dict(req.get("arguments") or {})
-        path = (args.get("source") or {}).get("path")
-        if not isinstance(path, str):
-            return req, None
-        self._told.add(os.path.realpath(path))
-        extra = self.gate.cli_breaks.get(os.path.realpath(path))
-        if not extra:
-            return req, None
-        bps = list(args.get("breakpoints") or [])
-        args["breakpoints"] = bound_breaks.with_lines(bps, extra)
-        return dict(req, arguments=args), len(bps)
-
     def _merge_cli_sources(self) -> None:
         """``setBreakpoints`` for ``--break`` files the client sent nothing for."""
-        self._cli_merged = True
-        for path, lines in self.gate.cli_breaks.items():
-            if path in self._told:
-                continue
-            self._send_adapter({"type": "request", "command": "setBreakpoints", "arguments": {
-                "source": {"path": path}, "breakpoints": [{"line": n} for n in sorted(lines)]}},
-                None)
+        for req in self._cli.the_rest():
+            self._send_adapter(req, None)
 
     def _from_adapter(self) -> None:
         adapter = self.adapter
@@ -436,15 +277,8 @@ class ClientSession:
         """Note an event of the adapter's; False: the client is not to see it."""
         name = msg.get("event")
         body = dict(msg.get("body") or {})
-        if name == "stopped":
-            self._stops += 1
-            self.waiting, self._showing = None, False  # stopped for real: debugpy's frames
-            if self._release and body.get("reason") == "pause":
-                # The pause of a rank continued while it was shown waiting: it runs on.
-                self._release = False
-                self.request("continue", {"threadId": body.get("threadId") or 0})
-                return False
-            self._release = False
+        if name == "stopped" and not self._shown.stopped(body):
+            return False
         if name in ("stopped", "continued"):
             self.gate.notify(str(name), body)
         return True
