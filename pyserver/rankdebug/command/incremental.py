@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node, Point, Tree
 
-from rankdebug.command.expand import TooDeep
+from rankdebug.command.expand.chunks import TooDeep
 from rankdebug.command.plan import Diagnostic, Entry, LaunchPlan, OptionUse
 from rankdebug.command.planner import (
     Options,

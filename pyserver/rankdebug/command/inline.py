@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from rankdebug.command.errors import CommandError
-from rankdebug.command.expand import TooDeep
+from rankdebug.command.expand.chunks import TooDeep
 from rankdebug.command.launchers.base import Inlined, Inliner
 from rankdebug.command.launchers.common import basename
 from rankdebug.command.options import join_spans

@@ -16,7 +16,8 @@ from tree_sitter import Node
 from rankdebug.command import launchers, typos
 from rankdebug.command.entry import script_missing, script_target, where
 from rankdebug.command.errors import CommandError
-from rankdebug.command.expand import Expander, TooDeep
+from rankdebug.command.expand.chunks import TooDeep
+from rankdebug.command.expand.expander import Expander
 from rankdebug.command.inline import SHELLS, inliner
 from rankdebug.command.launchers import wrapper_scripts
 from rankdebug.command.launchers.base import Context, Inliner
@@ -284,7 +285,7 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
         value_node = child.child_by_field_name("value")
         if name_node is None:
             continue
-        ex = Expander(scratch, pos, _ignore)
+        ex = Expander(scratch, pos)
         value = ex.scalar(value_node) if value_node is not None else ()
         name = text(name_node)
         word = Word(value or (Part(""),), pos.span(child), text(child),
@@ -292,7 +293,7 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
         inline[name] = word
         scratch.set(name, Var(value, exported=True))
     # Bash expands the words before the inline assignments take effect.
-    ex = Expander(rep.state.copy() if "=" in text(node) else rep.state, pos, _ignore)
+    ex = Expander(rep.state.copy() if "=" in text(node) else rep.state, pos)
     arg_nodes = [c for c in node.children
                  if c.type not in ("variable_assignment", "file_redirect", "herestring_redirect",
                                    "heredoc_redirect", "comment")
@@ -768,7 +769,3 @@ def _not_a_command(node: Node | None, stripped: str, line: int, col: int) -> Com
     if kinds & {"variable_assignment", "declaration_command", "variable_assignments"}:
         return CommandError("this line sets variables; it runs no command", line, col)
     return CommandError("this line holds no command", line, col)
-
-
-def _ignore(_message: str, _span: Span) -> None:
-    return None

@@ -16,7 +16,9 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from rankdebug.command.expand import Arith, Expander, TooDeep
+from rankdebug.command.expand.arith import Arith
+from rankdebug.command.expand.chunks import TooDeep
+from rankdebug.command.expand.expander import Expander
 from rankdebug.command.plan import Diagnostic
 from rankdebug.command.read import DEFAULT_IFS, read_vars
 from rankdebug.command.source import Segment
@@ -205,7 +207,7 @@ class Walker:
         first = node.children[0].type if node.children else ""
         if first != "((":
             return self.block(node.children, seg, state), None
-        ex = Expander(state, self._positions[seg], _no_note)
+        ex = Expander(state, self._positions[seg])
         value = None
         for c in node.named_children:
             value = Arith(ex).eval(c)
@@ -258,7 +260,7 @@ class Walker:
         target = _target(name_node) if name_node is not None else None
         if target is None:
             return
-        ex = Expander(state, pos, _no_note)
+        ex = Expander(state, pos)
         if decl.local:
             self._remember_local(state, target[0])
         if value_node is not None and value_node.type == "array":
@@ -322,7 +324,7 @@ class Walker:
         name_node = node.child_by_field_name("name")
         if name_node is None:
             return state, True
-        ex = Expander(state, pos, _no_note)
+        ex = Expander(state, pos)
         arg_nodes = node.children_by_field_name("argument")
         lead: list[Word] = []
         if name_node.child_count == 1 and name_node.children[0].type == "word":
@@ -352,7 +354,7 @@ class Walker:
             return state
         self._called.add(fn.name)
         if args is None:
-            ex = Expander(state, self._positions[seg], _no_note)
+            ex = Expander(state, self._positions[seg])
             args = ex.words(node.children_by_field_name("argument"))
         saved_positional = state.positional
         state.positional = [w.parts for w in args]
@@ -458,7 +460,7 @@ class Walker:
         if node.type == "for_statement":
             var = node.child_by_field_name("variable")
             var_name = text(var) if var is not None else None
-            ex = Expander(state, pos, _no_note)
+            ex = Expander(state, pos)
             values = [text_of(v) for n in node.children_by_field_name("value")
                       for v in ex.field_values(n)]
             if var_name:
@@ -482,7 +484,7 @@ class Walker:
 
     def case(self, node: Node, seg: int, state: State) -> tuple[State, Status]:
         pos = self._positions[seg]
-        ex = Expander(state, pos, _no_note)
+        ex = Expander(state, pos)
         value_node = node.child_by_field_name("value")
         word = text_of(ex.scalar(value_node)) if value_node is not None else None
         items = [c for c in node.named_children if c.type == "case_item"]
@@ -530,13 +532,9 @@ class Walker:
 
 
 def _test_expander(state: State, pos: Positions) -> Expander:
-    ex = Expander(state, pos, _no_note)
+    ex = Expander(state, pos)
     ex.unset_empty = True
     return ex
-
-
-def _no_note(_message: str, _span: Span) -> None:
-    return None
 
 
 # ---- statements -------------------------------------------------------------------
