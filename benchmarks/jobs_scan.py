@@ -20,7 +20,8 @@ import subprocess
 import sys
 import time
 
-from rankdebug.jobs.discover import discover, scan_processes
+from rankdebug.jobs.discover import discover
+from rankdebug.jobs.proc_scan import scan_processes
 from rankdebug.jobs.procfs import pids
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from jobs_helpers import rankdebug, rankdebug_json
 
-from rankdebug.jobs import discover, gpu, procfs
+from rankdebug.jobs import discover, gpu, proc_scan, procfs, registry_jobs
 from rankdebug.jobs.analysis import stacks as stk
 from rankdebug.jobs.injector import ptrace
 
@@ -33,13 +33,13 @@ pytestmark = pytest.mark.timeout(60)
     ({"WORLD_SIZE": "2"}, (None, None, 2, "WORLD_SIZE")),
 ])
 def test_rank_vars(env: dict[str, str], want: tuple[object, ...]) -> None:
-    got = discover.rank_vars(env)
+    got = proc_scan.rank_vars(env)
     assert got is not None
     assert (got.rank, got.local_rank, got.world_size, got.source) == want
 
 
 def test_no_rank_vars() -> None:
-    assert discover.rank_vars({"HOME": "/root", "RANKING": "x"}) is None
+    assert proc_scan.rank_vars({"HOME": "/root", "RANKING": "x"}) is None
 
 
 @pytest.mark.parametrize(("argv", "want"), [
@@ -54,7 +54,7 @@ def test_no_rank_vars() -> None:
     (["bash", "run.sh"], None),
 ])
 def test_launcher_name(argv: list[str], want: str | None) -> None:
-    assert discover.launcher_name(argv) == want
+    assert proc_scan.launcher_name(argv) == want
 
 
 def test_is_python() -> None:
@@ -454,11 +454,11 @@ def test_the_scan_parses_only_the_variables_it_reads() -> None:
            "RANKDEBUG_JOB": "j", "OMPI_COMM_WORLD_RANK": "5", "SLURM_PROCID": "5",
            "HOME": "/h", "PS1": "$"}
     raw = b"\0".join(f"{k}={v}".encode() for k, v in env.items())
-    scanned = procfs.parse_environ(raw, discover._ENV_READ)
+    scanned = procfs.parse_environ(raw, proc_scan._ENV_READ)
     assert set(env) - set(scanned) == {"HOME", "PS1"}
-    assert discover.rank_vars(scanned) == discover.rank_vars(env)
-    assert discover.signature(scanned) == discover.signature(env)
-    assert discover._env_launcher(scanned) == discover._env_launcher(env)
+    assert proc_scan.rank_vars(scanned) == proc_scan.rank_vars(env)
+    assert proc_scan.signature(scanned) == proc_scan.signature(env)
+    assert proc_scan.env_launcher(scanned) == proc_scan.env_launcher(env)
 
 
 def test_hundreds_of_scanned_ranks_merge_into_their_registry_job() -> None:
@@ -472,7 +472,7 @@ def test_hundreds_of_scanned_ranks_merge_into_their_registry_job() -> None:
                           gpu=[{"index": 0, "memory_mib": 10}])
             for r in reversed(range(512))]
     t0 = time.monotonic()
-    discover._merge(job, seen)
+    registry_jobs.merge(job, seen)
     assert time.monotonic() - t0 < 0.5
     assert [r.rank for r in job.ranks] == list(range(512))
     assert job.world_size == 512

@@ -26,7 +26,7 @@ def test_detect_rank_per_launcher() -> None:
         0, 0, None)
     assert bootstrap.detect_rank({"OMPI_COMM_WORLD_RANK": "5"}) == (5, None, None)
     # msrun: LOCAL_RANK where MindSpore sets it, else DEVICE_ID; the scan reads the same table
-    from rankdebug.jobs.discover import rank_vars
+    from rankdebug.jobs.proc_scan import rank_vars
 
     ms = {"RANKDEBUG_RANKVARS": bootstrap.MINDSPORE_VARS, "RANK_ID": "6", "DEVICE_ID": "2",
           "RANK_SIZE": "8"}
