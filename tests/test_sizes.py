@@ -17,7 +17,6 @@ MODULES_OVER = {
     "pyserver/rankdebug/command/incremental.py": 662,
     "pyserver/rankdebug/command/planner.py": 774,
     "pyserver/rankdebug/command/script.py": 920,
-    "pyserver/rankdebug/jobs/discover.py": 749,
     "pyserver/rankdebug/runtime/debug.py": 742,
 }
 CLASSES_OVER = {
