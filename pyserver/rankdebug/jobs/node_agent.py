@@ -113,7 +113,9 @@ def serve(listener: socket.socket, path: str) -> None:
         with contextlib.suppress(ImportError):
             importlib.import_module(module)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reaped by the kernel
-    inode = os.fstat(listener.fileno()).st_ino
+    # The socket file's own inode (a socket's fstat names another: its sockfs inode), so
+    # that the end removes this agent's file and never a newer agent's.
+    inode = os.stat(path).st_ino
 
     def fork(conn: socket.socket, _n: int) -> None:
         if os.fork() == 0:  # the question is answered in a child; the loop goes on at once
