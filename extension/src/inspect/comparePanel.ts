@@ -24,6 +24,7 @@ import { takesCommands } from '../core/jobList';
 import { newNonce } from '../core/webviewHtml';
 import { TYPE, type RankdebugConfiguration } from '../debug/configuration';
 import { pickExpression, RecentExpressions } from './expressionPick';
+import { evalHost } from './vscodeHost';
 import type { JobState } from '../jobs/jobState';
 import type { JobNode, JobsView } from '../jobs/jobsView';
 import { log } from '../common/log';
@@ -318,7 +319,7 @@ export class ComparePanels implements vscode.Disposable {
 
     /** An expression asked for, evaluated now in these ranks of the job (in `fn`'s frame where given). */
     async compareIn(job: string, ranks: readonly number[], fn: string | undefined, title: string): Promise<void> {
-        const expr = await pickExpression({
+        const expr = await pickExpression(evalHost, {
             title,
             placeholder: vscode.l10n.t('A Python expression evaluated in every rank, e.g. loss.item() or model.fc.weight'),
             offered: [],
@@ -350,7 +351,7 @@ export class ComparePanels implements vscode.Disposable {
         const offered: vscode.QuickPickItem[] = [];
         if (selected && selected.length <= 2000) offered.push({ label: selected, description: vscode.l10n.t('selected in the editor') });
         if (repl && repl.expr !== selected) offered.push({ label: repl.expr, description: repl.rank !== undefined ? vscode.l10n.t('last in the Debug Console of rank {0}', repl.rank) : vscode.l10n.t('last in the Debug Console') });
-        return pickExpression({
+        return pickExpression(evalHost, {
             title: vscode.l10n.t('Compare across the ranks of {0}', job),
             placeholder: vscode.l10n.t('A Python expression evaluated in every rank, e.g. loss.item() or model.fc.weight'),
             offered,

@@ -3,8 +3,9 @@
  * takes what is typed, with some expressions offered and the recent ones below them; and the
  * recent expressions themselves, kept in a memento and shared by both commands.
  */
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import { remember } from '../core/evaluate';
+import type { PickHost } from '../launch/host';
 
 const RECENT_KEY = 'rankdebug.eval.recent';
 
@@ -26,12 +27,12 @@ export class RecentExpressions {
  * items: `offered`, then the `recent` ones not offered already. Resolves to the label chosen or
  * the text typed, undefined when dismissed or empty.
  */
-export function pickExpression(opts: { title: string; placeholder: string; offered?: vscode.QuickPickItem[]; recent: readonly string[] }): Promise<string | undefined> {
+export function pickExpression(host: PickHost, opts: { title: string; placeholder: string; offered?: vscode.QuickPickItem[]; recent: readonly string[] }): Promise<string | undefined> {
     const offered = opts.offered ?? [];
     const seen = new Set(offered.map((i) => i.label));
-    const items = [...offered, ...opts.recent.filter((r) => !seen.has(r)).map((label) => ({ label, description: vscode.l10n.t('recent') }))];
+    const items = [...offered, ...opts.recent.filter((r) => !seen.has(r)).map((label) => ({ label, description: host.l10n.t('recent') }))];
     return new Promise((resolve) => {
-        const qp = vscode.window.createQuickPick();
+        const qp = host.createQuickPick();
         qp.title = opts.title;
         qp.placeholder = opts.placeholder;
         qp.items = items;

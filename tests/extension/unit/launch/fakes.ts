@@ -1,7 +1,7 @@
 /**
  * Fakes of what the rank picks take from VS Code (extension/src/launch/host.ts): a quick-pick
  * that records what the pick shows and lets a test type, check rows, press Enter and Escape;
- * and a stand-in for the language server's `rankdebug.checkRanks`.
+ * a stand-in for the language server's `rankdebug.checkRanks`; and a memento in memory.
  */
 import type * as vscode from 'vscode';
 import type { RankPickHost } from '../../../../extension/src/launch/host';
@@ -165,4 +165,19 @@ export function fakeChecks(answers: Record<string, CheckRanksReply | Error>): { 
 /** The server's answer naming `ranks` (`rankSpec` their list), armed or not. */
 export function ranksReply(ranks: number[], arm = false, rankSpec = ranks.join(',')): CheckRanksReply {
     return { rankSpec, ranks, arm };
+}
+
+/** `ExtensionContext.globalState` in memory. */
+export class Memento {
+    readonly values = new Map<string, unknown>();
+    get<T>(key: string, fallback: T): T {
+        return (this.values.get(key) as T | undefined) ?? fallback;
+    }
+    update(key: string, value: unknown): Promise<void> {
+        this.values.set(key, value);
+        return Promise.resolve();
+    }
+    get asMemento(): vscode.Memento {
+        return this as unknown as vscode.Memento;
+    }
 }

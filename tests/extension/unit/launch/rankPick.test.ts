@@ -1,21 +1,8 @@
 import * as assert from 'node:assert/strict';
-import type * as vscode from 'vscode';
 import { RankChecker } from '../../../../extension/src/core/rankCheck';
 import type { PlanRank } from '../../../../extension/src/core/ranks';
 import { RankMemory, pickRanks, recall } from '../../../../extension/src/launch/rankPick';
-import { FakePickHost, fakeChecks, ranksReply, shownPick } from './fakes';
-
-/** `ExtensionContext.globalState` in memory. */
-class Memento {
-    readonly values = new Map<string, unknown>();
-    get<T>(key: string, fallback: T): T {
-        return (this.values.get(key) as T | undefined) ?? fallback;
-    }
-    update(key: string, value: unknown): Promise<void> {
-        this.values.set(key, value);
-        return Promise.resolve();
-    }
-}
+import { FakePickHost, Memento, fakeChecks, ranksReply, shownPick } from './fakes';
 
 const RANKS: PlanRank[] = [0, 1, 2, 3].map((rank) => ({ rank, node_rank: 0, local_rank: rank }));
 const ANSWERS = {
@@ -30,7 +17,7 @@ const ANSWERS = {
 function setup(allowArm = true): { host: FakePickHost; memory: RankMemory; state: Memento; checker: RankChecker } {
     const state = new Memento();
     const { execute } = fakeChecks(ANSWERS);
-    return { host: new FakePickHost(), state, memory: new RankMemory(state as unknown as vscode.Memento), checker: new RankChecker(execute, { ranks: RANKS, worldSize: 4 }, allowArm) };
+    return { host: new FakePickHost(), state, memory: new RankMemory(state.asMemento), checker: new RankChecker(execute, { ranks: RANKS, worldSize: 4 }, allowArm) };
 }
 
 describe('launch/rankPick', () => {
