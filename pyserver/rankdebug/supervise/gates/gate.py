@@ -28,6 +28,7 @@ from typing import Any
 from rankdebug.adapter import peer
 from rankdebug.runtime.bound_breaks import with_lines
 from rankdebug.runtime.port_rule import on_port_or_any
+from rankdebug.runtime.serve import Door, Loop, Server
 from rankdebug.supervise.gates import dapwire
 from rankdebug.supervise.gates import preset as gate_preset
 from rankdebug.supervise.gates.client import ClientSession
@@ -61,23 +62,22 @@ class Gate:
         self.session: ClientSession | None = None
         self.listener = _listen(host, port)
         self.host, self.port = self.listener.getsockname()[:2]
-        self._closed = False
+        # One client at a time, on a thread of its own; another user's connection is told
+        # why it is turned away (DAP clients show an ``output`` event).
+        self._server = Server(self.listener, self._client,
+                              Loop(name=f"rankdebug-gate-{rank}",
+                                   threads=f"rankdebug-gate-{rank}-client"),
+                              Door(admit=peer.allowed,
+                                   refused=_why("this rank belongs to another user")))
 
     def notify(self, what: str, info: dict[str, Any] | None = None) -> None:
         self._notify(what, info)
 
     def start(self) -> None:
-        threading.Thread(target=self._accept, name=f"rankdebug-gate-{self.rank}",
-                         daemon=True).start()
+        self._server.start()
 
     def close(self) -> None:
-        self._closed = True
-        # shutdown() first: close() alone leaves the port listening while the accept
-        # thread still blocks on it.
-        with contextlib.suppress(OSError):
-            self.listener.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(OSError):
-            self.listener.close()
+        self._server.stop()
         session = self.session
         if session is not None:
             session.end()
@@ -159,28 +159,21 @@ class Gate:
 
     # --- clients --------------------------------------------------------------------
 
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            if not peer.allowed(conn):
-                _refuse(conn, "this rank belongs to another user")
-                continue
-            with self.lock:
-                old = self.session
-                busy = old is not None and not old.ended and old.spoke
-                if old is not None and not busy:
-                    old.end()  # a connection that said nothing yet (a scan) gives way
-                if not busy:
-                    self.session = ClientSession(self, conn)
-            if busy:
-                _refuse(conn, "this rank already has a debugger client")
-                continue
-            assert self.session is not None
-            threading.Thread(target=self.session.run, name=f"rankdebug-gate-{self.rank}-client",
-                             daemon=True).start()
+    def _client(self, conn: socket.socket, _n: int) -> None:
+        """One connection: its session, unless a client that has spoken holds the rank (a
+        connection that said nothing yet, a port scan, gives way)."""
+        with self.lock:
+            old = self.session
+            busy = old is not None and not old.ended and old.spoke
+            if old is not None and not busy:
+                old.end()
+            if not busy:
+                self.session = ClientSession(self, conn)
+                session = self.session
+        if busy:
+            _refuse(conn, "this rank already has a debugger client")
+            return
+        session.run()
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -188,11 +181,15 @@ def _listen(host: str, port: int) -> socket.socket:
     return on_port_or_any(port, lambda p: socket.create_server((host, p), family=family))
 
 
-def _refuse(conn: socket.socket, why: str) -> None:
-    """Tell a client why it is turned away (DAP clients show an ``output`` event), then
-    close."""
+def _why(text: str) -> bytes:
+    """Why a client is turned away, as a DAP ``output`` event its editor shows."""
+    return dapwire.encode(dapwire.event("output", {
+        "category": "important", "output": f"rankdebug: {text}\n"}))
+
+
+def _refuse(conn: socket.socket, text: str) -> None:
+    """Tell a client why it is turned away, then close."""
     with contextlib.suppress(OSError):
-        conn.sendall(dapwire.encode(dapwire.event("output", {
-            "category": "important", "output": f"rankdebug: {why}\n"})))
+        conn.sendall(_why(text))
     with contextlib.suppress(OSError):
         conn.close()
