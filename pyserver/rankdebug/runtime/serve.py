@@ -18,10 +18,11 @@ An accept error that is not the listener's closing (too many open files, a conne
 aborted before it was accepted) is waited out.
 
 It lives in ``runtime`` (standard library only, Python 3.9) so that every layer may use it,
-the rank's handler included. Its users: ``supervise/ctl_server.py``, ``supervise/gates/gate.py``,
-``jobs/node_agent.py``, ``jobs/tunnel.py``. Two places that serve are not accept loops of ours and do not use it:
-``adapter/main.py`` wraps the handler debugpy's adapter gives its own ``sockets.serve`` (the
-loop is debugpy's), and ``warm.py`` reads one request from a pipe.
+the rank's handler included. Its users: ``supervise/ctl_server.py``,
+``supervise/gates/gate.py``, ``jobs/node_agent.py``, ``jobs/tunnel.py``. Two places that
+serve are not accept loops of ours and do not use it: ``adapter/main.py`` wraps the handler
+debugpy's adapter gives its own ``sockets.serve`` (the loop is debugpy's), and ``warm.py``
+reads one request from a pipe.
 """
 
 from __future__ import annotations
