@@ -17,7 +17,8 @@ from pathlib import Path
 
 from rankdebug import cli, launcher_table, ranks
 from rankdebug.jobs import coords_value
-from rankdebug.protocol import ctl, fields, launch
+from rankdebug.protocol import attach, ctl, fields, launch, smoke, stacks
+from rankdebug.protocol import eval as eval_lines
 from rankdebug.protocol import jobs as jobs_answer
 from rankdebug.runtime import bound_breaks
 
@@ -141,7 +142,21 @@ def ctl_schema() -> str:
     }, ctl.REPLIES)
 
 
+def lines_schema(title: str, declared: dict[str, fields.Message],
+                 shapes: dict[str, fields.Shape] | None = None) -> str:
+    """A verb's ``--json`` lines: one of the messages, their nested objects in ``$defs``."""
+    return fields.channel_schema(title, {"line": fields.variants(declared, shapes=shapes)},
+                                 shapes or {})
+
+
+def smoke_schema() -> str:
+    return fields.channel_schema("rankdebug smoke --json (and --check --json lines)", {
+        "answer": [fields.ref("Answer")], "stage": [fields.ref("Stage")]}, smoke.SHAPES)
+
+
 def outputs() -> dict[Path, str]:
+    generated = ROOT / "extension" / "src" / "core" / "generated"
+    schema = ROOT / "docs" / "schema"
     return {
         ROOT / "extension" / "src" / "core" / "generated" / "launchers.ts": launchers_ts(),
         ROOT / "tests" / "extension" / "unit" / "fixtures" / "rank-specs.json": spec_cases(),
@@ -158,6 +173,27 @@ def outputs() -> dict[Path, str]:
             fields.shapes_typescript("pyserver/rankdebug/protocol/jobs.py", jobs_answer.SHAPES,
                                      "Json"),
         ROOT / "docs" / "schema" / "ctl.schema.json": ctl_schema(),
+        schema / "stacks-answer.schema.json":
+            fields.shapes_schema("rankdebug stacks --json", "Answer", stacks.SHAPES),
+        generated / "stacksAnswer.ts":
+            fields.shapes_typescript("pyserver/rankdebug/protocol/stacks.py", stacks.SHAPES,
+                                     "Json"),
+        schema / "eval-lines.schema.json":
+            lines_schema("rankdebug eval --json lines", eval_lines.LINES, eval_lines.SHAPES),
+        generated / "evalLines.ts":
+            fields.header("pyserver/rankdebug/protocol/eval.py")
+            + fields.interfaces(eval_lines.LINES, "Eval", "EvalLine",
+                                shapes=eval_lines.SHAPES)
+            + "\n" + fields.shape_interfaces(eval_lines.SHAPES, "Eval"),
+        schema / "attach-lines.schema.json":
+            lines_schema("rankdebug attach --json lines", attach.LINES),
+        generated / "attachLines.ts":
+            fields.typescript("pyserver/rankdebug/protocol/attach.py", attach.LINES, "Attach",
+                              "AttachLine"),
+        schema / "smoke-answer.schema.json": smoke_schema(),
+        generated / "smokeAnswer.ts":
+            fields.shapes_typescript("pyserver/rankdebug/protocol/smoke.py", smoke.SHAPES,
+                                     "Json"),
         ROOT / "extension" / "src" / "core" / "generated" / "ctl.ts": ctl_ts(),
         ROOT / "extension" / "src" / "core" / "generated" / "launchEvents.ts":
             fields.typescript("pyserver/rankdebug/protocol/launch.py", launch.EVENTS,

@@ -9,10 +9,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from rankdebug.protocol import ctl, fields, launch
+from rankdebug.protocol import attach, ctl, fields, launch, smoke, stacks
+from rankdebug.protocol import eval as eval_lines
 from rankdebug.protocol import jobs as jobs_answer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,3 +133,34 @@ def test_the_ctl_schema_names_every_command_report_and_reply() -> None:
     assert [k.get("type") for k in pause["properties"]["ranks"]["anyOf"]] == \
         ["integer", "array", "string"]
     assert defs["Refused"]["properties"]["error"] == {"$ref": "#/$defs/Problem"}
+
+
+def test_each_verbs_schema_holds_its_declaration() -> None:
+    def schema(name: str) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads((ROOT / "docs" / "schema" / name).read_text())
+        return loaded
+
+    assert set(schema("stacks-answer.schema.json")["$defs"]) == set(stacks.SHAPES)
+    assert set(schema("smoke-answer.schema.json")["$defs"]) == {"answer", "stage",
+                                                                *smoke.SHAPES}
+    for name, declared in (("eval-lines.schema.json", eval_lines.LINES),
+                           ("attach-lines.schema.json", attach.LINES)):
+        lines = schema(name)["$defs"]["line"]["oneOf"]
+        assert [v["title"] for v in lines] == list(declared)
+    compare = schema("eval-lines.schema.json")["$defs"]["line"]["oneOf"][2]
+    assert compare["properties"]["groups"] == {"type": "array",
+                                               "items": {"$ref": "#/$defs/Group"}}
+    group = schema("stacks-answer.schema.json")["$defs"]["Group"]["properties"]["ranks"]
+    assert group["items"] == {"type": ["integer", "null"]}
+
+
+def test_a_line_is_checked_with_its_nested_objects() -> None:
+    good = {"event": "compare", "groups": [{"ranks": [0, 1], "text": "1"}], "at": None}
+    assert fields.problem(good, eval_lines.LINES, shapes=eval_lines.SHAPES) is None
+    assert fields.problem({**good, "groups": [{"ranks": [0], "text": 1}]}, eval_lines.LINES,
+                          shapes=eval_lines.SHAPES) == "compare.groups[0].text is 1, not str"
+    assert fields.problem({**good, "groups": [{"ranks": [None], "text": "1"}]},
+                          eval_lines.LINES, shapes=eval_lines.SHAPES) == \
+        "compare.groups[0].ranks is [None], not [int]"
+    some = fields.Field("[int?]")
+    assert some.allows([0, None]) and not some.allows([0, "1"]) and not some.allows(None)

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import wire_check
+
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 JOB_SCRIPT = SCRIPTS / "ranks_job.py"
 BIN = Path(sys.executable).parent
@@ -32,7 +34,9 @@ def rankdebug(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess
 def rankdebug_json(*args: str, timeout: float = 120.0) -> Any:
     out = rankdebug(*args, "--json", timeout=timeout)
     assert out.stdout.strip(), out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    lines = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    assert wire_check.problem(args[0], lines) is None, lines  # as declared
+    return lines[-1]
 
 
 def _children() -> dict[int, list[int]]:

@@ -14,6 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "launch"))
 
 from launch_helpers import Launch, tool
 
+import wire_check
+
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
 __all__ = ["SCRIPTS", "Launch", "cli", "cli_json", "line_of", "start", "steps", "wait_for"]
@@ -42,7 +44,9 @@ def cli_json(*args: str, timeout: float = 90.0) -> list[Any]:
     """``rankdebug ARGS --json``: every JSON line it printed."""
     out = cli(*args, "--json", timeout=timeout)
     assert out.stdout.strip(), (out.returncode, out.stderr)
-    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    lines = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    assert wire_check.problem(args[0], lines) is None, lines  # as declared
+    return lines
 
 
 def steps(tmp: Path, rank: int) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from jobs_helpers import rankdebug, with_marker
 
+import wire_check
 from dap_client import DAPClient
 from rankdebug.jobs import attach as att
 from rankdebug.jobs import attach_many, cli_attach, procfs
@@ -126,6 +127,7 @@ def test_cli_attaches_every_rank_and_reports_the_one_it_cannot(
         held.restore()
     lines = [json.loads(ln) for ln in out.stdout.splitlines()]
     assert out.returncode == 1, out.stdout + out.stderr
+    assert wire_check.problem("attach", lines) is None, lines
     by_event: dict[str, list[dict[str, object]]] = {}
     for ln in lines:
         by_event.setdefault(str(ln["event"]), []).append(ln)
@@ -153,6 +155,8 @@ def test_cli_attaches_every_rank_and_reports_the_one_it_cannot(
     # Asked again (rank 2 no longer traced), rank 2 is attached too.
     again = rankdebug("attach", str(launcher.pid), "0-5", "--json", timeout=120)
     last = json.loads(again.stdout.splitlines()[-1])
+    assert wire_check.problem("attach", [json.loads(ln) for ln in again.stdout.splitlines()]) \
+        is None, again.stdout
     assert (last["attached"], last["failed"]) == ([0, 1, 2, 3, 4, 5], []), again.stdout
 
 

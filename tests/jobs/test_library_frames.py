@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 from jobs_helpers import BIN, SCRIPTS, rankdebug, with_marker
 
+import wire_check
+
 pytestmark = pytest.mark.timeout(240)
 
 SCRIPT = SCRIPTS / "library_frames.py"
@@ -87,7 +89,9 @@ def evaluate(job: ArmedJob, ranks: str, expr: str, frame: str) -> list[dict[str,
     compare line."""
     out = rankdebug("eval", job.id, ranks, expr, "--json", "--frame", frame, timeout=60)
     assert out.stdout.strip(), out.stderr
-    return [json.loads(line) for line in out.stdout.splitlines()]
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert wire_check.problem("eval", lines) is None, lines
+    return lines
 
 
 def wait_in(job: ArmedJob, frame: str, expr: str, want: str) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import wire_check
 from rankdebug.command import plan_argv, plan_file
 from rankdebug.smoke import Change, Settings, Smoke, smoke
 
@@ -53,7 +55,12 @@ def digest(folder: Path) -> dict[str, str]:
 
 def cli(*args: str, cwd: Path | None = None,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``rankdebug ARGS`` for real, in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "rankdebug", *args], cwd=cwd,
+    """``rankdebug ARGS`` for real, in a subprocess; ``smoke --json``'s answer (or its
+    ``--check`` lines) as declared (``protocol/smoke.py``)."""
+    done = subprocess.run([sys.executable, "-m", "rankdebug", *args], cwd=cwd,
                           env={**os.environ, **(env or {})}, capture_output=True, text=True,
                           timeout=120, check=False)
+    if args[:1] == ("smoke",) and "--json" in args and done.stdout.strip():
+        lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        assert wire_check.problem("smoke", lines) is None, lines
+    return done

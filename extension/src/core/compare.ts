@@ -5,8 +5,10 @@
  * the groups of ranks holding equal values, the largest first; a tensor group that differs
  * from the largest says where (`differs`). Also the panel's words for a value, a group and a
  * difference, and the series of the sparklines (a scalar against rank: the number itself, or a
- * tensor's mean and norm; NaN and Inf marked). No `vscode` import.
+ * tensor's mean and norm; NaN and Inf marked). The lines are read through the names declared
+ * in pyserver/rankdebug/protocol/eval.py (generated types). No `vscode` import.
  */
+import type { CompareEval, ErrorEval, GroupEval, ResultEval } from './generated/evalLines';
 import type { Localize } from './localize';
 import { formatSpec } from './ranks';
 
@@ -81,6 +83,8 @@ export interface CompareView {
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
+/** A line as read: any field may be missing or of another type, but only the declared names may be read. */
+type Raw<T> = Partial<Record<keyof T, unknown>>;
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -114,7 +118,7 @@ function readSummary(v: unknown): TensorSummary | null {
     };
 }
 
-function readAnswer(line: Obj): RankAnswer | undefined {
+function readAnswer(line: Raw<ResultEval> & Raw<ErrorEval>): RankAnswer | undefined {
     const rank = int(line.rank);
     if (rank === null) return undefined;
     if (line.event === 'error') return { rank, ok: false, message: str(line.message) ?? '?', line: int(line.line) };
@@ -148,8 +152,8 @@ function readDiffers(v: unknown): Differs | null {
 export function readCompare(lines: readonly Record<string, unknown>[], expr: string): CompareView {
     const byRank = new Map<number, RankAnswer>();
     let job: string | null = null;
-    let compare: Obj | undefined;
-    const sets: Obj[] = [];
+    let compare: Raw<CompareEval> | undefined;
+    const sets: Raw<CompareEval>[] = [];
     for (const line of lines) {
         if (line.event === 'compare') compare = line;
         if (line.event === 'compare' && typeof line.per === 'object' && line.per !== null) sets.push(line);
@@ -173,8 +177,8 @@ export function perLabel(per: unknown): string {
 }
 
 /** A compare line's groups, largest first; the smaller ones odd (none when no group is larger). */
-function readGroups(compare: Obj, per?: string): ValueGroup[] {
-    const raw = Array.isArray(compare.groups) ? compare.groups.map(obj) : [];
+function readGroups(compare: Raw<CompareEval>, per?: string): ValueGroup[] {
+    const raw: Raw<GroupEval>[] = Array.isArray(compare.groups) ? compare.groups.map(obj) : [];
     const largest = raw.reduce((m, g) => Math.max(m, ints(g.ranks).length), 0);
     return raw
         .map((g) => ({

@@ -1,7 +1,12 @@
 /**
  * Evaluate in Rank: the answer of `rankdebug eval JOB RANK EXPR --json`, the output line,
- * and the list of recent expressions. No `vscode` import.
+ * and the list of recent expressions. The lines are read through the names declared in
+ * pyserver/rankdebug/protocol/eval.py (generated types). No `vscode` import.
  */
+import type { ErrorEval, ResultEval } from './generated/evalLines';
+
+/** A line as read: any field may be missing or of another type, but only the declared names may be read. */
+type Raw<T> = Partial<Record<keyof T, unknown>>;
 
 export interface EvalResult {
     rank: number | null;
@@ -13,7 +18,7 @@ export interface EvalResult {
 
 /** Reads `{"event": "result", "rank", "pid", "expr", "text", "type"}`; undefined for anything else. */
 export function readEvalResult(lines: readonly Record<string, unknown>[], expr: string): EvalResult | undefined {
-    const answer = lines.find((l) => l.event === 'result' || l.event === 'error');
+    const answer: (Raw<ResultEval> & Raw<ErrorEval>) | undefined = lines.find((l) => l.event === 'result' || l.event === 'error');
     if (answer?.event === 'error') throw new Error(typeof answer.message === 'string' ? answer.message : 'the rank reported an error');
     if (answer?.event !== 'result' || typeof answer.text !== 'string') return undefined;
     return {

@@ -3,6 +3,7 @@
  * two sides of its diff written as small shell scripts in one layout (one option per line),
  * so the diff lines up flag by flag. No `vscode` import.
  */
+import type { AnswerJson, ChangeJson, CopyJson } from './generated/smokeAnswer';
 import { quote } from './shell';
 
 /** One knob the smoke run changed: `per_device_train_batch_size` 8 → 1, and where it lives. */
@@ -38,6 +39,8 @@ export interface SmokeAnswer {
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** An object of the answer as read: any field may be missing or of another type, but only the names declared in pyserver/rankdebug/protocol/smoke.py may be read. */
+type Raw<T> = Partial<Record<keyof T, unknown>>;
 
 function stringMap(v: unknown): Record<string, string> {
     if (!isRecord(v)) return {};
@@ -49,10 +52,10 @@ function stringMap(v: unknown): Record<string, string> {
  * Steps: argv and the original command (required, non-empty), env, changes (each with
  * name/why/where as text), files, copies, notes and the folder the command runs in.
  */
-export function parseSmoke(answer: Record<string, unknown>): SmokeAnswer {
+export function parseSmoke(answer: Raw<AnswerJson>): SmokeAnswer {
     if (!isStrings(answer.argv) || answer.argv.length === 0) throw new Error('rankdebug smoke gave no command (argv)');
     const changes: SmokeChange[] = Array.isArray(answer.changes)
-        ? answer.changes.filter(isRecord).map((c) => ({
+        ? answer.changes.filter(isRecord).map((c: Raw<ChangeJson>) => ({
               name: String(c.name ?? ''),
               from: c.from,
               to: c.to,
@@ -64,7 +67,7 @@ export function parseSmoke(answer: Record<string, unknown>): SmokeAnswer {
     const original = { argv: answer.original.argv, env: stringMap(answer.original.env) };
     const cwd = isRecord(answer.plan) && typeof answer.plan.cwd === 'string' ? answer.plan.cwd : undefined;
     const copies = Array.isArray(answer.copies)
-        ? answer.copies.filter(isRecord).flatMap((c) => (typeof c.from === 'string' && typeof c.to === 'string' ? [{ from: c.from, to: c.to }] : []))
+        ? answer.copies.filter(isRecord).flatMap((c: Raw<CopyJson>) => (typeof c.from === 'string' && typeof c.to === 'string' ? [{ from: c.from, to: c.to }] : []))
         : [];
     // Knobs not found first (`no step limit found: the run may be long`), then other notes.
     const notes = [...(isStrings(answer.missing) ? answer.missing : []), ...(isStrings(answer.notes) ? answer.notes : [])];

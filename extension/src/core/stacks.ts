@@ -1,8 +1,11 @@
 /**
  * `rankdebug stacks JOB --json` → the Show Stacks panel's model: one column per group of
  * ranks with the same stack (main threads first), frames innermost first and marked user or
- * library, ranks that could not be read listed apart. No `vscode` import.
+ * library, ranks that could not be read listed apart. The answer is read through the names
+ * declared in pyserver/rankdebug/protocol/stacks.py (generated types), so tsc refuses a name it
+ * lacks. No `vscode` import.
  */
+import type { AnswerJson, FrameJson, GroupJson, MismatchJson, NodeJson, RankJson } from './generated/stacksAnswer';
 
 export interface FrameView {
     name: string;
@@ -81,14 +84,17 @@ export interface StacksView {
     collectives: CollectiveMismatch[];
 }
 
+/** An object of the answer as read: any field may be missing or of another type, but only the declared names may be read. */
+type Raw<T> = Partial<Record<keyof T, unknown>>;
+/** What a rank's handler says of itself (its `collectives`): the rank's words, not declared. */
 type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
+const obj = <T = Obj>(v: unknown): Raw<T> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Raw<T>) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown, d = ''): string => (typeof v === 'string' ? v : d);
 
 function frame(v: unknown): FrameView {
-    const f = obj(v);
+    const f = obj<FrameJson>(v);
     const file = str(f.file);
     const line = num(f.line) ?? 0;
     return {
@@ -149,7 +155,7 @@ function ints(v: unknown): number[] {
 }
 
 /** `all_reduce #6` from a rank's `collectives.current`, or null. */
-function currentOf(rank: Obj): string | null {
+function currentOf(rank: Raw<RankJson>): string | null {
     const cur = obj(obj(rank.collectives).current);
     const op = str(cur.op);
     if (!op) return null;
@@ -179,7 +185,7 @@ function columnCurrent(ranks: (number | null)[], current: Map<number, string>): 
 function toTree(roots: unknown, odd: ReadonlySet<number>): { tree: TreeNodeView[]; nodes: TreeNodeView[] } {
     const nodes: TreeNodeView[] = [];
     const walk = (v: unknown, depth: number): TreeNodeView => {
-        const n = obj(v);
+        const n = obj<NodeJson>(v);
         const ranks = ints(n.ranks);
         const node: TreeNodeView = {
             id: nodes.length,
@@ -204,8 +210,8 @@ function toTree(roots: unknown, odd: ReadonlySet<number>): { tree: TreeNodeView[
  * frames keep the CLI's order (innermost first); ranks with an `error` are listed apart.
  */
 export function toStacksView(answer: unknown): StacksView {
-    const a = obj(answer);
-    const ranks = arr(a.ranks).map(obj);
+    const a = obj<AnswerJson>(answer);
+    const ranks = arr(a.ranks).map((r) => obj<RankJson>(r));
     const errors: RankError[] = ranks
         .filter((r) => typeof r.error === 'string' && r.error)
         .map((r) => {
@@ -220,13 +226,13 @@ export function toStacksView(answer: unknown): StacksView {
         if (rank !== null && c !== null) current.set(rank, c);
     }
     const collectives: CollectiveMismatch[] = arr(a.collectives).map((c0) => {
-        const c = obj(c0);
+        const c = obj<MismatchJson>(c0);
         return { group: str(c.group), desc: typeof c.desc === 'string' && c.desc ? c.desc : null, odd: ints(c.odd), message: str(c.message) };
     });
     const odd = [...new Set([...ints(a.odd), ...collectives.flatMap((c) => c.odd)])].sort((x, y) => x - y);
     const { tree, nodes } = toTree(a.tree, new Set(odd));
     const columns: ColumnView[] = arr(a.groups).map((g0) => {
-        const g = obj(g0);
+        const g = obj<GroupJson>(g0);
         const ranksOf = arr(g.ranks).map((r) => num(r));
         const pids = arr(g.pids).map((p) => num(p) ?? 0);
         return {

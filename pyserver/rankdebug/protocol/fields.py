@@ -21,7 +21,8 @@ _NO_NUL = "^[^\\u0000]*$"
 @dataclass(frozen=True)
 class Field:
     """One field: its JSON type (``int``, ``str``, ``bool``, ``number``, ``object``,
-    ``any``, or a list of one of those: ``[int]``; or ``ranks``, a rank spec as a client
+    ``any``, or a list of one of those: ``[int]``, whose items may be null: ``[int?]``;
+    or, in an answer, a declared ``Shape``'s name; or ``ranks``, a rank spec as a client
     sends it: a rank number, a list of them or a text, whose grammar ``rankdebug.ranks``
     reads), whether it may be absent or null, and its bounds: ``lo``/``hi`` for an int (each
     one of a list or a spec), ``most`` characters for a text, which then holds no NUL (a
@@ -70,6 +71,8 @@ def _is(kind: str, value: object) -> bool:
     one, many = _inner(kind)
     if many:
         return isinstance(value, list) and all(_is(one, v) for v in value)
+    if kind.endswith("?"):
+        return value is None or _is(kind[:-1], value)
     if kind == "ranks":
         return any(_is(k, value) for k in ("int", "[int]", "str"))
     if kind == "int":
@@ -109,9 +112,10 @@ def fault(message: Mapping[str, Any], declared: Mapping[str, Field]) -> str | No
 
 
 def problem(message: Mapping[str, Any], declared: Mapping[str, Message],
-            key: str = "event") -> str | None:
+            key: str = "event", shapes: Mapping[str, Shape] | None = None) -> str | None:
     """What is wrong with ``message`` against the declarations (None: nothing): an
-    unknown tag, a missing field, a field of another type, or one not declared."""
+    unknown tag, a missing field, a field of another type, or one not declared; a field
+    that names one of ``shapes`` is checked as that shape."""
     tag = message.get(key)
     if not isinstance(tag, str) or tag not in declared:
         return f"unknown {key} {tag!r}"
@@ -122,7 +126,13 @@ def problem(message: Mapping[str, Any], declared: Mapping[str, Message],
             return f"{tag}: no {name}"
         return f"{tag}: {name} is {message[name]!r}, not {one.fields[name].kind}"
     extra = [] if one.more else sorted(set(message) - set(one.fields) - {key})
-    return f"{tag}: undeclared {', '.join(extra)}" if extra else None
+    if extra:
+        return f"{tag}: undeclared {', '.join(extra)}"
+    if shapes:
+        nested = Shape(tag, one.doc, one.fields)
+        return shape_problem({k: v for k, v in message.items() if k in one.fields},
+                             nested, shapes)
+    return None
 
 
 def _bounds(spec: Field, kind: str) -> dict[str, Any]:
@@ -137,6 +147,9 @@ def _one_type(spec: Field, kind: str) -> dict[str, Any]:
     one, many = _inner(kind)
     if many:
         return {"type": "array", "items": _one_type(spec, one)}
+    if kind.endswith("?"):
+        out = _one_type(spec, kind[:-1])
+        return {**out, "type": [out["type"], "null"]}
     if kind == "ranks":
         numbers = _one_type(spec, "[int]")
         if spec.lo is not None and spec.hi is not None:
@@ -157,12 +170,15 @@ def _schema_type(spec: Field) -> dict[str, Any]:
     return out
 
 
-def variants(declared: Mapping[str, Message], key: str = "event") -> list[dict[str, Any]]:
-    """The JSON Schema of each message, told apart by ``key``."""
+def variants(declared: Mapping[str, Message], key: str = "event",
+             shapes: Mapping[str, Shape] | None = None) -> list[dict[str, Any]]:
+    """The JSON Schema of each message, told apart by ``key`` (a field that names one of
+    ``shapes``: a reference to its ``$defs`` entry)."""
     out = []
     for one in declared.values():
         props: dict[str, Any] = {key: {"const": one.tag}}
-        props.update({name: _schema_type(spec) for name, spec in one.fields.items()})
+        props.update({name: _shape_schema(spec, shapes or {})
+                      for name, spec in one.fields.items()})
         out.append({
             "title": one.tag, "description": one.doc, "type": "object",
             "properties": props, "additionalProperties": one.more,
@@ -178,9 +194,17 @@ def schema(title: str, declared: Mapping[str, Message], key: str = "event") -> s
     return json.dumps(body, indent=2) + "\n"
 
 
-def _ts_type(spec: Field) -> str:
-    one, many = _inner(spec.kind)
-    base = _TS[one] + ("[]" if many else "")
+def _ts_kind(kind: str, suffix: str = "", shapes: Mapping[str, Shape] | None = None) -> str:
+    one, many = _inner(kind)
+    if many:
+        return _ts_kind(one, suffix, shapes) + "[]"
+    if kind.endswith("?"):
+        return f"({_ts_kind(kind[:-1], suffix, shapes)} | null)"
+    return f"{kind}{suffix}" if shapes and kind in shapes else _TS[kind]
+
+
+def _ts_type(spec: Field, suffix: str = "", shapes: Mapping[str, Shape] | None = None) -> str:
+    base = _ts_kind(spec.kind, suffix, shapes)
     return f"{base} | null" if spec.null else base
 
 
@@ -200,8 +224,9 @@ def typescript(source: str, declared: Mapping[str, Message], suffix: str,
 
 
 def interfaces(declared: Mapping[str, Message], suffix: str, union: str,
-               key: str = "event") -> str:
-    """The interfaces of ``typescript``, without the file's first lines."""
+               key: str = "event", shapes: Mapping[str, Shape] | None = None) -> str:
+    """The interfaces of ``typescript``, without the file's first lines (a field that
+    names one of ``shapes``: ``<Name><suffix>``)."""
     out = []
     names = []
     for one in declared.values():
@@ -213,7 +238,7 @@ def interfaces(declared: Mapping[str, Message], suffix: str, union: str,
             if spec.doc:
                 out.append(f"    /** {spec.doc} */")
             mark = "?" if spec.optional else ""
-            out.append(f"    {field_name}{mark}: {_ts_type(spec)};")
+            out.append(f"    {field_name}{mark}: {_ts_type(spec, suffix, shapes)};")
         out += ["}", ""]
     out.append(f"export type {union} = {' | '.join(names)};")
     return "\n".join(out) + "\n"
@@ -326,11 +351,9 @@ def shape_interfaces(shapes: Mapping[str, Shape], suffix: str) -> str:
     for one in shapes.values():
         out += ["/** " + one.doc + " */", f"export interface {one.name}{suffix} {{"]
         for name, spec in one.fields.items():
-            kind, many = _inner(spec.kind)
-            base = (f"{kind}{suffix}" if kind in shapes else _TS[kind]) + ("[]" if many else "")
             if spec.doc:
                 out.append(f"    /** {spec.doc} */")
             mark = "?" if spec.optional else ""
-            out.append(f"    {name}{mark}: {base}{' | null' if spec.null else ''};")
+            out.append(f"    {name}{mark}: {_ts_type(spec, suffix, shapes)};")
         out += ["}", ""]
     return "\n".join(out)
