@@ -34,7 +34,7 @@ from rankdebug.command.planner import (
     plan_all_commands,
     plan_launch,
 )
-from rankdebug.command.script import Report, Walker
+from rankdebug.command.script.walker import Report, Walker
 from rankdebug.command.source import Segment, load
 from rankdebug.command.state import Function, State, Var
 from rankdebug.command.syntax import parse_incremental

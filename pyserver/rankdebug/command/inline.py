@@ -21,7 +21,7 @@ from rankdebug.command.launchers.base import Inlined, Inliner
 from rankdebug.command.launchers.common import basename
 from rankdebug.command.options import join_spans
 from rankdebug.command.plan import LaunchPlan
-from rankdebug.command.script import Report, Stop, Walker
+from rankdebug.command.script.walker import Report, Stop, Walker
 from rankdebug.command.source import Segment
 from rankdebug.command.state import Scalar, State, Var
 from rankdebug.command.syntax import parse

@@ -24,7 +24,7 @@ from rankdebug.command.launchers.base import Context, Inliner
 from rankdebug.command.launchers.common import basename
 from rankdebug.command.launchers.wrappers import WRAPPER_NAMES
 from rankdebug.command.plan import Diagnostic, LaunchPlan
-from rankdebug.command.script import SOURCED_FIRST_LINE, Report, Stop, Walker
+from rankdebug.command.script.walker import SOURCED_FIRST_LINE, Report, Stop, Walker
 from rankdebug.command.source import Segment, Source, guess_language, load
 from rankdebug.command.state import Scalar, State, Var, text_of, unknown
 from rankdebug.command.syntax import (
