@@ -16,94 +16,48 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { runCli } from '../common/cli';
-import {
-    canAttach,
-    formatBytes,
-    formatCpu,
-    formatGpu,
-    jobContext,
-    jobLabel,
-    rankContext,
-    rankCount,
-    readJobs,
-    refreshMs,
-    takesCommands,
-    type JobInfo,
-    type RankInfo,
-    type SessionState,
-} from '../core/jobList';
-import { coordText, reportedDims } from '../core/coords';
+import { jobLabel, rankCount, readJobs, refreshMs, type JobInfo, type RankInfo, type SessionState } from '../core/jobList';
+import { reportedDims } from '../core/coords';
 import { statusText } from '../core/jobs';
-import { collectiveText, whereText, type LiveRank } from '../core/liveRanks';
-import { groupRowId, jobRowId, jobTreeRows, rankRowId, type GroupTreeNode } from '../core/jobTree';
+import { jobTreeRows } from '../core/jobTree';
 import { rankRow, type RankRow } from '../core/rankRow';
 import { matchesFilter, type RankFilter } from '../core/rankFilter';
 import { join } from '../core/shell';
 import { HangNotices } from '../diagnose/hangNotices';
 import { noticeHost } from '../diagnose/whyStuck';
 import { FoundJobWatch } from './foundWatch';
+import { groupItem, jobItem, newestFirst, nodeId, rankItem, type JobItem, type JobNode } from './jobItems';
 import type { JobState, TrackedJob } from './jobState';
 import { log } from '../common/log';
 import { getSettings, SECTION } from '../common/settings';
 import { hostFlags } from '../core/settings';
 import { mark } from '../debug/traceMarks';
 
-export type JobNode =
-    | { kind: 'job'; job: JobInfo; tracked?: TrackedJob }
-    | { kind: 'group'; job: JobInfo; group: GroupTreeNode; tracked?: TrackedJob }
-    | { kind: 'rank'; job: JobInfo; rank: RankInfo; row?: RankRow; tracked?: TrackedJob };
+export type { JobNode } from './jobItems';
 
-function time(seconds: number | null): string {
-    if (!seconds) return '';
-    return new Date(seconds * 1000).toLocaleTimeString();
-}
+/** A row's state as VS Code takes it. */
+const COLLAPSE: Record<JobItem['state'], vscode.TreeItemCollapsibleState> = {
+    none: vscode.TreeItemCollapsibleState.None,
+    collapsed: vscode.TreeItemCollapsibleState.Collapsed,
+    expanded: vscode.TreeItemCollapsibleState.Expanded,
+};
 
-function nodeId(n: JobNode): string {
-    switch (n.kind) {
-        case 'job':
-            return jobRowId(n.job);
-        case 'group':
-            return groupRowId(n.job, n.group);
-        case 'rank':
-            return rankRowId(n.job, n.rank.rank);
+/** A row as VS Code shows it. */
+function treeItem(row: JobItem): vscode.TreeItem {
+    const item = new vscode.TreeItem(row.label, COLLAPSE[row.state]);
+    item.description = row.description;
+    if (typeof row.tooltip === 'string') {
+        item.tooltip = row.tooltip;
+    } else {
+        const tip = new vscode.MarkdownString();
+        if (row.tooltip.command) tip.appendCodeblock(row.tooltip.command, 'shell');
+        tip.appendText(row.tooltip.text);
+        item.tooltip = tip;
     }
-}
-
-/** What a rank's tooltip adds for its live state. */
-function liveTip(live: LiveRank | undefined): string {
-    switch (live?.state) {
-        case 'paused':
-            return live.file ? `${live.file}${live.line !== null ? `:${live.line}` : ''}${live.function ? ` (${live.function})` : ''}` : '';
-        case 'blocked':
-            return vscode.l10n.t('Waits in {0} for the ranks that have not reached it.', collectiveText(live.in || '?', live, vscode.l10n));
-        case 'raised':
-            return [
-                `${live.exception}${live.message ? `: ${live.message}` : ''}`,
-                whereText(live) ? `${live.file}:${live.line ?? ''}${live.function ? ` (${live.function})` : ''}` : '',
-                vscode.l10n.t('The rank is held alive: Attach opens it at this frame.'),
-            ]
-                .filter(Boolean)
-                .join('\n');
-        default:
-            return '';
-    }
-}
-
-/** `pid 12 · paused at train.py:30 in main (breakpoint) · 45% · 302 MiB · GPU 0 · 127.0.0.1:5678`. */
-function rankDescription(r: RankInfo, row: RankRow, where: string): string {
-    const ended = row.key === 'exited' || row.live?.state === 'exited';
-    return [
-        coordText(r.coords),
-        r.pid !== null ? `pid ${r.pid}` : '',
-        row.text,
-        ended ? '' : formatCpu(r.cpu),
-        ended ? '' : formatBytes(r.rss),
-        formatGpu(r.gpu),
-        r.armed && row.key !== 'armed' ? vscode.l10n.t('armed') : '',
-        where,
-    ]
-        .filter(Boolean)
-        .join(' · ');
+    item.contextValue = row.contextValue;
+    item.iconPath = new vscode.ThemeIcon(row.icon);
+    item.id = row.id;
+    return item;
 }
 
 export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Disposable {
@@ -408,30 +362,11 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     /** A range of ranks (`ranks 0-127 · running`), collapsed. */
     private groupItem(node: Extract<JobNode, { kind: 'group' }>): vscode.TreeItem {
         mark('jobs view item group');
-        const g = node.group;
-        const item = new vscode.TreeItem(g.label, vscode.TreeItemCollapsibleState.Collapsed);
-        item.description = g.description;
-        item.tooltip = `${g.label}\n${g.description}`;
-        item.contextValue = ['rankdebug.ranks', takesCommands(node.job) ? 'control' : ''].filter(Boolean).join(' ');
-        item.iconPath = new vscode.ThemeIcon(g.id.startsWith('node:') ? 'server' : g.id.startsWith('dim:') ? 'layers' : 'list-tree');
-        item.id = nodeId(node);
-        return item;
+        return treeItem(groupItem(node));
     }
 
     private jobItem(node: Extract<JobNode, { kind: 'job' }>): vscode.TreeItem {
-        const j = node.job;
-        const item = new vscode.TreeItem(jobLabel(j), vscode.TreeItemCollapsibleState.Expanded);
-        const source = j.source === 'registry' ? vscode.l10n.t('rankdebug') : vscode.l10n.t('found running');
-        const shown = this.filter ? vscode.l10n.t('{0} shown', this.countShown(nodeId(node))) : '';
-        item.description = [vscode.l10n.t('{0} ranks', rankCount(j)), shown, source, j.armed ? vscode.l10n.t('armed') : '', time(j.startTime)].filter(Boolean).join(' · ');
-        const tip = new vscode.MarkdownString();
-        if (j.command.length) tip.appendCodeblock(join(j.command), 'shell');
-        tip.appendText(`\ncwd: ${j.cwd ?? ''}\n${vscode.l10n.t('launcher pid')}: ${j.launcherPid ?? ''}\n`);
-        item.tooltip = tip;
-        item.contextValue = jobContext(j, Boolean(node.tracked?.terminal));
-        item.iconPath = new vscode.ThemeIcon(j.armed ? 'zap' : 'server-process');
-        item.id = nodeId(node);
-        return item;
+        return treeItem(jobItem(node, this.filter ? this.countShown(nodeId(node)) : undefined, vscode.l10n));
     }
 
     /** Rank rows under a job or group row. */
@@ -442,25 +377,7 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
     }
 
     private rankItem(node: Extract<JobNode, { kind: 'rank' }>): vscode.TreeItem {
-        const r = node.rank;
-        const { session } = this.sessionState(node.job, r);
-        const row = node.row ?? rankRow(r, node.job, session, node.tracked?.live?.get(r.rank), vscode.l10n);
-        const item = new vscode.TreeItem(`rank ${r.rank}`, vscode.TreeItemCollapsibleState.None);
-        const where = r.port ? `${r.address ?? '127.0.0.1'}:${r.port}` : '';
-        item.description = rankDescription(r, row, where);
-        item.tooltip = [
-            `rank ${r.rank}${r.localRank !== null ? ` (local ${r.localRank})` : ''} · pid ${r.pid ?? '?'} · ${r.host ?? ''}`,
-            coordText(r.coords),
-            `${row.text}${where ? ` · ${where}` : ''}`,
-            liveTip(row.live),
-            canAttach(r, session) ? vscode.l10n.t('Attach starts a debugger in this rank; only this rank pauses.') : '',
-        ]
-            .filter(Boolean)
-            .join('\n');
-        item.contextValue = rankContext(r, node.job, session);
-        item.iconPath = new vscode.ThemeIcon(row.icon);
-        item.id = nodeId(node);
-        return item;
+        return treeItem(rankItem(node, this.sessionState(node.job, node.rank).session, vscode.l10n));
     }
 
     getChildren(node?: JobNode): JobNode[] {
@@ -554,9 +471,4 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         this.disposables.forEach((d) => d.dispose());
         this.changed.dispose();
     }
-}
-
-/** Jobs by start time, the newest first (a job whose start is unknown last). */
-function newestFirst(jobs: readonly JobInfo[]): JobInfo[] {
-    return [...jobs].sort((a, b) => (b.startTime ?? 0) - (a.startTime ?? 0));
 }
