@@ -1,213 +1,29 @@
 /**
  * Debug Training Command (editor context menu, code lens, terminal selection, command
- * palette) and Generate launch.json: where the command is → the plan (language server) →
- * the ranks (quick-pick) → one parent debug session, or configurations in launch.json.
+ * palette) and Generate launch.json (trainingCommand.ts), with the VS Code host (vscodeHost.ts).
  */
-import * as vscode from 'vscode';
-import { readPlanCoords } from '../core/coords';
-import { RankChecker, type CheckedChoice } from '../core/rankCheck';
-import { choiceName, type RankChoice } from '../core/rankChoice';
-import { isPlanError, titleOf, type LaunchPlan, type PlanError } from '../core/ranks';
-import { TYPE, type RankdebugConfiguration } from '../debug/configuration';
-import { planErrorText } from '../debug/launchResolver';
-import { mark } from '../debug/traceMarks';
-import { discardLaunch, prepareLaunch } from '../debug/vscodeHost';
-import { writeLaunchJson } from './launchJson';
-import { log } from '../common/log';
-import { pickRanks, recall, resolvePresets, type RankMemory } from './rankPick';
-import { pickHost } from './vscodeHost';
-import type { Server } from '../common/server';
-import type { StartedRankPicks } from './startedRankPick';
+import * as flow from './trainingCommand';
+import type { CommandSource, Context } from './trainingCommand';
+import { commandHost } from './vscodeHost';
 
-/** Where a command is: a line of a document, a text (terminal) or an argv. */
-export interface CommandSource {
-    uri?: vscode.Uri;
-    line?: number;
-    text?: string;
-    cwd?: string;
+export { planArg, type CommandSource, type Context } from './trainingCommand';
+
+export function sourceFromArgs(args: unknown[]): Promise<CommandSource | undefined> {
+    return flow.sourceFromArgs(commandHost, args);
 }
 
-export interface Context {
-    server: Server;
-    memory: RankMemory;
-    /** Choose when the ranks start: the pick that fills as the armed job's ranks start. */
-    started?: StartedRankPicks;
+export function saveIfDirty(src: CommandSource): Promise<void> {
+    return flow.saveIfDirty(commandHost, src);
 }
 
-function memoryKey(src: CommandSource): string {
-    return src.uri ? `${src.uri.toString()}#${src.line ?? 0}` : `text:${src.text ?? ''}`;
+export function debugCommand(ctx: Context, args: unknown[], options: { alwaysPick?: boolean } = {}): Promise<boolean> {
+    return flow.debugCommand(commandHost, ctx, args, options);
 }
 
-function folderOf(src: CommandSource): vscode.WorkspaceFolder | undefined {
-    if (src.uri) return vscode.workspace.getWorkspaceFolder(src.uri) ?? vscode.workspace.workspaceFolders?.[0];
-    if (src.cwd) return vscode.workspace.getWorkspaceFolder(vscode.Uri.file(src.cwd)) ?? vscode.workspace.workspaceFolders?.[0];
-    return vscode.workspace.workspaceFolders?.[0];
+export function debugTerminalSelection(ctx: Context): Promise<boolean> {
+    return flow.debugTerminalSelection(commandHost, ctx);
 }
 
-/**
- * The command's source from a command's arguments.
- * Steps: a code lens gives (uri string, 0-based line); a menu gives a Uri; else the active
- * editor and its cursor; with no editor, ask for the command text.
- */
-export async function sourceFromArgs(args: unknown[]): Promise<CommandSource | undefined> {
-    const [first, second] = args;
-    if (typeof first === 'string' && typeof second === 'number') return { uri: vscode.Uri.parse(first), line: second };
-    if (first && typeof first === 'object' && 'text' in first) return first as CommandSource;
-    const editor = vscode.window.activeTextEditor;
-    if (first instanceof vscode.Uri && editor && editor.document.uri.toString() !== first.toString()) {
-        return { uri: first, line: 0 };
-    }
-    if (editor && ['shellscript', 'markdown'].includes(editor.document.languageId)) {
-        return { uri: editor.document.uri, line: editor.selection.active.line };
-    }
-    const text = await vscode.window.showInputBox({
-        title: vscode.l10n.t('Debug Training Command'),
-        prompt: vscode.l10n.t('The training command to debug, as you would type it in a terminal'),
-        placeHolder: 'torchrun --nproc_per_node 4 train.py --lr 1e-4',
-        ignoreFocusOut: true,
-    });
-    if (!text?.trim()) return undefined;
-    return { text: text.trim(), cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath };
-}
-
-export async function saveIfDirty(src: CommandSource): Promise<void> {
-    if (!src.uri) return;
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === src.uri?.toString());
-    if (doc?.isDirty && doc.uri.scheme === 'file') await doc.save();
-}
-
-/** Where the command is, as the server's commands take it (`rankdebug.plan`, `rankdebug.smoke`). */
-export function planArg(src: CommandSource): Record<string, unknown> {
-    return src.uri ? { uri: src.uri.toString(), line: src.line ?? 0 } : { text: src.text, language: 'shellscript', settings: src.cwd ? { cwd: src.cwd } : undefined };
-}
-
-/** Asks the server for the plan of the command at `src`; shows the error and returns undefined when there is none. */
-export async function planFor(ctx: Context, src: CommandSource): Promise<LaunchPlan | undefined> {
-    const result = await ctx.server.execute<LaunchPlan | PlanError>('rankdebug.plan', planArg(src));
-    if (isPlanError(result)) {
-        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result, vscode.l10n)));
-        return undefined;
-    }
-    if (result.launcher === 'other' || !result.entry) {
-        void vscode.window.showWarningMessage(vscode.l10n.t('Rank Debugger: this line does not start a Python training job.'));
-        return undefined;
-    }
-    return result;
-}
-
-/** Reads rank choices for `plan` through the language server (`rankdebug.checkRanks`). */
-function rankChecker(ctx: Context, plan: LaunchPlan, allowArm: boolean): RankChecker {
-    return new RankChecker(ctx.server.execute.bind(ctx.server), { ranks: plan.ranks ?? [], worldSize: plan.world_size ?? null, coords: readPlanCoords(plan.coords) }, allowArm);
-}
-
-/** The choice remembered for the command, when it still fits the plan. */
-async function remembered(checker: RankChecker, plan: LaunchPlan, text: string | undefined): Promise<CheckedChoice | undefined> {
-    if (!text) return undefined;
-    return recall(checker, text, await resolvePresets(checker, plan.ranks ?? []));
-}
-
-/** The job's launch configuration for the choice (`arm` for *Choose when the ranks start* too). */
-function launchConfig(title: string, choice: RankChoice, src: CommandSource): RankdebugConfiguration {
-    return {
-        type: TYPE,
-        request: 'launch',
-        name: choiceName(title, choice),
-        ...(choice.spec ? { ranks: choice.spec } : {}),
-        ...(choice.arm ? { arm: true } : {}),
-        source: src.uri ? { uri: src.uri.toString(), line: src.line ?? 0 } : { text: src.text, cwd: src.cwd },
-    };
-}
-
-/**
- * Debug Training Command.
- * Steps: find the command; save its document; plan it; pick ranks (a code lens reuses the
- * remembered choice); start the parent session, which runs the job.
- */
-export async function debugCommand(ctx: Context, args: unknown[], options: { alwaysPick?: boolean } = {}): Promise<boolean> {
-    const src = await sourceFromArgs(args);
-    if (!src) return false;
-    prepareLaunch(ctx.server, folderOf(src)?.uri.fsPath); // the job's process warms up while the ranks are picked
-    let started = false;
-    try {
-        started = await debugSource(ctx, src, args, options);
-        return started;
-    } finally {
-        if (!started) discardLaunch(); // no job: no launcher left waiting
-    }
-}
-
-async function debugSource(ctx: Context, src: CommandSource, args: unknown[], options: { alwaysPick?: boolean }): Promise<boolean> {
-    await saveIfDirty(src);
-    const plan = await planFor(ctx, src);
-    if (!plan) return false;
-    const title = titleOf(plan);
-    const key = memoryKey(src);
-    const checker = rankChecker(ctx, plan, true);
-    const fromLens = typeof args[0] === 'string' && typeof args[1] === 'number';
-    const last = fromLens && !options.alwaysPick ? await remembered(checker, plan, ctx.memory.get(key)) : undefined;
-    const choice = last ?? (await pickRanks(pickHost, checker, plan.ranks ?? [], { title: vscode.l10n.t('Debug {0}: which ranks?', title), memory: ctx.memory, key }));
-    if (!choice) return false;
-    mark('picked');
-    const config = launchConfig(title, choice, src);
-    log().info(`debug ${config.name}`);
-    // Followed before it starts: the pick opens once the session says its job.
-    if (choice.live) ctx.started?.follow(config.name, title);
-    return startJobSession(folderOf(src), config);
-}
-
-/**
- * Starts a job's session. VS Code's save-before-start also reloads every configuration file,
- * 0.2-0.3 s on the way to the first breakpoint; we save what it would (every dirty file,
- * unless `debug.saveBeforeStart` is "none") and skip the rest.
- */
-async function startJobSession(folder: vscode.WorkspaceFolder | undefined, config: RankdebugConfiguration): Promise<boolean> {
-    const scope = vscode.window.activeTextEditor?.document ?? folder?.uri;
-    if (vscode.workspace.getConfiguration('debug', scope).get<string>('saveBeforeStart') !== 'none') await vscode.workspace.saveAll(false);
-    mark('saved');
-    return vscode.debug.startDebugging(folder, config, { suppressSaveBeforeStart: true });
-}
-
-/** Debug Training Command from a terminal's selected text. */
-export async function debugTerminalSelection(ctx: Context): Promise<boolean> {
-    const terminal = vscode.window.activeTerminal;
-    let text = (terminal as { selection?: string } | undefined)?.selection;
-    if (!text) {
-        const before = await vscode.env.clipboard.readText();
-        await vscode.commands.executeCommand('workbench.action.terminal.copySelection');
-        text = await vscode.env.clipboard.readText();
-        await vscode.env.clipboard.writeText(before);
-    }
-    text = text?.replace(/^\s*\$\s+/, '').trim();
-    if (!text) {
-        void vscode.window.showWarningMessage(vscode.l10n.t('Select a training command in the terminal first.'));
-        return false;
-    }
-    const cwd = terminal?.shellIntegration?.cwd?.fsPath ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    return debugCommand(ctx, [{ text, cwd }], { alwaysPick: true });
-}
-
-/** Generate launch.json: per-rank configurations and a compound for the command. */
-export async function generateLaunchJson(ctx: Context, args: unknown[]): Promise<void> {
-    const src = await sourceFromArgs(args);
-    if (!src) return;
-    await saveIfDirty(src);
-    const plan = await planFor(ctx, src);
-    if (!plan) return;
-    const title = titleOf(plan);
-    const choice = await pickRanks(pickHost, rankChecker(ctx, plan, false), plan.ranks ?? [], { title: vscode.l10n.t('launch.json for {0}: which ranks?', title), memory: ctx.memory, key: memoryKey(src) });
-    const spec = choice?.spec;
-    if (!spec) return;
-    const arg = src.uri ? { uri: src.uri.toString(), line: src.line ?? 0, ranks: spec } : { text: src.text, ranks: spec, settings: src.cwd ? { cwd: src.cwd } : undefined };
-    const result = await ctx.server.execute<{ configurations: { name: string }[]; compounds: { name: string }[]; terminalCommand?: string[]; warnings?: string[] } | PlanError>('rankdebug.launchJson', arg);
-    if (isPlanError(result)) {
-        void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', planErrorText(result, vscode.l10n)));
-        return;
-    }
-    for (const w of result.warnings ?? []) log().warn(w);
-    const folder = folderOf(src);
-    if (!folder) {
-        void vscode.window.showErrorMessage(vscode.l10n.t('Open a folder to write .vscode/launch.json.'));
-        return;
-    }
-    await writeLaunchJson(folder, result.configurations, result.compounds, result.terminalCommand);
+export function generateLaunchJson(ctx: Context, args: unknown[]): Promise<void> {
+    return flow.generateLaunchJson(commandHost, ctx, args);
 }

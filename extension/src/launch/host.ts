@@ -19,3 +19,29 @@ export interface RankPickHost extends PickHost {
     /** The `rankdebug.rememberRanks` setting. */
     rememberRanks(): boolean;
 }
+
+/** What Debug Training Command and Generate launch.json use (trainingCommand.ts). */
+export interface CommandHost extends RankPickHost {
+    showError(message: string): void;
+    showWarning(message: string): void;
+    readonly log: { info(message: string): void; warn(message: string): void };
+    /** `vscode.Uri.parse`. */
+    parseUri(text: string): vscode.Uri;
+    isUri(value: unknown): value is vscode.Uri;
+    /** The active editor's document, its language and 0-based cursor line. */
+    activeEditor(): { uri: vscode.Uri; languageId: string; line: number } | undefined;
+    showInputBox(options: vscode.InputBoxOptions): Thenable<string | undefined>;
+    /** The workspace folder of a file or folder path (or Uri), else the first; none without a folder. */
+    folderOf(where: vscode.Uri | string | undefined): vscode.WorkspaceFolder | undefined;
+    /** Saves the open document at `uri` when it is a file with unsaved edits. */
+    saveIfDirty(uri: vscode.Uri): Thenable<void>;
+    /** A `rankdebug launch` started ahead for the server's interpreter while ranks are picked, and its end when no job comes. */
+    prepareLaunch(server: { python(): Promise<{ python: string }> }, cwd: string | undefined): void;
+    discardLaunch(): void;
+    /** Saves what `debug.saveBeforeStart` says, then starts the job's session (VS Code's own save skipped). */
+    startJobSession(folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration): Thenable<boolean>;
+    /** The active terminal's selected text (through the clipboard, which is put back) and its folder. */
+    terminalSelection(): Promise<{ text: string | undefined; cwd: string | undefined }>;
+    /** launchJson.ts `writeLaunchJson`. */
+    writeLaunchJson(folder: vscode.WorkspaceFolder, configurations: readonly { name: string }[], compounds: readonly { name: string }[], terminalCommand?: readonly string[]): Promise<void>;
+}

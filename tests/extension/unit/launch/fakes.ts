@@ -139,10 +139,11 @@ export class FakePickHost implements RankPickHost {
     }
 }
 
-/** Waits until a pick has been created and shown (the picks ask the server first). */
+/** Waits until a pick is open: created, shown and not hidden yet (the picks ask the server first). */
 export async function shownPick(host: FakePickHost, timeoutMs = 2000): Promise<FakeQuickPick<vscode.QuickPickItem>> {
     const end = Date.now() + timeoutMs;
-    while (!host.picks.at(-1)?.shown) {
+    const open = (): boolean => Boolean(host.picks.at(-1)?.shown && !host.picks.at(-1)?.hidden);
+    while (!open()) {
         if (Date.now() > end) throw new Error('no quick-pick was shown');
         await tick(1);
     }
