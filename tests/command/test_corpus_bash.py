@@ -25,7 +25,7 @@ import pytest
 import test_corpus
 
 from rankdebug.command import plan_file
-from rankdebug.command.planner import sbatch_directives, slurm_env
+from rankdebug.command.sbatch import sbatch_directives, slurm_env
 
 CORPUS = test_corpus.CORPUS
 RUNNABLE = (".sh", ".sbatch", ".slurm")

@@ -9,7 +9,7 @@ from pathlib import Path
 from test_launcher_modules import diags, env_of, numbers, plan
 
 from rankdebug.command.plan import LaunchPlan
-from rankdebug.command.planner import sbatch_directives
+from rankdebug.command.sbatch import sbatch_directives
 from rankdebug.command.words import Word
 
 HEAD = ("import lightning as L\nimport pytorch_lightning as pl\n"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,26 +13,27 @@ from typing import TypedDict
 from tree_sitter import Node
 
 from rankdebug.command import launchers, typos
+from rankdebug.command.at_line import check_syntax, explain_empty, find_candidates, past_end
 from rankdebug.command.entry import script_missing, script_target, where
 from rankdebug.command.errors import CommandError
 from rankdebug.command.expand.chunks import TooDeep
 from rankdebug.command.expand.expander import Expander
-from rankdebug.command.inline import SHELLS, inliner
+from rankdebug.command.follow import followed, missing_wrapper, read_script, script_word
+from rankdebug.command.inline import inliner
 from rankdebug.command.launchers import wrapper_scripts
 from rankdebug.command.launchers.base import Context, Inliner
 from rankdebug.command.launchers.common import basename
 from rankdebug.command.launchers.wrappers import WRAPPER_NAMES
 from rankdebug.command.plan import Diagnostic, LaunchPlan
+from rankdebug.command.sbatch import sbatch_directives, slurm_env
 from rankdebug.command.script.walker import SOURCED_FIRST_LINE, Report, Stop, Walker
-from rankdebug.command.source import Segment, Source, guess_language, load
+from rankdebug.command.source import Source, guess_language, load
 from rankdebug.command.state import Scalar, State, Var, text_of, unknown
 from rankdebug.command.syntax import (
     Positions,
     broken_text,
-    first_error,
     parse,
     readable_prefix,
-    syntax_error,
     text,
 )
 from rankdebug.command.words import Part, Span, Word
@@ -45,7 +45,6 @@ from rankdebug.launcher_table import LAUNCH_PROGRAM, OTHER
 _WRAPPERS = "|".join(re.escape(name) for name in WRAPPER_NAMES)
 _LAUNCHY = re.compile(
     rf"(^|/)(?:{LAUNCH_PROGRAM.pattern}|pythonw|sbatch|bash|sh|zsh|eval|{_WRAPPERS})$|^[$`]")
-_SHELLS = SHELLS | {"source", "."}
 MAX_FOLLOW = 4
 
 
@@ -129,15 +128,15 @@ def _plan_row(source: Source, row: int, opts: Options) -> LaunchPlan:
     if seg_index is None:
         if guess_language(opts.path, opts.language) == "markdown":
             raise CommandError("this line is not inside a shell code block", row + 1, 1)
-        raise _past_end(source, row + 1)
+        raise past_end(source, row + 1)
     seg = source.segments[seg_index]
     root = parse(seg.text).root_node
     pos = Positions(seg.text, seg.first_line)
     local_row = row - seg.first_line
     candidates = find_candidates(root, local_row)
     if not candidates:
-        raise _explain_empty(root, local_row, pos, seg)
-    skipped = _check_syntax(root, candidates, pos)
+        raise explain_empty(root, local_row, pos, seg)
+    skipped = check_syntax(root, candidates, pos)
     wanted = {(seg_index, c.start_byte, c.end_byte) for c in candidates}
     in_function = any(_inside_function(c) for c in candidates)
     plans: dict[tuple[int, int, int], LaunchPlan] = {}
@@ -186,13 +185,6 @@ def _broken_after(error: Node, pos: Positions) -> Diagnostic:
         Span(start.start_line, start.start_col, start.start_line,
              len(pos.line_text(at.start_point.row))), "warning", "syntax")
 
-
-def _past_end(source: Source, line: int) -> CommandError:
-    last = source.segments[-1] if source.segments else None
-    count = last.first_line + last.text.count("\n") + 1 if last is not None else 0
-    if last is not None and last.text.endswith("\n"):
-        count -= 1  # the newline that ends the last line starts none
-    return CommandError(f"the document ends at line {count}", line, 1)
 
 
 def _inside_function(node: Node) -> bool:
@@ -439,16 +431,16 @@ def _follow(plan: LaunchPlan, ctx: Context, state: State, opts: Options) -> Laun
     if opts.follow_depth >= MAX_FOLLOW:
         return None
     argv = plan.argv
-    found = _script_word(argv)
+    found = script_word(argv)
     if found is None:
         return None
     i, extra_sbatch = found
     script = argv[i].value
-    data = _read_script(ctx, script) if script is not None else None
+    data = read_script(ctx, script) if script is not None else None
     if script is None or data is None:
         conventional = _by_convention(plan, ctx, i)
         if conventional is None and script is not None:
-            _missing_wrapper(plan, ctx, opts, argv[i])
+            missing_wrapper(plan, ctx, opts.path, argv[i])
         return conventional
     inner_env = {k: v.value for k, v in ctx.env.items() if v.value is not None}
     sub = Options(
@@ -460,30 +452,7 @@ def _follow(plan: LaunchPlan, ctx: Context, state: State, opts: Options) -> Laun
         inner_plans, _ = plan_all_commands(data, sub)
     except CommandError:
         return None
-    return _followed(inner_plans[0], plan, script) if inner_plans else None
-
-
-def _script_word(argv: Sequence[Word]) -> tuple[int, list[Word]] | None:
-    """Where the script of `bash [opts] X`, `sbatch [opts] X` or `./x.sh` is in argv, and
-    the sbatch options given."""
-    start, _ = launchers.unwrap(argv)
-    base = basename(argv[start]) if start < len(argv) else None
-    if base is None:
-        return None
-    extra_sbatch: list[Word] = []
-    i: int | None
-    if base in _SHELLS:
-        i = _after_shell_options(argv, start + 1)
-    elif base == "sbatch":
-        i = _after_sbatch_options(argv, start + 1, extra_sbatch)
-    elif base.endswith((".sh", ".bash", ".sbatch", ".slurm")):
-        i = start
-    else:
-        return None
-    # A script whose folder is not known here can still be known by its name.
-    if i is None or i >= len(argv) or basename(argv[i]) is None:
-        return None
-    return i, extra_sbatch
+    return followed(inner_plans[0], plan, script) if inner_plans else None
 
 
 def _by_convention(plan: LaunchPlan, ctx: Context, i: int) -> LaunchPlan | None:
@@ -506,266 +475,3 @@ def _by_convention(plan: LaunchPlan, ctx: Context, i: int) -> LaunchPlan | None:
     launchers.plan_argv(ctx)
     _warn_unknown_words(plan)
     return plan
-
-
-def _missing_wrapper(plan: LaunchPlan, ctx: Context, opts: Options, script: Word) -> None:
-    """A wrapper script that is not there: named, instead of planning the shell itself."""
-    name = script.value
-    if name is None or ctx.cwd is None or not script_missing(name, ctx.cwd):
-        return
-    message = (f"the wrapper script {name} does not exist{where(name, ctx.cwd)}, so the "
-               "command it runs cannot be read (bash would stop: No such file or directory)")
-    document = opts.path
-    if document is not None and not Path(document).is_absolute():
-        document = str(ctx.cwd / document)  # a followed script, named from the cwd
-    found = _wrapper_elsewhere(name, document)
-    if found is not None:
-        message += f"; it is there from {found} (run the command in that folder)"
-    plan.warn(message, script.span, code="missing-wrapper", severity="error")
-
-
-def _wrapper_elsewhere(name: str, document: str | None) -> Path | None:
-    """The folder ``name`` is found from: the document's or one of the three above it (a
-    script in scripts/ meant to be run from the project's root)."""
-    if document is None or Path(name).is_absolute():
-        return None
-    folder = Path(document).resolve().parent
-    for base in (folder, *list(folder.parents)[:3]):
-        try:
-            if (base / name).is_file():
-                return base
-        except OSError:
-            return None
-    return None
-
-
-def _after_shell_options(argv: Sequence[Word], i: int) -> int | None:
-    """The index after a shell's options; None for `bash -c CODE`."""
-    while i < len(argv) and (argv[i].value or "").startswith("-"):
-        if argv[i].value in ("-c",):
-            return None
-        i += 1
-    return i
-
-
-def _after_sbatch_options(argv: Sequence[Word], i: int, options: list[Word]) -> int:
-    """The index after sbatch's options, which are added to ``options``."""
-    while i < len(argv) and (argv[i].value or "").startswith("-"):
-        flag = argv[i].value or ""
-        takes = "=" not in flag and flag not in _SBATCH_FLAGS
-        options.append(argv[i])
-        if takes and i + 1 < len(argv):
-            options.append(argv[i + 1])
-            i += 1
-        i += 1
-    return i
-
-
-def _read_script(ctx: Context, script: str) -> bytes | None:
-    path = ctx.resolve(script)
-    if path is None:
-        return None
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def _followed(inner: LaunchPlan, plan: LaunchPlan, script: str) -> LaunchPlan:
-    """The plan of the script's first launch command, shown at the command that runs it."""
-    where = f"{script}:{inner.span.start_line + 1}"
-    outer_span = plan.span
-    inner.diagnostics = [
-        Diagnostic(f"in {where}: {d.message}", outer_span, d.severity, d.code)
-        for d in inner.diagnostics
-    ]
-    inner.options = []
-    inner.warn(f"planned from the command at {where}", outer_span, code="followed",
-               severity="info")
-    inner.followed = where
-    inner.span = outer_span
-    # The job is the inner command: its own assignments (`PYTHONPATH=.. python -m ...`) too.
-    inner.env = {**plan.env, **inner.env}
-    inner.background = plan.background
-    return inner
-
-
-_SBATCH_FLAGS = frozenset({"--exclusive", "--wait", "-W", "-H", "--hold", "--requeue",
-                           "--no-requeue", "--parsable", "--test-only", "--overcommit", "-O",
-                           "--contiguous", "--spread-job", "--use-min-nodes", "-Q", "--quiet",
-                           "-v", "--verbose", "--export-file", "--ignore-pbs"})
-
-
-def sbatch_directives(script: str) -> list[Word]:
-    """Words of `#SBATCH` lines, in order, with their positions."""
-    words: list[Word] = []
-    if "#SBATCH" not in script:
-        return words
-    for row, line in enumerate(script.split("\n")):
-        if not line.startswith("#SBATCH"):
-            continue
-        rest = line[len("#SBATCH"):]
-        if rest and not rest[0].isspace():
-            continue
-        try:
-            pieces = shlex.split(rest, comments=True)
-        except ValueError:
-            continue
-        col = len("#SBATCH")
-        for piece in pieces:
-            found = line.find(piece, col)
-            start = found if found >= 0 else col
-            col = start + len(piece)
-            words.append(Word.literal(piece, Span(row, start, row, start + len(piece))))
-    return words
-
-
-def slurm_env(args: Sequence[Word]) -> dict[str, str]:
-    """SLURM_* variables a batch script sees, from its #SBATCH options."""
-    opts: dict[str, str] = {}
-    values = [w.value or "" for w in args]
-    i = 0
-    while i < len(values):
-        flag = values[i]
-        val: str | None = None
-        if flag.startswith("--") and "=" in flag:
-            flag, val = flag.split("=", 1)
-        elif i + 1 < len(values) and flag in ("-N", "-n", "-c", "--nodes", "--ntasks",
-                                              "--ntasks-per-node", "--gpus-per-node",
-                                              "--cpus-per-task", "--gres"):
-            val = values[i + 1]
-            i += 1
-        elif re.fullmatch(r"-[Nnc]\d+", flag):
-            flag, val = flag[:2], flag[2:]
-        if val is not None:
-            opts[flag] = val
-        i += 1
-    env: dict[str, str] = {}
-    nodes = opts.get("--nodes", opts.get("-N"))
-    if nodes and nodes.isdigit():
-        env["SLURM_NNODES"] = env["SLURM_JOB_NUM_NODES"] = nodes
-    ntasks = opts.get("--ntasks", opts.get("-n"))
-    if ntasks and ntasks.isdigit():
-        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = ntasks
-    per_node = opts.get("--ntasks-per-node")
-    if per_node and per_node.isdigit():
-        env["SLURM_NTASKS_PER_NODE"] = per_node
-    gpus = opts.get("--gpus-per-node")
-    gres = opts.get("--gres", "")
-    m = re.search(r"gpu(?::[\w-]+)?:(\d+)", gres)
-    if gpus and gpus.split(":")[-1].isdigit():
-        env["SLURM_GPUS_ON_NODE"] = env["SLURM_GPUS_PER_NODE"] = gpus.split(":")[-1]
-    elif m:
-        env["SLURM_GPUS_ON_NODE"] = m.group(1)
-    cpus = opts.get("--cpus-per-task", opts.get("-c"))
-    if cpus and cpus.isdigit():
-        env["SLURM_CPUS_PER_TASK"] = cpus
-    return env
-
-
-# ---- finding the command on a line ------------------------------------------------
-
-
-_OPAQUE = frozenset({"command_substitution", "process_substitution", "heredoc_body",
-                     "arithmetic_expansion"})
-
-
-def find_candidates(root: Node, row: int) -> list[Node]:
-    """Simple commands that cover `row`, outermost first, not inside substitutions."""
-    out: list[Node] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.start_point.row > row or node.end_point.row < row:
-            continue
-        if node.end_point.row == row and node.end_point.column == 0 and node.start_point.row < row:
-            continue
-        if node.type in _OPAQUE:
-            continue
-        if node.type == "command":
-            out.append(node)
-            # Commands nest only through substitutions, which are opaque.
-            continue
-        stack.extend(reversed(node.children))
-    out.sort(key=lambda n: n.start_byte)
-    return out
-
-
-def _check_syntax(root: Node, candidates: list[Node], pos: Positions) -> list[Node]:
-    """A syntax error inside, beside or over the chosen command is the user's to fix; the
-    ERROR nodes that bash reaches only after the command are returned."""
-    skipped: list[Node] = []
-    if not root.has_error:
-        return skipped
-    first = min(c.start_point.row for c in candidates)
-    last = max(c.end_point.row for c in candidates)
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if not (node.has_error or node.is_missing):
-            continue
-        if node.end_point.row < first or node.start_point.row > last:
-            continue
-        if node.type == "ERROR":
-            readable, _ = readable_prefix(node)
-            if any(_within(c, outer) for c in candidates for outer in readable):
-                skipped.append(node)  # bash runs the command before it meets the broken text
-                continue
-        if node.type == "ERROR" or node.is_missing:
-            raise syntax_error(first_error(node) or node, pos)
-        stack.extend(reversed(node.children))
-    return skipped
-
-
-def _within(node: Node, outer: Node) -> bool:
-    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
-
-
-def _explain_empty(root: Node, row: int, pos: Positions, seg: Segment) -> CommandError:
-    line = row + seg.first_line + 1
-    lines = seg.text.split("\n")
-    if row >= len(lines):
-        return _past_end(Source([seg]), line)
-    node = root.descendant_for_point_range((row, 0), (row, max(0, len(lines[row].encode()) - 1)))
-    error = _syntax_error_over(root, node, row, pos)
-    if error is not None:
-        return error
-    stripped = lines[row].strip()
-    col = len(lines[row]) - len(lines[row].lstrip()) + 1
-    if not stripped:
-        return CommandError("this line is empty", line, 1)
-    return _not_a_command(node, stripped, line, col)
-
-
-def _syntax_error_over(root: Node, node: Node | None, row: int,
-                       pos: Positions) -> CommandError | None:
-    """The syntax error the line is inside of, when there is one."""
-    err = first_error(root)
-    if err is None or err.start_point.row > row:
-        return None
-    anc = node
-    while anc is not None:
-        if anc.type == "ERROR" and node is not None and any(
-                _within(node, c) for c in readable_prefix(anc)[0]):
-            return None  # a statement bash runs before the broken text
-        if anc.type == "ERROR" or (anc.has_error and anc.type in ("string", "raw_string")):
-            return syntax_error(first_error(anc) or anc, pos)
-        anc = anc.parent
-    return None
-
-
-def _not_a_command(node: Node | None, stripped: str, line: int, col: int) -> CommandError:
-    """What a line that holds no command is instead."""
-    kinds = set()
-    anc = node
-    while anc is not None:
-        kinds.add(anc.type)
-        anc = anc.parent
-    if "heredoc_body" in kinds:
-        return CommandError("this line is inside a here-document: it is input, not a command",
-                            line, col)
-    if stripped.startswith("#"):
-        return CommandError("this line is a comment", line, col)
-    if kinds & {"variable_assignment", "declaration_command", "variable_assignments"}:
-        return CommandError("this line sets variables; it runs no command", line, col)
-    return CommandError("this line holds no command", line, col)
