@@ -21,3 +21,20 @@ export interface GroupsHost extends RoomHost {
     /** The active editor's document and 0-based cursor line, when there is an editor. */
     cursor(): { uri: vscode.Uri; line: number } | undefined;
 }
+
+/** A line breakpoint as Bind Breakpoint to Ranks… reads and writes it. */
+export interface LineBreakpoint {
+    enabled: boolean;
+    condition?: string;
+    hitCondition?: string;
+    logMessage?: string;
+}
+
+/** What Bind Breakpoint to Ranks… uses. */
+export interface BindHost extends GroupsHost {
+    isUri(value: unknown): value is vscode.Uri;
+    /** The source breakpoints on the 0-based `line` of `uri`, in VS Code's order. */
+    breakpointsAt(uri: vscode.Uri, line: number): LineBreakpoint[];
+    /** Puts `breakpoints` in place of those on the line (each keeps the place of the one it replaces; none: at the line's start). */
+    setBreakpoints(uri: vscode.Uri, line: number, breakpoints: readonly LineBreakpoint[]): void;
+}
