@@ -5,6 +5,8 @@ shape of every verb, not a verb's own: it passes."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from typing import Any
 
 from rankdebug.protocol import attach, fields, jobs, smoke, stacks
@@ -26,6 +28,17 @@ def problem(verb: str, lines: list[Any]) -> str | None:
         if found:
             return found
     return None
+
+
+def checked(args: tuple[str, ...], done: subprocess.CompletedProcess[str]
+            ) -> subprocess.CompletedProcess[str]:
+    """``done``, the run of ``rankdebug ARGS``, once its ``--json`` lines passed ``problem``
+    (a verb that printed nothing passes: its test says what it expects)."""
+    if args and "--json" in args and done.stdout.strip():
+        lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        found = problem(args[0], lines)
+        assert found is None, (found, lines)
+    return done
 
 
 def _one(verb: str, line: Any) -> str | None:

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool, wait_for
 
+import wire_check
 from dap_client import DAPClient
 from rankdebug.runtime import registry
 
@@ -35,8 +36,9 @@ NPROC = 3
 
 
 def rankdebug(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
                           text=True, timeout=timeout, check=False, cwd=SCRIPTS)
+    return wire_check.checked(args, done)  # --json lines as declared
 
 
 def as_json(out: subprocess.CompletedProcess[str]) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from launch_helpers import SCRIPTS, Launch, line_of, tool, wait_for
 
+import wire_check
 from dap_client import DAPClient
 from rankdebug.runtime import collectives, wire
 
@@ -122,8 +123,9 @@ def test_operation_names_match_the_flight_recorder_s() -> None:
 # --- real jobs --------------------------------------------------------------------------------
 
 def rankdebug(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
                           text=True, timeout=60, check=False, cwd=SCRIPTS)
+    return wire_check.checked(args, done)  # --json lines as declared
 
 
 def _armed(tmp: Path, env: dict[str, str] | None = None) -> Launch:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from launch_helpers import SCRIPTS, Launch, line_of, tool, wait_for
 
+import wire_check
 from dap_client import DAPClient
 
 pytestmark = pytest.mark.timeout(240)
@@ -31,8 +32,9 @@ ODD_INDEX = 1234  # compare_job.ODD_INDEX: rank 2's odd element
 
 
 def rankdebug(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
                           text=True, timeout=60, check=False, cwd=SCRIPTS)
+    return wire_check.checked(args, done)  # --json lines as declared
 
 
 def lines(out: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:

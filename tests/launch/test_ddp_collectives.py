@@ -22,6 +22,7 @@ import torch.autograd.graph
 import torch.nn.parallel.distributed
 from launch_helpers import SCRIPTS, Launch, line_of, tool, wait_for
 
+import wire_check
 from dap_client import DAPClient
 from rankdebug.jobs.analysis.collective_check import check
 from rankdebug.runtime import collectives, handler, wire
@@ -117,8 +118,9 @@ def test_states_of_the_wrong_shape_are_passed_over() -> None:
 # --- real jobs: rankdebug stacks ----------------------------------------------------------------
 
 def rankdebug(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
                           text=True, timeout=90, check=False, cwd=SCRIPTS)
+    return wire_check.checked(args, done)  # --json lines as declared
 
 
 def _armed(tmp: Path, env: dict[str, str]) -> Launch:

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from launch_helpers import SCRIPTS, Launch, job_processes, line_of, tool, wait_for
 
+import wire_check
 from dap_client import DAPClient
 from rankdebug.runtime import registry
 
@@ -36,8 +37,9 @@ USER_TIMEOUT_S = 3.0  # the script's init_process_group(timeout=...)
 
 
 def rankdebug(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
                           text=True, timeout=timeout, check=False, cwd=SCRIPTS)
+    return wire_check.checked(args, done)  # --json lines as declared
 
 
 def alive(pid: int) -> bool:

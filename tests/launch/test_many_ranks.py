@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from launch_helpers import SCRIPTS, Launch, job_processes, wait_for
 
+import wire_check
 from rankdebug.runtime import registry
 
 pytestmark = pytest.mark.timeout(240)
@@ -28,8 +29,9 @@ ODD = 13
 
 
 def rankdebug(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "rankdebug", *args], capture_output=True,
                           text=True, timeout=timeout, check=False, cwd=SCRIPTS)
+    return wire_check.checked(args, done)  # --json lines as declared
 
 
 def lines(out: subprocess.CompletedProcess[str]) -> list[Any]:

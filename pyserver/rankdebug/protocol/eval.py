@@ -34,7 +34,8 @@ LINES: dict[str, Message] = {m.tag: m for m in (
              output=_also("str", "what the code printed"),
              number=_also("any", "the value as a number, where it is one (`nan`, `inf` as "
                           "text)"),
-             seq=_also("int", "the rank's collective count where it was read")),
+             seq=Field("int", "the rank's collective count where it was read; null where it "
+                       "cannot tell", optional=True, null=True)),
     _message("error", "A rank that could not answer, or whose code failed.",
              rank=_RANK, message=Field("str", "what went wrong"),
              line=_also("int", "the line of the code that failed"),

@@ -21,8 +21,8 @@ export interface ResultEval {
     output?: string;
     /** the value as a number, where it is one (`nan`, `inf` as text) */
     number?: unknown;
-    /** the rank's collective count where it was read */
-    seq?: number;
+    /** the rank's collective count where it was read; null where it cannot tell */
+    seq?: number | null;
 }
 
 /** A rank that could not answer, or whose code failed. */
