@@ -14,8 +14,6 @@ CLASS_LINES = 300
 
 # Bigger today, to be split; the number is the most it may have.
 MODULES_OVER = {
-    "pyserver/rankdebug/command/incremental.py": 662,
-    "pyserver/rankdebug/runtime/debug.py": 742,
 }
 CLASSES_OVER = {
 }

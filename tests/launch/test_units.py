@@ -140,7 +140,7 @@ def test_one_port_rule_for_the_supervisor_the_ranks_and_launch_json(
     """The supervisor offers the chosen ranks base, base+1, ... in order (as launch.json's
     debugpy configurations say); a rank it reserved nothing for takes any free port, never
     base + its rank number (which could be another rank's reserved port)."""
-    from rankdebug.runtime import debug
+    from rankdebug.runtime import debugpy_start
     from rankdebug.runtime.port_rule import on_port_or_any, port_of
     from rankdebug.supervise import ports
 
@@ -152,9 +152,9 @@ def test_one_port_rule_for_the_supervisor_the_ranks_and_launch_json(
     monkeypatch.setenv("RANKDEBUG_PORTS", f"1:{base},3:{base + 1}")
     monkeypatch.setenv("RANKDEBUG_BASE_PORT", str(base))  # an older supervisor's variable
     monkeypatch.delenv("RANKDEBUG_NODE", raising=False)
-    assert debug._port_for(3) == base + 1
-    assert debug._port_for(1) == base
-    assert debug._port_for(2) == 0  # base + 2 would be rank 5's
+    assert debugpy_start._port_for(3) == base + 1
+    assert debugpy_start._port_for(1) == base
+    assert debugpy_start._port_for(2) == 0  # base + 2 would be rank 5's
     tries: list[int] = []
 
     def start(port: int) -> int:

@@ -4,7 +4,7 @@ once and checked at the boundary, before anything acts on it.
 Two kinds of line arrive there:
 
 - a **rank's report** (``{"event": "listening", "rank": 1, ...}``, sent by
-  ``runtime.debug.send``): never answered, unless it is malformed;
+  ``runtime.reporting.send``): never answered, unless it is malformed;
 - a **command** of a client (``{"command": "pause", "ranks": "0-3"}``): answered with one
   line, ``{"ok": true, ...}`` or ``{"error": {"message": ...}}``.
 
@@ -43,7 +43,7 @@ def _flag(doc: str) -> Field:
 _RANKS = Field("ranks", "the ranks to act on: every chosen rank when left out",
                optional=True, lo=0, hi=MAX_RANK, most=1 << 16,
                want="a rank spec such as '1,3' or '0-3', a rank number or a list of them")
-# What every report may say besides its rank (runtime.debug.send).
+# What every report may say besides its rank (runtime.reporting.send).
 _COMMON = {"rank": _rank("the rank that reports"),
            "pid": _maybe("int", "a process id", "its process id", lo=1, hi=(1 << 31) - 1),
            "node": _maybe("str", "a node name", "the node it runs on (`nodeN`), when not the "
@@ -59,7 +59,7 @@ def _command(tag: str, doc: str, **fields: Field) -> Message:
     return Message(tag, doc, fields, more=True)
 
 
-# What ranks report (runtime.debug.send, runtime.hold): every field the supervisor reads.
+# What ranks report (runtime.reporting.send, runtime.hold): every field the supervisor reads.
 EVENTS: dict[str, Message] = {m.tag: m for m in (
     _report("started", "The rank's process runs (chosen: debugged from the start).",
             local_rank=_maybe("int", "a local rank number", lo=0, hi=MAX_RANK),

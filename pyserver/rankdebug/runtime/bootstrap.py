@@ -281,12 +281,12 @@ def hold_enabled(env: Mapping[str, str]) -> bool:
     return env.get("RANKDEBUG_HOLD", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def watch_uncaught(debug: Any) -> None:
+def watch_uncaught(start: Any) -> None:
     """Once debugpy is loaded, its stops at an uncaught exception are listed as held ranks
     for the command line (``hold.watch_debugger``). Registered, not imported: hold is loaded
     only when debugpy is (hold imports debug, so debug cannot import it back)."""
-    if _watch_debugger not in debug.after_debugpy:
-        debug.after_debugpy.append(_watch_debugger)
+    if _watch_debugger not in start.after_debugpy:  # ``runtime.debugpy_start``
+        start.after_debugpy.append(_watch_debugger)
 
 
 def _watch_debugger() -> None:
@@ -405,9 +405,9 @@ def act(env: MutableMapping[str, str]) -> None:
     if not chosen and not armed:
         return
     try:
-        from rankdebug.runtime import debug
+        from rankdebug.runtime import debug, debugpy_start
 
-        watch_uncaught(debug)
+        watch_uncaught(debugpy_start)
         debug.prepare(rank, local_rank, world_size, chosen=chosen)
         if armed:
             debug.serve_handler(armed=True)  # in RANKDEBUG_ARM

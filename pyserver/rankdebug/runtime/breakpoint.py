@@ -106,21 +106,21 @@ def breakpoint(
 def _stop(frame: FrameType, me: tuple[int, int | None, int | None], key: str | None,
           store: Any) -> None:
     """Stop here in the debugger; ``me`` is (rank, local rank, world size)."""
-    from rankdebug.runtime import bootstrap, debug
+    from rankdebug.runtime import bootstrap, debug, debugpy_start, reporting
 
-    bootstrap.watch_uncaught(debug)
+    bootstrap.watch_uncaught(debugpy_start)
     rank = me[0]
-    if debug.state.pid != os.getpid():
+    if reporting.state.pid != os.getpid():
         debug.prepare(*me)
-    debugpy = debug.import_debugpy()
+    debugpy = debugpy_start.import_debugpy()
     if not debugpy.is_client_connected():
-        host, port = debug.listen()
+        host, port = debugpy_start.listen()
         sys.stderr.write(
             f"rankdebug: rank {rank} stopped at a breakpoint; "
             f"attach a debugger to {host}:{port}\n"
         )
         sys.stderr.flush()
-        debug.wait_for_client()
+        debugpy_start.wait_for_client()
     _suspend_here(frame, key, store, debugpy)
 
 

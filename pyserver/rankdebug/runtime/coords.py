@@ -250,8 +250,8 @@ def record(found: dict[str, Any]) -> None:
     them without asking the rank again); the registry merges under the job's lock, so the
     supervisor's own merges keep them. An entry that is gone (the rank ended) is not made
     again."""
-    debug = sys.modules.get("rankdebug.runtime.debug")
-    state = getattr(debug, "state", None)
+    reporting = sys.modules.get("rankdebug.runtime.reporting")  # loaded: the rank reports
+    state = getattr(reporting, "state", None)
     job, rank = getattr(state, "job", ""), getattr(state, "rank", None)
     if not job or not isinstance(rank, int):
         return

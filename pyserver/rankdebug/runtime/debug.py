@@ -18,6 +18,10 @@ Imported by the bootstrap in chosen ranks only. Reads its settings from the envi
     RANKDEBUG_NODES      "HOSTNAME:nodeN,...": the other nodes, for ranks that srun or
                          mpirun starts there with the first node's environment
 
+Its parts: ``reporting`` (who the rank is, and its reports to the supervisor) and
+``debugpy_start`` (debugpy imported and listening). Here: the start, the armed rank's
+handler, attaching at a hit, the attach signal, uncaught exceptions, fork and exit.
+
 Pure Python, 3.9 and later; imports debugpy only when it is about to listen.
 """
 
@@ -27,295 +31,21 @@ import atexit
 import contextlib
 import json
 import os
-import socket
 import sys
 import threading
 
-from rankdebug.runtime import frames, hidden, marks, tcp, wire
+from rankdebug.runtime import frames, wire
+from rankdebug.runtime.debugpy_start import import_debugpy, listen, wait_for_client
+from rankdebug.runtime.reporting import connect_ctl, send, setting, state, trace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
     from types import FrameType, TracebackType
     from typing import Any
 
 
-class _State:
-    rank = 0
-    local_rank: int | None = None
-    world_size: int | None = None
-    listening: tuple[str, int] | None = None
-    attached = False
-    ctl: socket.socket | None = None
-    job = ""
-    lock = threading.Lock()
-    pid = 0
-    pause = False  # the client asked for a pause before the rank was traced
-    waiting = False  # reading the supervisor's first reply (the client's breakpoints)
-    attach_asked = False  # the attach signal came while waiting
-
-
-state = _State()
-
 # One attach at a time: a hit, the attach signal and an armed rank's handler may race.
 _attach_lock = threading.RLock()
-
-
-def _env(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
-
-
-def trace(what: str) -> None:
-    """A phase of this rank's debug start (``marks``: RANKDEBUG_TRACE_FILE)."""
-    marks.mark(f"rank {state.rank}", what)
-
-
-_node: list[str] = []
-
-
-def node() -> str:
-    """``nodeN`` on another node of the job than the supervisor's (``launch --hosts``);
-    empty on the supervisor's."""
-    if not _node:
-        name = _env("RANKDEBUG_NODE")
-        if not name and _env("RANKDEBUG_NODES"):
-            here = socket.gethostname()
-            for item in _env("RANKDEBUG_NODES").split(","):
-                host, _, label = item.partition(":")
-                if host == here:
-                    name = label
-                    break
-        _node.append(name)
-    return _node[0]
-
-
-_role: list[str] = []
-
-
-def role() -> str:
-    """A Ray actor's role, from the title Ray gives its worker process
-    (``ray::critic_0:CriticWorker.update``): the class's words, a last ``Worker`` left out
-    (``critic``; verl's ``ActorRolloutRefWorker``: ``actor/rollout/ref``). Empty elsewhere,
-    and before the actor is made (``ray::IDLE``)."""
-    if _role:
-        return _role[0]
-    if "ray" not in sys.modules:
-        return ""
-    try:
-        with open("/proc/self/cmdline", "rb") as f:
-            title = f.read(512).split(b"\0", 1)[0].decode("utf-8", "replace")
-    except OSError:
-        return ""
-    if not title.startswith("ray::"):
-        return ""
-    name = title[5:].split(".", 1)[0].rsplit(":", 1)[-1]
-    import re
-
-    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", name)
-    if len(words) > 1 and words[-1] == "Worker":
-        words.pop()
-    found = "/".join(w.lower() for w in words)[:40]
-    if found and name not in ("IDLE", "idle"):
-        _role.append(found)
-        return found
-    return ""
-
-
-def send(event: str, **fields: Any) -> None:
-    """Report to the supervisor (a JSON line on its control socket) and the registry."""
-    fields.update(event=event, rank=state.rank, pid=os.getpid())
-    said_role = role() if event in ("adapter", "attached", "raised", "listening") else ""
-    if said_role:
-        fields["role"] = said_role  # known once the rank runs an actor's method
-    node_name = node()  # another node of the job (``rankdebug launch --hosts``)
-    if node_name:
-        fields["node"] = node_name
-    if state.ctl is not None:
-        data = wire.encode(fields)
-        with state.lock:
-            try:
-                state.ctl.sendall(data)
-            except OSError:
-                state.ctl = None
-        return
-    job = state.job
-    if not job:
-        return
-    from rankdebug.runtime import registry
-
-    if event == "exit":
-        with contextlib.suppress(OSError, registry.RegistryError):
-            registry.remove_rank(job, state.rank)
-        return
-    entry = {k: v for k, v in fields.items() if k not in ("event", "rank")}
-    entry["state"] = {"started": "running"}.get(event, event)
-    # Guest code: a registry that cannot be written must not fail the user's script.
-    with contextlib.suppress(Exception):
-        registry.update_rank(job, state.rank, **entry)
-
-
-def _connect_ctl() -> None:
-    path = _env("RANKDEBUG_CTL")
-    if not path:
-        return
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(path)
-    except OSError:
-        sock.close()
-        return
-    state.ctl = sock
-
-
-def _port_for(rank: int) -> int:
-    if node():  # the ports reserved were the supervisor's machine's; any free one here
-        return 0
-    for item in _env("RANKDEBUG_PORTS").split(","):
-        r, _, p = item.partition(":")
-        if r.strip() == str(rank):
-            return _port(p)
-    return 0  # not reserved (a rank the plan could not name): any free port
-
-
-def _port(text: str) -> int:
-    """A TCP port from a variable, or 0 (any free one) for anything else: a rank's
-    environment must never stop it."""
-    text = text.strip()
-    if text.isascii() and text.isdigit() and len(text) <= 5 and 0 < int(text) < 65536:
-        return int(text)
-    return 0
-
-
-# Run once debugpy is imported; ``bootstrap.watch_uncaught`` adds hold's watch of the
-# debugger's stops at uncaught exceptions (hold imports this module: no import back).
-after_debugpy: list[Callable[[], None]] = []
-
-
-def import_debugpy() -> Any:
-    # Frozen stdlib modules are fine for us: do not warn about them in every rank.
-    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    where = _env("RANKDEBUG_DEBUGPY")
-    if where and where not in sys.path:
-        sys.path.insert(0, where)
-    try:
-        import debugpy
-    finally:
-        if where in sys.path:
-            sys.path.remove(where)
-    from rankdebug.runtime import stepping
-
-    stepping.install()  # a step after a pause that stopped at a return (debugpy loses it)
-    for then in after_debugpy:  # hold's watch: a stop at an uncaught exception is a held
-        then()                  # rank's to the tools
-    _connect_at_once()
-    return debugpy
-
-
-def _connect_at_once() -> None:
-    """pydevd's connection to its adapter with TCP_NODELAY (``tcp``) from its first message:
-    the handshake when the rank attaches (authorization, system info, the configuration the
-    gate replays) is a dozen answers in a row, each held ~40 ms by a delayed ACK otherwise."""
-    import debugpy.server  # noqa: F401  (puts pydevd on sys.path)
-    import pydevd
-    from _pydevd_bundle import pydevd_comm
-
-    made = getattr(pydevd, "start_client", None)
-    if made is None or getattr(made, "rankdebug", False):
-        return
-
-    def start_client(host: str, port: int) -> Any:
-        sock = made(host, port)
-        tcp.no_delay(sock)
-        hidden.apply()  # before pydevd reads a message (see ``hidden``)
-        return sock
-
-    hidden.keep()
-    start_client.rankdebug = True  # type: ignore[attr-defined]
-    pydevd.start_client = start_client
-    pydevd_comm.start_client = start_client
-
-
-def listen() -> tuple[str, int]:
-    """Start debugpy's adapter on this rank's port (any free one if that is taken)."""
-    if state.listening is not None:
-        return state.listening
-    debugpy = import_debugpy()
-    # One debugger per rank: DataLoader workers and other children run without one.
-    debugpy.configure(subProcess=False)
-    # The adapter is a process of its own: run it with rankdebug's Python (debugpy's adapter
-    # needs 3.10+, while a rank may run 3.9).
-    adapter_python = _env("RANKDEBUG_ADAPTER_PYTHON")
-    if not (adapter_python and os.access(adapter_python, os.X_OK)):
-        adapter_python = sys.executable
-    # No supervisor started an adapter for this rank: the one debugpy spawns runs owner-only
-    # all the same (``adapter_wrapper``), unless no private folder can hold the wrapper.
-    host = _env("RANKDEBUG_HOST", "127.0.0.1") or "127.0.0.1"
-    from rankdebug.runtime.port_rule import on_port_or_any
-
-    with _stdio_detached():
-        # A reserved port taken meanwhile: any free one (the wrapper is spent: a new one).
-        got = on_port_or_any(_port_for(state.rank),
-                             lambda port: _listen_on(debugpy, adapter_python, host, port),
-                             (RuntimeError,))
-    state.listening = (str(got[0]), int(got[1]))
-    send("listening", host=state.listening[0], port=state.listening[1],
-         local_rank=state.local_rank, world_size=state.world_size)
-    return state.listening
-
-
-def _listen_on(debugpy: Any, adapter_python: str, host: str, port: int) -> Any:
-    from rankdebug.runtime import adapter_wrapper, registry
-
-    wrapper = None
-    try:
-        wrapper = adapter_wrapper.write(registry.root(), os.getpid(), adapter_python)
-    except (OSError, registry.RegistryError) as exc:
-        trace(f"no owner-only adapter ({exc}): debugpy's own listens")
-    debugpy.configure(python=wrapper or adapter_python)
-    try:
-        return debugpy.listen((host, port))
-    finally:
-        if wrapper is not None:
-            with contextlib.suppress(OSError):
-                os.remove(wrapper)
-
-
-@contextlib.contextmanager
-def _stdio_detached() -> Iterator[None]:
-    """debugpy's adapter inherits stdin/stdout/stderr and outlives the rank; mpirun (and
-    anything else that waits for the rank's pipes to close) would wait for it too. So the
-    adapter is started with /dev/null as its stdio; the rank's own fds come back after."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:
-        pass
-    try:
-        saved = [os.dup(fd) for fd in (0, 1, 2)]
-    except OSError:
-        yield
-        return
-    null = os.open(os.devnull, os.O_RDWR)
-    try:
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        yield
-    finally:
-        for fd, copy in enumerate(saved):  # fds 0, 1, 2
-            os.dup2(copy, fd)
-            os.close(copy)
-        os.close(null)
-
-
-def wait_for_client() -> None:
-    """Block until a client has attached and finished configuring (breakpoints set)."""
-    import debugpy
-
-    if not debugpy.is_client_connected():
-        debugpy.wait_for_client()
-    if not state.attached:
-        state.attached = True
-        send("attached")
 
 
 def prepare(rank: int, local_rank: int | None, world_size: int | None,
@@ -326,8 +56,8 @@ def prepare(rank: int, local_rank: int | None, world_size: int | None,
         return
     state.rank, state.local_rank, state.world_size = rank, local_rank, world_size
     state.pid = os.getpid()
-    state.job = _env("RANKDEBUG_JOB") or f"adhoc-{os.getppid()}"
-    _connect_ctl()
+    state.job = setting("RANKDEBUG_JOB") or f"adhoc-{os.getppid()}"
+    connect_ctl()
     send("started", local_rank=local_rank, world_size=world_size,
          argv=list(sys.argv), cwd=os.getcwd(), chosen=chosen)
     atexit.register(_at_exit)
@@ -342,7 +72,7 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     """Called by the bootstrap in a chosen rank before the user's script runs."""
     prepare(rank, local_rank, world_size, chosen=True)
     serve_handler(armed=False)
-    if _env("RANKDEBUG_ATTACH", "start") == "hit":
+    if setting("RANKDEBUG_ATTACH", "start") == "hit":
         from rankdebug.runtime import attach_signal
 
         if attach_signal.preload_wanted():
@@ -365,7 +95,7 @@ def start(rank: int, local_rank: int | None, world_size: int | None) -> None:
     # pydevd's tracer never sees the script's top frame end (it starts after this one), so
     # it cannot stop at an uncaught exception there: the excepthook does.
     _catch_uncaught()
-    if _env("RANKDEBUG_WAIT", "1") == "1":
+    if setting("RANKDEBUG_WAIT", "1") == "1":
         wait_for_client()
 
 
@@ -378,7 +108,7 @@ def _start_untraced() -> bool:
 
     # The supervisor's gate asks for an attach with this signal (Pause, new breakpoints).
     signal_number = _arm_attach_signal()
-    wait = state.ctl is not None and _env("RANKDEBUG_WAIT", "1") == "1"
+    wait = state.ctl is not None and setting("RANKDEBUG_WAIT", "1") == "1"
     send("armed", signal=signal_number, wait=wait)
     plan: dict[str, Any] = {"breaks": _breaks(), "uncaught": False}
     if wait:
@@ -425,13 +155,13 @@ def arm(folder: str, *, armed: bool = True) -> None:
 
 def job_folder() -> str | None:
     """The job's registry folder (ranks' control sockets live there)."""
-    folder = _env("RANKDEBUG_ARM")
+    folder = setting("RANKDEBUG_ARM")
     if folder:
         return folder
-    ctl = _env("RANKDEBUG_CTL")
+    ctl = setting("RANKDEBUG_CTL")
     if ctl:
         return os.path.dirname(ctl)
-    job = _env("RANKDEBUG_JOB")
+    job = setting("RANKDEBUG_JOB")
     if not job:
         return None
     from rankdebug.runtime import registry
@@ -487,7 +217,7 @@ def _report_attached() -> None:
 
 
 def _breaks() -> list[tuple[str, int]]:
-    text = _env("RANKDEBUG_BREAKS")
+    text = setting("RANKDEBUG_BREAKS")
     if not text:
         return []
     try:

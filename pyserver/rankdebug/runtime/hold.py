@@ -53,7 +53,7 @@ import sys
 import threading
 import time
 
-from rankdebug.runtime import debug, frames
+from rankdebug.runtime import debug, frames, reporting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -279,13 +279,13 @@ def _report(info: dict[str, Any], socket_path: str | None) -> None:
     recorded what the rank sent before, so its writes cannot undo this one)."""
     from rankdebug.runtime import registry
 
-    if debug.state.ctl is not None:
-        debug.send("raised", **info)
-    job, rank = debug.state.job, debug.state.rank
+    if reporting.state.ctl is not None:
+        reporting.send("raised", **info)
+    job, rank = reporting.state.job, reporting.state.rank
     if not job:
         return
     deadline = time.monotonic() + REGISTRY_WAIT_S
-    while debug.state.ctl is not None and time.monotonic() < deadline:
+    while reporting.state.ctl is not None and time.monotonic() < deadline:
         try:
             entry = registry.read_rank(job, rank)
         except (OSError, registry.RegistryError):
@@ -457,7 +457,7 @@ def _record_raised(info: dict[str, Any] | None) -> None:
     one write keeps the field whatever order the two come in."""
     from rankdebug.runtime import registry
 
-    job, rank = debug.state.job, debug.state.rank
+    job, rank = reporting.state.job, reporting.state.rank
     if not job or (info is not None and not _held_now(info)):
         return  # let go meanwhile: its own write clears the field
     with contextlib.suppress(Exception):

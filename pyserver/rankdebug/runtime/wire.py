@@ -1,6 +1,6 @@
 """The wire protocol of every rankdebug socket: JSON objects, one per line, UTF-8.
 
-Spoken by a rank to its supervisor (``runtime.debug`` → ``supervise.job``) and by the tools
+Spoken by a rank to its supervisor (``runtime.reporting`` → ``supervise``) and by the tools
 to an armed rank's control socket (``jobs`` and ``supervise`` → ``runtime.handler``): one
 request per line, one reply per line. Stdlib only, Python 3.9 and later, so the rank side
 can import it.
