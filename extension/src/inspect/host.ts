@@ -12,3 +12,14 @@ export interface EvalHost extends RoomHost, PickHost, Pick<AttachHost, 'runCli' 
     /** An output channel named `name` (the caller keeps it). */
     outputChannel(name: string): Pick<vscode.OutputChannel, 'appendLine' | 'show' | 'dispose'>;
 }
+
+/** What a Show Stacks panel uses. */
+export interface StacksHost extends RoomHost, Pick<AttachHost, 'runCli'> {
+    showWarning(message: string): void;
+    /** `task` with `title` in the status bar while it runs. */
+    withWindowProgress<R>(title: string, task: () => Promise<R>): Thenable<R>;
+    /** A webview panel titled `title` in the active column, scripts on, no local resources, a find widget. */
+    createPanel(title: string): Pick<vscode.WebviewPanel, 'webview' | 'onDidDispose' | 'reveal' | 'dispose'>;
+    /** Opens `file` beside the panel with the cursor at the start of the 0-based `line`, as a preview. */
+    showFile(file: string, line: number): Thenable<unknown>;
+}
