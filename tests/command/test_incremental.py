@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tree_sitter import Node
 
-from rankdebug.command import DocumentPlans, incremental, plan_all
+from rankdebug.command import DocumentPlans, line_moves, plan_all
 from rankdebug.command.plan import LaunchPlan
 from rankdebug.command.state import State
 
@@ -85,12 +85,12 @@ export NCCL_DEBUG=WARN
 
 def test_moved_plans_read_like_plans_moved_at_once() -> None:
     """Lines added and removed above many commands, more times than a plan keeps moves
-    pending (incremental.MAX_MOVES): the plans read, compare and copy as planned afresh,
+    pending (line_moves.MAX_MOVES): the plans read, compare and copy as planned afresh,
     whether their words were read in between or not."""
     doc = DocumentPlans()
     doc.update(MOVING)
     text = MOVING
-    for n in range(incremental.MAX_MOVES + 6):
+    for n in range(line_moves.MAX_MOVES + 6):
         lines = text.split("\n")
         if n % 3 == 2:
             del lines[1]
@@ -107,7 +107,7 @@ def test_moved_plans_read_like_plans_moved_at_once() -> None:
             assert [dataclasses.replace(p, cwd="/x") for p in plans] == [
                 dataclasses.replace(p, cwd="/x") for p in fresh]
     # Moved, not yet read: the plans as walked are still behind them.
-    assert all(incremental.origin(p) is not p for p in doc.update("#\n" + text)[0])
+    assert all(line_moves.origin(p) is not p for p in doc.update("#\n" + text)[0])
 
 
 def test_kept_states_hold_no_syntax_tree() -> None:

@@ -20,7 +20,7 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from rankdebug.command import CommandError, Diagnostic, LaunchPlan, plan_all
-from rankdebug.command.incremental import origin
+from rankdebug.command.line_moves import origin
 from rankdebug.command.words import Span
 from rankdebug.lsp import actions, checks, lenses
 from rankdebug.lsp.lenses import Lenses, Texts
@@ -54,7 +54,7 @@ class PlannerSlot:
     broken: bool = False
     failure: str | None = None  # the incremental path's traceback, to log once
     # What the last analysis's lenses said, per plan as walked (by id; see
-    # incremental.origin): an edit elsewhere leaves most plans as they were, or moves them.
+    # line_moves.origin): an edit elsewhere leaves most plans as they were, or moves them.
     texts: dict[int, tuple[LaunchPlan, Texts | None]] = field(default_factory=dict)
     texts_for: str = ""  # the uri they name
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from rankdebug import launcher_table
 from rankdebug.command.entry import script_missing, script_path, script_target, where
-from rankdebug.command.incremental import origin
+from rankdebug.command.line_moves import origin
 from rankdebug.command.plan import Diagnostic, LaunchPlan, OptionUse
 from rankdebug.command.words import Span, Word
 from rankdebug.lsp.positions import Lines
