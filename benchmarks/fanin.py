@@ -43,7 +43,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "multinode"))
 sys.path.insert(0, str(ROOT / "pyserver"))
 
-from rankdebug.jobs import across, fanin  # noqa: E402
 from rankdebug.jobs.analysis import compare  # noqa: E402
 from rankdebug.jobs.analysis import stacks as stk  # noqa: E402
 from rankdebug.jobs.analysis.odd_ones import odd_ranks  # noqa: E402
@@ -52,6 +51,7 @@ from rankdebug.jobs.diagnose import report as out  # noqa: E402
 from rankdebug.jobs.diagnose.classes import classes  # noqa: E402
 from rankdebug.jobs.diagnose.seen import Seen  # noqa: E402
 from rankdebug.jobs.discover import Discovery  # noqa: E402
+from rankdebug.jobs.nodes import across, fanin  # noqa: E402
 from rankdebug.pyspy import Frame, Thread  # noqa: E402
 
 ODD = 137

@@ -1,7 +1,7 @@
 """SSH as rankdebug uses it to reach a job's other hosts (``--hosts``): host names, the
 ``ssh`` argv, and where the user's private folder is on a host. One home for all three:
 ``launch --hosts`` (supervise/nodes/remote.py) and ``jobs|stacks|attach --hosts``
-(jobs/across.py)."""
+(jobs/nodes/across.py)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pytest
 
 _AGENT = textwrap.dedent("""
     import os, socket, sys, threading
-    from rankdebug.jobs import node_agent
+    from rankdebug.jobs.nodes import node_agent
     node_agent.IDLE_S = float(sys.argv[2])
     path = sys.argv[1]
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

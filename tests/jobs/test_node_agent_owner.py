@@ -51,7 +51,7 @@ def test_the_agent_answers_its_owner_only_even_when_reachable() -> None:
     folder.mkdir(mode=0o700)
     path = folder / "agent.sock"
     try:
-        started = subprocess.run([sys.executable, "-m", "rankdebug.jobs.node_agent", "start",
+        started = subprocess.run([sys.executable, "-m", "rankdebug.jobs.nodes.node_agent", "start",
                                   str(path)], capture_output=True, text=True, timeout=60,
                                  check=False)
         assert started.returncode == 0 and started.stdout.strip() == str(path), started

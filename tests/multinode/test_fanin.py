@@ -130,7 +130,7 @@ def test_eval_reads_every_node_and_groups_the_values(fan: FanJob) -> None:
 
 def _agents(node: Node) -> list[int]:
     """The pids of the agents running on ``node``."""
-    got = node.run(["pgrep", "-f", "rankdebug.jobs.node_agent"])
+    got = node.run(["pgrep", "-f", "rankdebug.jobs.nodes.node_agent"])
     return [int(x) for x in got.stdout.split()]
 
 

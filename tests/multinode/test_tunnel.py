@@ -35,7 +35,7 @@ while True:
 # closed then.
 _DRIVER = """
 import json, os, signal, socket, subprocess, sys, time
-from rankdebug.jobs import tunnel
+from rankdebug.jobs.nodes import tunnel
 
 OTHER = ("import socket, sys\\n"
          "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=20)\\n"
@@ -52,7 +52,7 @@ def pids(pattern):  # (the pattern joined here: this script's own text must not 
 def ended_after():
     start = time.monotonic()
     while time.monotonic() - start < 30:
-        if not pids("rankdebug.jobs" + ".tunnel"):
+        if not pids("rankdebug.jobs.nodes" + ".tunnel"):
             return time.monotonic() - start
         time.sleep(0.05)
     return None

@@ -33,10 +33,11 @@ import time
 
 from rankdebug import ranks
 from rankdebug.errors import BadInput, fail
-from rankdebug.jobs import across, attach_many, job_coords, tunnel
 from rankdebug.jobs import attach as att
+from rankdebug.jobs import attach_many, job_coords
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import Job, Rank, find_job, rank_of_pid
+from rankdebug.jobs.nodes import across, tunnel
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

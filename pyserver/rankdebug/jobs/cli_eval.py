@@ -47,10 +47,11 @@ from typing import Any, NamedTuple
 
 from rankdebug import ranks as rank_spec
 from rankdebug.errors import BAD_INPUT, FAILED, BadInput, fail
-from rankdebug.jobs import across, fanin, job_coords, one_point
+from rankdebug.jobs import job_coords, one_point
 from rankdebug.jobs.analysis import compare, compare_per
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import Job, Rank, discover, find_job
+from rankdebug.jobs.nodes import across, fanin
 from rankdebug.runtime.wire import WireError, ask, ask_all
 
 

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from rankdebug.errors import BadInput, fail, report
-from rankdebug.jobs import across, job_coords
+from rankdebug.jobs import job_coords
 from rankdebug.jobs.discover import (
     Discovery,
     Job,
@@ -27,6 +27,7 @@ from rankdebug.jobs.discover import (
     find_job,
     raised_text,
 )
+from rankdebug.jobs.nodes import across
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,11 +19,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from rankdebug.errors import BadInput, fail
-from rankdebug.jobs import across, fanin, job_coords
+from rankdebug.jobs import job_coords
 from rankdebug.jobs.analysis import stacks as stk
 from rankdebug.jobs.analysis.odd_ones import odd_ranks, settled
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.discover import discover, find_job, rank_of_pid
+from rankdebug.jobs.nodes import across, fanin
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

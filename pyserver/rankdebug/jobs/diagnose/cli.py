@@ -22,7 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from rankdebug.errors import FAILED, BadInput, report
-from rankdebug.jobs import across, job_coords
+from rankdebug.jobs import job_coords
 from rankdebug.jobs.analysis import stacks as stk
 from rankdebug.jobs.cli_jobs import discover_all
 from rankdebug.jobs.diagnose import busy_progress, native_wait
@@ -34,6 +34,7 @@ from rankdebug.jobs.diagnose.seen import Seen, judge, place, position
 from rankdebug.jobs.diagnose.seen import _marks as marks
 from rankdebug.jobs.diagnose.watch import Target, Watch, watch
 from rankdebug.jobs.discover import Job, Rank, discover, find_job
+from rankdebug.jobs.nodes import across
 from rankdebug.runtime import procstat
 
 PROG = "rankdebug diagnose"

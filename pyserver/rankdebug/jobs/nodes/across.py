@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import rankdebug
-from rankdebug.jobs import agent_link, fanin, node_agent
 from rankdebug.jobs.analysis.stacks import RankStack
 from rankdebug.jobs.discover import Discovery, Job, Rank
+from rankdebug.jobs.nodes import agent_link, fanin, node_agent
 from rankdebug.pyspy import Frame, Thread
 from rankdebug.ssh import PRIVATE_ROOT_SH, SshOptions, parse_hosts
 
@@ -162,13 +162,13 @@ def run_verb(remote: Remote, host: str, verb: list[str], timeout: float = 60.0
     return run_once(remote, host, verb, timeout)
 
 
-AGENT = "rankdebug.jobs.node_agent"
+AGENT = "rankdebug.jobs.nodes.node_agent"
 
 
 def run_once(remote: Remote, host: str, verb: list[str], timeout: float = 60.0,
              agent: str = "") -> subprocess.CompletedProcess[str]:
     """``rankdebug VERB…`` on ``host`` over SSH (``agent``: shell words that set ``$a``;
-    then ``python -m rankdebug.jobs.node_agent VERB…`` instead); rankdebug copied there
+    then ``python -m rankdebug.jobs.nodes.node_agent VERB…`` instead); rankdebug copied there
     first if it is not there."""
     argv = [*remote.ssh(host), agent + _script(verb, AGENT if agent else "rankdebug")]
     try:

@@ -7,7 +7,7 @@ the debugger, letting in the owner alone (the kernel's socket table names who co
 the gates do), and relays. It ends when that debugger's session ends, when ssh ends, or
 after ``IDLE_S`` with nobody connected; the folder goes with it.
 
-    python -m rankdebug.jobs.tunnel '{"ssh": [...], "port": N}'   prints {"port": LOCAL}
+    python -m rankdebug.jobs.nodes.tunnel '{"ssh": [...], "port": N}'   prints {"port": LOCAL}
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def start(ssh: list[str], port: int, timeout: float = READY_S + 5) -> int:
     env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
-    subprocess.Popen([sys.executable, "-m", "rankdebug.jobs.tunnel", spec], env=env,
+    subprocess.Popen([sys.executable, "-m", "rankdebug.jobs.nodes.tunnel", spec], env=env,
                      pass_fds=(write_end,), stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True)

@@ -9,7 +9,7 @@ once and answers each question in a child forked from it; this machine reaches i
 a Unix socket forwarded over that same connection. Both sockets are in the user's private
 folders (0700): only the user reaches the agent, as only the user reaches the ranks.
 
-    python -m rankdebug.jobs.node_agent start PATH   prints PATH once an agent listens there
+    python -m rankdebug.jobs.nodes.node_agent start PATH   prints PATH once an agent listens there
 
 A question is one JSON line ``{"argv": ["stacks", JOB, "--json", …]}`` (a reading verb);
 the answer one JSON line ``{"code", "stdout", "stderr"}``. The agent ends after ``IDLE_S``
@@ -191,7 +191,7 @@ def start(path: str) -> int:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] != "start":
-        sys.stderr.write("usage: python -m rankdebug.jobs.node_agent start PATH\n")
+        sys.stderr.write("usage: python -m rankdebug.jobs.nodes.node_agent start PATH\n")
         return 2
     return start(argv[1])
 
