@@ -12,48 +12,21 @@
  * editor's selection in a rank session; or an expression asked for (command palette, Training
  * Jobs), with the editor's selection, the last expression typed in a rank's Debug Console and
  * the recent ones offered. Also the context key `rankdebug.rankFocused` (the focused debug
- * session is a rank of a job this window knows) that the menus read.
+ * session is a rank of a job this window knows) that the menus read. Each panel: comparePage.ts.
  */
 import * as vscode from 'vscode';
-import { runCli } from '../common/cli';
-import { functionOfFrame, parseTolerance, readCompare, type CompareView } from '../core/compare';
-import { renderCompare, type CompareState } from '../core/compareHtml';
+import { functionOfFrame } from '../core/compare';
 import { isRowArg } from '../core/commandArgs';
 import { reportedDims } from '../core/coords';
 import { takesCommands } from '../core/jobList';
-import { newNonce } from '../core/webviewHtml';
 import { TYPE, type RankdebugConfiguration } from '../debug/configuration';
 import { pickExpression, RecentExpressions } from './expressionPick';
-import { evalHost } from './vscodeHost';
+import { ComparePage, type Request } from './comparePage';
+import { compareHost, evalHost } from './vscodeHost';
 import type { JobState } from '../jobs/jobState';
 import type { JobNode, JobsView } from '../jobs/jobsView';
 import { log } from '../common/log';
 import type { RankGroups } from '../groups/rankGroups';
-
-const VIEW_TYPE = 'rankdebug.compare';
-
-/** What the command runs: an expression in a job, from a rank, in a function's frame. */
-interface Request {
-    job: string;
-    expr: string;
-    /** The rank whose session it came from. */
-    from?: number;
-    /** The function of the frame selected in the Call Stack (`--function`). */
-    fn?: string;
-    /** When the user asked (ms since the epoch): the log and the e2e suite time the panel from it. */
-    t0: number;
-    /** Which ranks (a rank list; default all), read where they are now (`--now`, a job that hangs reaches no step): Why Is This Job Stuck?'s one rank per class. */
-    ranks?: string;
-    now?: boolean;
-    /** Compare within each value of this parallel dimension (`--per`); none: all together. */
-    per?: string;
-}
-
-interface Message {
-    type?: unknown;
-    value?: unknown;
-    group?: unknown;
-}
 
 /** A Variables or Watch view entry as its context menu passes it (`{sessionId, variable: {evaluateName}}`). */
 function variableArg(args: readonly unknown[]): { sessionId?: string; expr?: string; name?: string } | undefined {
@@ -76,115 +49,8 @@ function editorSelection(): string {
     return editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : '';
 }
 
-/** `rankdebug eval` for a request: every rank named, where it is asked, as one compare or one per set. */
-function evalArgs(request: Request, tolerance: number | null): string[] {
-    const args = ['eval', request.job, request.ranks ?? 'all', request.expr, '--json', '--timeout', '10'];
-    if (request.fn) args.push('--function', request.fn);
-    if (request.now) args.push('--now');
-    if (tolerance !== null) args.push('--tolerance', String(tolerance));
-    if (request.per) args.push('--per', request.per);
-    return args;
-}
-
-class ComparePanel implements vscode.Disposable {
-    readonly panel: vscode.WebviewPanel;
-    private view: CompareView | undefined;
-    private tolerance: number | null = null;
-    private abort: AbortController | undefined;
-    private seq = 0;
-    private readonly title: string;
-
-    constructor(
-        private request: Request,
-        private readonly python: () => Promise<string>,
-        private readonly groups: Pick<RankGroups, 'makeGroupOf'> & {
-            /** The job's parallel dimensions, from its ranks' coordinates ([] when none). */
-            dimsOf(job: string): Promise<string[]>;
-        },
-        column: vscode.ViewColumn,
-        onDispose: () => void,
-    ) {
-        this.title = vscode.l10n.t('Compare: {0}', request.expr.length > 60 ? `${request.expr.slice(0, 59)}…` : request.expr);
-        this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, this.title, { viewColumn: column, preserveFocus: false }, {
-            enableScripts: true,
-            localResourceRoots: [],
-            enableFindWidget: true,
-        });
-        this.panel.onDidDispose(() => {
-            this.abort?.abort();
-            onDispose();
-        });
-        this.panel.webview.onDidReceiveMessage((m: Message) => void this.onMessage(m));
-    }
-
-    private dims: string[] = [];
-
-    private state(extra: Partial<CompareState> = {}): CompareState {
-        return { title: this.title, tolerance: this.tolerance, from: this.request.from, frame: this.request.fn, dims: this.dims, per: this.request.per, ...extra };
-    }
-
-    private render(extra: Partial<CompareState> = {}): void {
-        this.panel.webview.html = renderCompare(this.view, this.state(extra), vscode.l10n, newNonce());
-    }
-
-    /** Runs the comparison again (the newest request wins: an older run under way is cancelled). */
-    async run(request: Request = this.request): Promise<void> {
-        this.request = request;
-        this.abort?.abort();
-        const abort = new AbortController();
-        this.abort = abort;
-        const seq = ++this.seq;
-        this.render({ busy: vscode.l10n.t('Evaluating {0} in every rank…', request.expr) });
-        const shownMs = Date.now() - request.t0;
-        const args = evalArgs(request, this.tolerance);
-        try {
-            if (!this.dims.length) this.dims = await this.groups.dimsOf(request.job).catch(() => []);
-            const run = await runCli(await this.python(), args, { timeoutMs: 60000, signal: abort.signal });
-            if (seq !== this.seq) return;
-            const view = readCompare(run.lines, request.expr);
-            this.view = view;
-            this.render({ meta: vscode.l10n.t('{0} s at {1}', (run.ms / 1000).toFixed(2), new Date().toLocaleTimeString()) });
-            log().info(
-                `compare ${JSON.stringify(request.expr)} in ${request.job}${request.fn ? ` (function ${request.fn})` : ''}${this.tolerance !== null ? ` within ${this.tolerance}` : ''}: ` +
-                    `${view.ranks.length} ranks, ${view.groups.length} groups${view.odd.length ? `, odd ${view.odd.join(',')}` : ''}; ` +
-                    `panel shown ${shownMs} ms, values shown ${Date.now() - request.t0} ms after the request (eval ${run.ms} ms)`,
-            );
-        } catch (e) {
-            if (seq !== this.seq) return;
-            const message = e instanceof Error ? e.message : String(e);
-            if (message === 'cancelled') return;
-            log().warn(`compare ${JSON.stringify(request.expr)} in ${request.job}: ${message}`);
-            this.view = undefined;
-            this.render({ error: vscode.l10n.t('Cannot compare {0}: {1}', request.expr, message) });
-        }
-    }
-
-    private async onMessage(m: Message): Promise<void> {
-        if (m.type === 'refresh') {
-            await this.run({ ...this.request, t0: Date.now() });
-        } else if (m.type === 'tolerance' && typeof m.value === 'string') {
-            const parsed = parseTolerance(m.value);
-            if (!parsed) {
-                void vscode.window.showWarningMessage(vscode.l10n.t('A tolerance is a number of 0 or more, such as 1e-3; "{0}" is not.', m.value));
-                return;
-            }
-            this.tolerance = parsed.tolerance;
-            await this.run({ ...this.request, t0: Date.now() });
-        } else if (m.type === 'per' && typeof m.value === 'string' && (m.value === '' || this.dims.includes(m.value))) {
-            await this.run({ ...this.request, per: m.value || undefined, t0: Date.now() });
-        } else if (m.type === 'makeGroup' && typeof m.group === 'number') {
-            const group = this.view?.groups[m.group];
-            if (group) await this.groups.makeGroupOf(this.request.job, group.ranks);
-        }
-    }
-
-    dispose(): void {
-        this.panel.dispose();
-    }
-}
-
 export class ComparePanels implements vscode.Disposable {
-    private readonly panels = new Map<string, ComparePanel>();
+    private readonly panels = new Map<string, ComparePage>();
     private readonly sessions = new Map<string, vscode.DebugSession>();
     /** The last expression typed in a rank session's Debug Console. */
     private lastRepl: { expr: string; rank?: number; job?: string } | undefined;
@@ -375,8 +241,8 @@ export class ComparePanels implements vscode.Disposable {
         } else {
             // Beside the code, with the other Compare panels when there are some.
             const column = [...this.panels.values()].find((p) => p.panel.viewColumn !== undefined)?.panel.viewColumn ?? vscode.ViewColumn.Beside;
-            const neighbours = { makeGroupOf: (job: string, ranks: readonly number[]) => this.groups.makeGroupOf(job, ranks), dimsOf: (job: string) => this.dimsOf(job) };
-            panel = new ComparePanel(request, this.python, neighbours, column, () => this.panels.delete(key));
+            const deps = { python: this.python, makeGroupOf: (job: string, ranks: readonly number[]) => this.groups.makeGroupOf(job, ranks), dimsOf: (job: string) => this.dimsOf(job) };
+            panel = new ComparePage(compareHost, request, deps, column, () => this.panels.delete(key));
             this.panels.set(key, panel);
         }
         await panel.run(request);

@@ -23,3 +23,10 @@ export interface StacksHost extends RoomHost, Pick<AttachHost, 'runCli'> {
     /** Opens `file` beside the panel with the cursor at the start of the 0-based `line`, as a preview. */
     showFile(file: string, line: number): Thenable<unknown>;
 }
+
+/** What a Compare Across Ranks panel uses. */
+export interface CompareHost extends RoomHost, Pick<AttachHost, 'runCli'> {
+    showWarning(message: string): void;
+    /** A webview panel titled `title` in `column`, focused, scripts on, no local resources, a find widget. */
+    createComparePanel(title: string, column: vscode.ViewColumn): Pick<vscode.WebviewPanel, 'webview' | 'onDidDispose' | 'reveal' | 'dispose' | 'viewColumn'>;
+}

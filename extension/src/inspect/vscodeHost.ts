@@ -1,7 +1,7 @@
 /** The edge: the inspect room's host (host.ts) made of the real VS Code API. */
 import * as vscode from 'vscode';
 import { attachHost, roomHost } from '../jobs/vscodeHost';
-import type { EvalHost, StacksHost } from './host';
+import type { CompareHost, EvalHost, StacksHost } from './host';
 
 export const evalHost: EvalHost = {
     ...attachHost,
@@ -26,5 +26,19 @@ export const stacksHost: StacksHost = {
             selection: new vscode.Range(line, 0, line, 0),
             viewColumn: vscode.ViewColumn.Beside,
             preview: true,
+        }),
+};
+
+const COMPARE_VIEW = 'rankdebug.compare';
+
+export const compareHost: CompareHost = {
+    ...roomHost,
+    runCli: attachHost.runCli,
+    showWarning: stacksHost.showWarning,
+    createComparePanel: (title, column) =>
+        vscode.window.createWebviewPanel(COMPARE_VIEW, title, { viewColumn: column, preserveFocus: false }, {
+            enableScripts: true,
+            localResourceRoots: [],
+            enableFindWidget: true,
         }),
 };

@@ -6,42 +6,8 @@ import type * as vscode from 'vscode';
 import type { ClassRep } from '../../../../extension/src/core/stacks';
 import type { StacksHost } from '../../../../extension/src/inspect/host';
 import { StacksPage } from '../../../../extension/src/inspect/stacksPage';
-import { Emitter } from '../debug/fakes';
 import { FakeAttachHost, job, rank } from '../jobs/fakes';
-import { tick } from '../launch/fakes';
-
-/** A webview panel: the HTML it was given, and the page's messages posted to it. */
-class FakePanel {
-    readonly html: string[] = [];
-    readonly messages = new Emitter<unknown>();
-    readonly disposed = new Emitter<void>();
-    readonly webview: { html: string; onDidReceiveMessage: vscode.Event<unknown> };
-    readonly onDidDispose = this.disposed.event;
-
-    constructor() {
-        const html = this.html;
-        this.webview = {
-            get html(): string {
-                return html.at(-1) ?? '';
-            },
-            set html(value: string) {
-                html.push(value);
-            },
-            onDidReceiveMessage: this.messages.event,
-        };
-    }
-    reveal(): void {
-        // shown already
-    }
-    dispose(): void {
-        this.disposed.fire();
-    }
-    /** The page posts `message`; resolves once the panel has acted on it. */
-    async post(message: unknown): Promise<void> {
-        this.messages.fire(message);
-        await tick(5);
-    }
-}
+import { FakePanel } from './fakes';
 
 class FakeStacksHost extends FakeAttachHost implements StacksHost {
     readonly panels: { title: string; panel: FakePanel }[] = [];
