@@ -32,3 +32,11 @@ export interface AttachHost extends RoomHost, PickHost {
     /** Starts a session on a job that runs already (no save before it: no edit would reach the job). */
     startDebugging(folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration): Thenable<boolean>;
 }
+
+/** What Training Jobs' job actions use (jobActions.ts). */
+export interface JobActionsHost extends RoomHost {
+    showQuickPick<T extends vscode.QuickPickItem>(items: readonly T[], options: vscode.QuickPickOptions): Thenable<T | undefined>;
+    /** A modal warning with `detail` under it; the button chosen, if any. */
+    confirm(message: string, detail: string, button: string): Thenable<string | undefined>;
+    stopDebugging(session: vscode.DebugSession): Thenable<void>;
+}

@@ -16,7 +16,7 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { runCli } from '../common/cli';
-import { jobLabel, rankCount, readJobs, refreshMs, type JobInfo, type RankInfo, type SessionState } from '../core/jobList';
+import { readJobs, refreshMs, type JobInfo, type RankInfo, type SessionState } from '../core/jobList';
 import { reportedDims } from '../core/coords';
 import { statusText } from '../core/jobs';
 import { jobTreeRows } from '../core/jobTree';
@@ -26,8 +26,10 @@ import { join } from '../core/shell';
 import { HangNotices } from '../diagnose/hangNotices';
 import { noticeHost } from '../diagnose/whyStuck';
 import { FoundJobWatch } from './foundWatch';
+import { pickJob, stopJob } from './jobActions';
 import { groupItem, jobItem, newestFirst, nodeId, rankItem, type JobItem, type JobNode } from './jobItems';
 import type { JobState, TrackedJob } from './jobState';
+import { jobActionsHost } from './vscodeHost';
 import { log } from '../common/log';
 import { getSettings, SECTION } from '../common/settings';
 import { hostFlags } from '../core/settings';
@@ -407,50 +409,14 @@ export class JobsView implements vscode.TreeDataProvider<JobNode>, vscode.Dispos
         return this.jobs;
     }
 
-    /** Asks which job, when a command comes from the palette; the only job is taken as is. */
+    /** Asks which job, when a command comes from the palette; the only job is taken as is (jobActions.ts). */
     async pickJob(title: string, filter: (j: JobInfo) => boolean = () => true): Promise<JobInfo | undefined> {
-        const jobs = (await this.fresh()).filter(filter);
-        if (!jobs.length) {
-            void vscode.window.showInformationMessage(vscode.l10n.t('No training job is running.'));
-            return undefined;
-        }
-        if (jobs.length === 1) return jobs[0];
-        const picked = await vscode.window.showQuickPick(
-            jobs.map((j) => ({ label: jobLabel(j), description: [vscode.l10n.t('{0} ranks', rankCount(j)), j.cwd ?? ''].filter(Boolean).join(' · '), detail: join(j.command), job: j })),
-            { title, matchOnDescription: true, matchOnDetail: true },
-        );
-        return picked?.job;
+        return pickJob(jobActionsHost, await this.fresh(), title, filter);
     }
 
     /** Stop job: ends this window's session over it, then SIGTERM to the supervisor (registry) or, once confirmed, the launcher (scan). */
     async stop(node?: JobNode): Promise<void> {
-        const job = node?.job;
-        if (!job) return;
-        const pid = job.launcherPid;
-        if (job.source === 'scan') {
-            if (pid === null) {
-                void vscode.window.showInformationMessage(vscode.l10n.t('Job {0} has no launcher process to stop.', job.id));
-                return;
-            }
-            const stopIt = vscode.l10n.t('Stop Job');
-            const answer = await vscode.window.showWarningMessage(
-                vscode.l10n.t('Stop {0}? Rank Debugger did not start it: its launcher (pid {1}) gets SIGTERM.', jobLabel(job), pid),
-                { modal: true, detail: join(job.command) },
-                stopIt,
-            );
-            if (answer !== stopIt) return;
-        }
-        const tracked = this.state.byJobId(job.id);
-        if (tracked?.parent) await vscode.debug.stopDebugging(tracked.parent);
-        if (pid !== null) {
-            try {
-                process.kill(pid, 'SIGTERM');
-                log().info(`stop ${job.id}: SIGTERM to ${pid}`);
-            } catch (e) {
-                log().info(`stop ${job.id}: ${String(e)}`);
-            }
-        }
-        this.schedule();
+        if (node && (await stopJob(jobActionsHost, this.state, node.job))) this.schedule();
     }
 
     openTerminal(node?: JobNode): void {

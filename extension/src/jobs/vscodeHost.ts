@@ -4,7 +4,7 @@ import { runCli } from '../common/cli';
 import { log } from '../common/log';
 import { getSettings } from '../common/settings';
 import { pickHost } from '../launch/vscodeHost';
-import type { AttachHost, RoomHost } from './host';
+import type { AttachHost, JobActionsHost, RoomHost } from './host';
 
 export const roomHost: RoomHost = {
     l10n: vscode.l10n,
@@ -22,4 +22,11 @@ export const attachHost: AttachHost = {
     withProgress: (title, task) => vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, task),
     folder: () => vscode.workspace.workspaceFolders?.[0],
     startDebugging: (folder, config) => vscode.debug.startDebugging(folder, config, { suppressSaveBeforeStart: true }),
+};
+
+export const jobActionsHost: JobActionsHost = {
+    ...roomHost,
+    showQuickPick: (items, options) => vscode.window.showQuickPick(items, options),
+    confirm: (message, detail, button) => vscode.window.showWarningMessage(message, { modal: true, detail }, button),
+    stopDebugging: (session) => vscode.debug.stopDebugging(session),
 };
