@@ -97,6 +97,12 @@ def find_pyspy() -> str:
     return found
 
 
+def _quiet_env() -> dict[str, str]:
+    """Our environment without Rust's backtraces: with ``RUST_BACKTRACE`` set, py-spy's error
+    ends in a backtrace, and its last line ("10: main") would be said instead of the error."""
+    return {**os.environ, "RUST_BACKTRACE": "0", "RUST_LIB_BACKTRACE": "0"}
+
+
 def dump(pid: int, *, nonblocking: bool = False, timeout: float = DUMP_TIMEOUT_S,
          exe: str | None = None, explain: Callable[[int, str], str] | None = None
          ) -> list[Thread]:
@@ -107,14 +113,14 @@ def dump(pid: int, *, nonblocking: bool = False, timeout: float = DUMP_TIMEOUT_S
         argv.append("--nonblocking")
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                             check=False)
+                             check=False, env=_quiet_env())
     except subprocess.TimeoutExpired as exc:
         raise StacksError(f"py-spy took more than {timeout:.0f} s") from exc
     except OSError as exc:
         raise StacksError(f"cannot run py-spy: {exc}") from exc
     if out.returncode != 0:
         text = out.stderr or out.stdout
-        raise StacksError(explain(pid, text) if explain else _last_line(text))
+        raise StacksError(explain(pid, text) if explain else complaint(text))
     try:
         data = json.loads(out.stdout)
     except ValueError as exc:
@@ -128,7 +134,7 @@ def main_frames(pid: int, *flags: str) -> list[dict[str, Any]] | None:
     try:
         out = subprocess.run([find_pyspy(), "dump", *flags, "--json", "--pid", str(pid)],
                              capture_output=True, text=True, timeout=DUMP_TIMEOUT_S,
-                             check=False)
+                             check=False, env=_quiet_env())
         data = json.loads(out.stdout) if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError, ValueError, StacksError):
         return None
@@ -140,8 +146,19 @@ def main_frames(pid: int, *flags: str) -> list[dict[str, Any]] | None:
     return None
 
 
-def _last_line(text: str) -> str:
-    return text.strip().splitlines()[-1] if text.strip() else "py-spy failed"
+def complaint(text: str) -> str:
+    """py-spy's error in one line: its ``Error:`` sentence and the deepest cause under
+    ``Caused by:`` ("Failed to get process executable name. ...: Permission denied (os error
+    13)"); any other output's last line. A backtrace (``RUST_BACKTRACE``) is left out."""
+    lines = [x.strip() for x in text.partition("Stack backtrace:")[0].splitlines()]
+    lines = [x for x in lines if x]
+    if not lines:
+        return "py-spy failed"
+    error = next((x[len("Error:"):].strip() for x in lines if x.startswith("Error:")), None)
+    causes = [x.split(":", 1)[1].strip() for x in lines if x[:1].isdigit() and ":" in x]
+    if error is None:
+        return lines[-1]
+    return f"{error.rstrip('.')}: {causes[-1]}" if causes and causes[-1] not in error else error
 
 
 def parse_dump(data: Any, pid: int) -> list[Thread]:

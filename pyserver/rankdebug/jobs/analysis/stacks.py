@@ -34,6 +34,7 @@ from rankdebug.pyspy import (
     StacksError,
     Thread,
     collective,
+    complaint,
     find_pyspy,
     parse_dump,
 )
@@ -113,7 +114,7 @@ def dump(pid: int, *, nonblocking: bool = False, timeout: float = DUMP_TIMEOUT_S
 def _pyspy_error(pid: int, text: str) -> str:
     from rankdebug.jobs.injector.ptrace import diagnose
 
-    text = text.strip().splitlines()[-1] if text.strip() else "py-spy failed"
+    text = complaint(text)
     if "ermission" in text or "not permitted" in text:
         hint = diagnose(pid)
         return f"{text}: {hint}" if hint else text
