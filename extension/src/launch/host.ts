@@ -5,6 +5,8 @@
  */
 import type * as vscode from 'vscode';
 import type { Localize } from '../core/localize';
+import type { AttachHost, RoomHost } from '../jobs/host';
+import type { Context } from './trainingCommand';
 
 /** What a quick-pick over ranks uses (the launch picks, and Attach to which ranks?). */
 export interface PickHost {
@@ -44,4 +46,22 @@ export interface CommandHost extends RankPickHost {
     terminalSelection(): Promise<{ text: string | undefined; cwd: string | undefined }>;
     /** launchJson.ts `writeLaunchJson`. */
     writeLaunchJson(folder: vscode.WorkspaceFolder, configurations: readonly { name: string }[], compounds: readonly { name: string }[], terminalCommand?: readonly string[]): Promise<void>;
+}
+
+/** What the terminal shim and Debug Last Training Command use (terminalJobs.ts). */
+export interface TerminalHost extends RoomHost, Pick<AttachHost, 'folder' | 'startDebugging'> {
+    /** An information notification with buttons; the one chosen. */
+    ask(message: string, ...buttons: string[]): Thenable<string | undefined>;
+    /** A context key the menus read (`setContext`). */
+    setContext(key: string, value: unknown): void;
+    /** The integrated terminals' environment (the extension's EnvironmentVariableCollection). */
+    readonly env: Pick<vscode.EnvironmentVariableCollection, 'persistent' | 'description' | 'clear' | 'prepend' | 'replace'>;
+    /** The extension's own folder (globalStorageUri). */
+    readonly storage: string;
+    /** The bundled CLI's entry script (python.ts `mainScript`). */
+    mainScript(): string;
+    /** Terminal commands as they end, where shell integration tells. */
+    readonly onDidEndTerminalShellExecution?: vscode.Event<vscode.TerminalShellExecutionEndEvent>;
+    /** Debug Training Command (commands.ts). */
+    debugCommand(ctx: Context, args: unknown[], options: { alwaysPick?: boolean }): Promise<boolean>;
 }

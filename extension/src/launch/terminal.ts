@@ -1,160 +1,30 @@
-/**
- * Debugging from VS Code's integrated terminals.
- * - A `rankdebug` shim on every integrated terminal's PATH (an EnvironmentVariableCollection,
- *   as microsoft/vscode-python-debugger's no-config debugging does): `rankdebug torchrun ...`
- *   runs the job under `rankdebug launch --json`, writing its events to a file in a folder
- *   this module watches; the chosen ranks then attach in a parent session.
- * - Debug Last Training Command: with shell integration, the last training command run in a
- *   terminal (and an offer to debug it when it fails).
- */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+/** Debugging from VS Code's integrated terminals (terminalJobs.ts), with the VS Code host made here. */
 import * as vscode from 'vscode';
-import { LineSplitter, parseEvent } from '../core/events';
-import { isPlanError, titleOf, type LaunchPlan, type PlanError } from '../core/ranks';
-import { shimScript } from '../core/shell';
-import type { Context } from './commands';
-import { debugCommand } from './commands';
-import { TYPE, type RankdebugConfiguration } from '../debug/configuration';
-import { log } from '../common/log';
 import { mainScript } from '../common/python';
-import { getSettings } from '../common/settings';
+import { attachHost, roomHost } from '../jobs/vscodeHost';
+import { debugCommand, type Context } from './commands';
+import type { TerminalHost } from './host';
+import { TerminalJobs } from './terminalJobs';
 
-export interface LastCommand {
-    text: string;
-    cwd?: string;
-    exitCode?: number;
+export type { LastCommand } from './terminalJobs';
+
+function terminalHost(context: vscode.ExtensionContext): TerminalHost {
+    return {
+        ...roomHost,
+        folder: attachHost.folder,
+        startDebugging: attachHost.startDebugging,
+        ask: (message, ...buttons) => vscode.window.showInformationMessage(message, ...buttons),
+        setContext: (key, value) => void vscode.commands.executeCommand('setContext', key, value),
+        env: context.environmentVariableCollection,
+        storage: context.globalStorageUri.fsPath,
+        mainScript,
+        onDidEndTerminalShellExecution: vscode.window.onDidEndTerminalShellExecution,
+        debugCommand,
+    };
 }
 
-export class TerminalSupport implements vscode.Disposable {
-    private readonly disposables: vscode.Disposable[] = [];
-    private watcher: fs.FSWatcher | undefined;
-    private readonly seen = new Set<string>();
-    last: LastCommand | undefined;
-    readonly endpoints: string;
-    readonly bin: string;
-
-    constructor(
-        private readonly context: vscode.ExtensionContext,
-        private readonly ctx: Context,
-    ) {
-        const storage = context.globalStorageUri.fsPath;
-        this.bin = path.join(storage, 'bin');
-        this.endpoints = path.join(storage, 'endpoints', String(process.pid));
-        if (vscode.window.onDidEndTerminalShellExecution) {
-            this.disposables.push(vscode.window.onDidEndTerminalShellExecution((e) => void this.onCommandEnd(e)));
-        }
-    }
-
-    /** Writes the shim and points integrated terminals at it (or removes it when disabled). */
-    async updateShim(python: string): Promise<void> {
-        const env = this.context.environmentVariableCollection;
-        // Not persisted: the endpoints folder belongs to this extension host.
-        env.persistent = false;
-        env.clear();
-        if (!getSettings().terminalShim) return;
-        fs.mkdirSync(this.bin, { recursive: true });
-        fs.mkdirSync(this.endpoints, { recursive: true, mode: 0o700 });
-        const shim = path.join(this.bin, 'rankdebug');
-        fs.writeFileSync(shim, shimScript(), { mode: 0o755 });
-        fs.chmodSync(shim, 0o755);
-        env.description = vscode.l10n.t('Rank Debugger: `rankdebug torchrun ...` debugs the job in VS Code');
-        env.prepend('PATH', `${this.bin}${path.delimiter}`);
-        env.replace('RANKDEBUG_PYTHON', python);
-        env.replace('RANKDEBUG_MAIN', mainScript());
-        env.replace('RANKDEBUG_ENDPOINTS', this.endpoints);
-        this.watchEndpoints();
-    }
-
-    private watchEndpoints(): void {
-        if (this.watcher) return;
-        try {
-            this.watcher = fs.watch(this.endpoints, (_kind, name) => {
-                if (name && name.endsWith('.jsonl')) void this.onEndpoint(path.join(this.endpoints, name));
-            });
-        } catch (e) {
-            log().warn(`cannot watch ${this.endpoints}: ${String(e)}`);
-        }
-    }
-
-    /** A job the shim started: attach to its ranks as they listen. */
-    private async onEndpoint(file: string): Promise<void> {
-        if (this.seen.has(file)) return;
-        let text: string;
-        try {
-            text = fs.readFileSync(file, 'utf8');
-        } catch {
-            return;
-        }
-        const splitter = new LineSplitter();
-        for (const line of splitter.push(text)) {
-            const ev = parseEvent(line);
-            if (ev?.event === 'error') {
-                this.seen.add(file);
-                void vscode.window.showErrorMessage(vscode.l10n.t('Rank Debugger: {0}', ev.message));
-                return;
-            }
-            if (ev?.event !== 'job') continue;
-            this.seen.add(file);
-            const config: RankdebugConfiguration = {
-                type: TYPE,
-                request: 'attach',
-                name: vscode.l10n.t('terminal job {0}', ev.job),
-                __attach: { job: ev.job, supervisorPid: ev.pid, dir: ev.dir, ranks: [], events: file, stopJobOnEnd: true, title: ev.job },
-            };
-            log().info(`terminal job ${ev.job}: attaching (${file})`);
-            // The job runs already: no edit saved now would reach it.
-            await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], config, { suppressSaveBeforeStart: true });
-            return;
-        }
-    }
-
-    /** The plan of a command run in a terminal, when it starts a Python training job. */
-    private async trainingPlan(text: string, cwd: string | undefined): Promise<LaunchPlan | undefined> {
-        if (!text || /^(rankdebug|cd|ls|git|cat|echo|pip|conda|source|\.)\b/.test(text)) return undefined;
-        let plan: LaunchPlan | PlanError;
-        try {
-            plan = await this.ctx.server.execute<LaunchPlan | PlanError>('rankdebug.plan', { text, language: 'shellscript', settings: cwd ? { cwd } : undefined });
-        } catch {
-            return undefined;
-        }
-        if (isPlanError(plan) || plan.launcher === 'other' || !plan.entry || (plan.launcher === 'python' && plan.entry.kind === 'cli')) return undefined;
-        return plan;
-    }
-
-    /** Remembers training commands run in terminals; offers to debug one that failed. */
-    private async onCommandEnd(e: vscode.TerminalShellExecutionEndEvent): Promise<void> {
-        const text = e.execution.commandLine.value.trim();
-        const cwd = e.execution.cwd?.fsPath ?? e.terminal.shellIntegration?.cwd?.fsPath;
-        const plan = await this.trainingPlan(text, cwd);
-        if (!plan) return;
-        this.last = { text, cwd, exitCode: e.exitCode };
-        void vscode.commands.executeCommand('setContext', 'rankdebug.hasLastCommand', true);
-        const failed = e.exitCode !== undefined && e.exitCode !== 0 && e.exitCode !== 130;
-        if (!failed || !getSettings().offerDebugOnFailure) return;
-        const debug = vscode.l10n.t('Debug It');
-        const choice = await vscode.window.showInformationMessage(vscode.l10n.t('{0} exited with code {1}. Debug it with Rank Debugger?', titleOf(plan), e.exitCode), debug);
-        if (choice === debug) await this.debugLast();
-    }
-
-    /** Debug Last Training Command. */
-    async debugLast(): Promise<void> {
-        if (!this.last) {
-            void vscode.window.showInformationMessage(
-                vscode.l10n.t('No training command has run in a terminal with shell integration yet. Run one, or use Debug Training Command.'),
-            );
-            return;
-        }
-        await debugCommand(this.ctx, [{ text: this.last.text, cwd: this.last.cwd }], { alwaysPick: true });
-    }
-
-    dispose(): void {
-        this.watcher?.close();
-        try {
-            fs.rmSync(this.endpoints, { recursive: true, force: true });
-        } catch {
-            // best effort
-        }
-        this.disposables.forEach((d) => d.dispose());
+export class TerminalSupport extends TerminalJobs {
+    constructor(context: vscode.ExtensionContext, ctx: Context) {
+        super(terminalHost(context), ctx);
     }
 }
