@@ -43,6 +43,15 @@ export function runtimeDir(base) {
     return dir;
 }
 
+/** The workspace's .vscode/settings.json with `patch` merged in (a key set to undefined is removed). */
+export function workspaceSettings(ws, patch) {
+    const dir = path.join(ws, '.vscode');
+    const file = path.join(dir, 'settings.json');
+    fs.mkdirSync(dir, { recursive: true });
+    const now = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8') || '{}') : {};
+    fs.writeFileSync(file, JSON.stringify({ ...now, ...patch }, null, 4));
+}
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Whether this run refreshes the README's picture docs/NAME.png (RANKDEBUG_E2E_DOCS=1, or a list of names). */

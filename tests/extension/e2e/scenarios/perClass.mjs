@@ -15,14 +15,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-
-function workspaceSettings(ws, patch) {
-    const dir = path.join(ws, '.vscode');
-    const file = path.join(dir, 'settings.json');
-    fs.mkdirSync(dir, { recursive: true });
-    const now = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8') || '{}') : {};
-    fs.writeFileSync(file, JSON.stringify({ ...now, ...patch }, null, 4));
-}
+import { workspaceSettings } from '../helpers.mjs';
 
 /** `rankdebug watch` processes (the found-job watchers) of job `id`. */
 function watchers(h, id) {

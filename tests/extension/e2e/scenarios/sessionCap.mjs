@@ -17,15 +17,7 @@
 // The helpers are run.mjs's own (passed in: `h`).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-
-/** The workspace's .vscode/settings.json with `patch` merged in (a key set to undefined is removed). */
-function workspaceSettings(ws, patch) {
-    const dir = path.join(ws, '.vscode');
-    const file = path.join(dir, 'settings.json');
-    fs.mkdirSync(dir, { recursive: true });
-    const now = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8') || '{}') : {};
-    fs.writeFileSync(file, JSON.stringify({ ...now, ...patch }, null, 4));
-}
+import { workspaceSettings } from '../helpers.mjs';
 
 /**
  * A command from the palette, again when the palette closed or went inert as it opened (the
