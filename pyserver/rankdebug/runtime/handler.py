@@ -67,6 +67,7 @@ import sys
 import threading
 
 from rankdebug.runtime import kept, peercred, wire
+from rankdebug.runtime.serve import Door, Loop, Server
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ MAX_REQUEST = 1 << 20
 
 class _Handler:
     sock: socket.socket | None = None
+    server: Server | None = None
     path = ""
     pid = 0
     rank = 0
@@ -116,8 +118,15 @@ def start(folder: str, rank: int,
         return None
     handler.sock, handler.path, handler.pid, handler.rank = sock, path, os.getpid(), rank
     handler.attach = attach
-    thread = _start_thread("rankdebug-handler", _accept)
-    handler.ident = thread.ident
+    # The owner only; a connection over the cap gets one answer and goes (the rank's threads
+    # are bounded). Guest process: no fault of a connection is printed, none ends the loop.
+    full = wire.encode(_stamped(_error(f"{MAX_CONNECTIONS} connections are open already; "
+                                       "try again")))
+    handler.server = Server(sock, _serve,
+                            Loop(name="rankdebug-handler", threads="rankdebug-handler-conn",
+                                 spawn=_start_thread, on_error=_ignore),
+                            Door(admit=peercred.same_user, cap=MAX_CONNECTIONS, full=full))
+    handler.ident = handler.server.start().ident
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)
     from rankdebug.runtime import coords
@@ -143,13 +152,11 @@ def stop() -> None:
     """Close the socket and remove its file (the rank's script has ended)."""
     if os.getpid() != handler.pid or handler.sock is None:
         return
-    sock, handler.sock = handler.sock, None
+    handler.sock = None
     with contextlib.suppress(OSError):
         os.remove(handler.path)
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)  # wakes the thread in accept(); close alone does not
-    with contextlib.suppress(OSError):
-        sock.close()
+    if handler.server is not None:
+        handler.server.stop()
 
 
 def _after_fork_in_child() -> None:
@@ -161,43 +168,15 @@ def _after_fork_in_child() -> None:
         handler.sock = None
 
 
-def _accept() -> None:
-    while True:
-        sock = handler.sock
-        if sock is None:
-            return
-        try:
-            conn, _ = sock.accept()
-        except OSError:
-            return
-        try:
-            if not peercred.same_user(conn):
-                conn.close()
-                continue
-            with _conns_lock:
-                full = _conns[0] >= MAX_CONNECTIONS
-                if not full:
-                    _conns[0] += 1
-            if full:  # one answer, and the connection goes: the rank's threads are bounded
-                with contextlib.suppress(OSError):
-                    conn.settimeout(1.0)
-                    wire.send(conn, _stamped(_error(
-                        f"{MAX_CONNECTIONS} connections are open already; try again")))
-                conn.close()
-                continue
-            _start_thread("rankdebug-handler-conn", _serve, conn)
-        except Exception:  # guest process: one connection must not end the handler
-            with contextlib.suppress(OSError):
-                conn.close()
+def _ignore(_exc: BaseException) -> None:
+    pass
 
 
 MAX_CONNECTIONS = 32
 IDLE_S = 60.0  # a connection that sends nothing this long is closed
-_conns = [0]
-_conns_lock = threading.Lock()
 
 
-def _serve(conn: socket.socket) -> None:
+def _serve(conn: socket.socket, _n: int) -> None:
     try:
         conn.settimeout(IDLE_S)
         with conn, conn.makefile("rb") as reader:
@@ -210,9 +189,6 @@ def _serve(conn: socket.socket) -> None:
                 conn.sendall(data)
     except Exception:  # the client went, or was idle too long: its connection ends
         pass
-    finally:
-        with _conns_lock:
-            _conns[0] -= 1
 
 
 def _lines(reader: Any) -> Iterator[bytes | None]:

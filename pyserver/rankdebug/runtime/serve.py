@@ -18,8 +18,9 @@ An accept error that is not the listener's closing (too many open files, a conne
 aborted before it was accepted) is waited out.
 
 It lives in ``runtime`` (standard library only, Python 3.9) so that every layer may use it,
-the rank's handler included. Its users: ``supervise/ctl_server.py``,
-``supervise/gates/gate.py``, ``jobs/nodes/node_agent.py``, ``jobs/nodes/tunnel.py``. Two places that
+the rank's handler included. Its users: the rank's handler (``runtime/handler.py``),
+``supervise/ctl_server.py``, ``supervise/gates/gate.py``, ``jobs/nodes/node_agent.py``,
+``jobs/nodes/tunnel.py``. Two places that
 serve are not accept loops of ours and do not use it: ``adapter/main.py`` wraps the handler
 debugpy's adapter gives its own ``sockets.serve`` (the loop is debugpy's), and ``warm.py``
 reads one request from a pipe.
@@ -32,10 +33,12 @@ import socket
 import sys
 import threading
 import time
-import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+
+# Loaded in every armed rank: no dataclasses (inspect, ast) nor typing at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 RETRY_S = 0.1  # after an accept error that is not the listener's end
 TELL_S = 1.0  # how long a refused peer may take to receive why
@@ -52,34 +55,47 @@ def _thread(name: str, target: Callable[..., None], *args: Any) -> threading.Thr
 
 
 def _print_error(exc: BaseException) -> None:
+    import traceback
+
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
 
 
-@dataclass(frozen=True)
 class Door:
     """Who gets in, and what those turned away are told before their connection closes."""
 
-    admit: Callable[[socket.socket], bool] = _anyone
-    refused: bytes = b""  # told to a connection ``admit`` turns away
-    cap: int = 0  # connections served at once (0: no cap)
-    full: bytes = b""  # told to a connection over the cap
+    __slots__ = ("admit", "cap", "full", "refused")
+
+    def __init__(self, admit: Callable[[socket.socket], bool] = _anyone,
+                 refused: bytes = b"", cap: int = 0, full: bytes = b"") -> None:
+        self.admit = admit
+        self.refused = refused  # told to a connection ``admit`` turns away
+        self.cap = cap  # connections served at once (0: no cap)
+        self.full = full  # told to a connection over the cap
 
 
-@dataclass(frozen=True)
 class Loop:
-    """How the loop runs, and what ends it besides ``Server.stop``."""
+    """How the loop runs, and what ends it besides ``Server.stop``: ``name``, the loop's
+    thread (``Server.start``); ``threads``, each connection's thread, ``{n}`` its number
+    (None: handled in the loop). The loop ends once ``alive`` says False (asked before each
+    accept, of each connection before it is let in, and every ``every_s`` while none comes)
+    or after ``idle_s`` with no connection let in. ``spawn(name, target, *args)`` starts a
+    daemon thread (the rank's handler starts ones debugpy must not trace); ``on_error`` is
+    told of a handler's error."""
 
-    name: str  # the loop's thread (``Server.start``)
-    threads: str | None = None  # each connection's thread, ``{n}`` its number (None: inline)
-    # The loop ends once ``alive`` says False: asked before each accept, of each connection
-    # before it is let in, and every ``every_s`` while none comes.
-    alive: Callable[[], bool] | None = None
-    every_s: float | None = None
-    idle_s: float | None = None  # the loop ends after this long with no connection let in
-    # ``spawn(name, target, *args)`` starts a daemon thread (the rank's handler starts ones
-    # debugpy must not trace); ``on_error`` is told of a handler's error.
-    spawn: Callable[..., threading.Thread] = _thread
-    on_error: Callable[[BaseException], None] = _print_error
+    __slots__ = ("alive", "every_s", "idle_s", "name", "on_error", "spawn", "threads")
+
+    def __init__(self, name: str, threads: str | None = None,  # noqa: PLR0913
+                 alive: Callable[[], bool] | None = None, every_s: float | None = None,
+                 idle_s: float | None = None,
+                 spawn: Callable[..., threading.Thread] = _thread,
+                 on_error: Callable[[BaseException], None] = _print_error) -> None:
+        self.name = name
+        self.threads = threads
+        self.alive = alive
+        self.every_s = every_s
+        self.idle_s = idle_s
+        self.spawn = spawn
+        self.on_error = on_error
 
 
 class Server:
