@@ -20,10 +20,9 @@ aborted before it was accepted) is waited out.
 It lives in ``runtime`` (standard library only, Python 3.9) so that every layer may use it,
 the rank's handler included. Its users: the rank's handler (``runtime/handler.py``),
 ``supervise/ctl_server.py``, ``supervise/gates/gate.py``, ``jobs/nodes/node_agent.py``,
-``jobs/nodes/tunnel.py``. Two places that
-serve are not accept loops of ours and do not use it: ``adapter/main.py`` wraps the handler
-debugpy's adapter gives its own ``sockets.serve`` (the loop is debugpy's), and ``warm.py``
-reads one request from a pipe.
+``jobs/nodes/tunnel.py``. Two places that serve are not accept loops of ours and do not use
+it: ``adapter/main.py`` wraps the handler debugpy's adapter gives its own ``sockets.serve``
+(the loop is debugpy's), and ``warm.py`` reads one request from a pipe.
 """
 
 from __future__ import annotations
