@@ -9,7 +9,8 @@ export const groupsHost: GroupsHost = {
     setStatus: (text, ms) => vscode.window.setStatusBarMessage(text, ms),
     setContext: (key, value) => void vscode.commands.executeCommand('setContext', key, value),
     activeSession: () => vscode.debug.activeDebugSession,
-    onDidChangeActiveDebugSession: vscode.debug.onDidChangeActiveDebugSession,
+    // Forwarded, not captured: `vscode.debug`'s events are getters.
+    onDidChangeActiveDebugSession: (listener, thisArgs, disposables) => vscode.debug.onDidChangeActiveDebugSession(listener, thisArgs, disposables),
     showQuickPick: (items, options) => vscode.window.showQuickPick(items, options),
     showInputBox: (options) => vscode.window.showInputBox(options),
     cursor: () => {

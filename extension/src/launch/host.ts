@@ -65,3 +65,13 @@ export interface TerminalHost extends RoomHost, Pick<AttachHost, 'folder' | 'sta
     /** Debug Training Command (commands.ts). */
     debugCommand(ctx: Context, args: unknown[], options: { alwaysPick?: boolean }): Promise<boolean>;
 }
+
+/** What *Choose when the ranks start* uses (startedPicks.ts). */
+export interface StartedHost extends PickHost, Pick<AttachHost, 'runCli'> {
+    readonly log: { info(message: string): void; warn(message: string): void; debug(message: string): void };
+    showInfo(message: string): void;
+    /** A status bar message until disposed. */
+    setStatus(text: string): vscode.Disposable;
+    readonly onDidStartDebugSession: vscode.Event<vscode.DebugSession>;
+    readonly onDidTerminateDebugSession: vscode.Event<vscode.DebugSession>;
+}

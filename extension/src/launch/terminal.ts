@@ -18,7 +18,8 @@ function terminalHost(context: vscode.ExtensionContext): TerminalHost {
         env: context.environmentVariableCollection,
         storage: context.globalStorageUri.fsPath,
         mainScript,
-        onDidEndTerminalShellExecution: vscode.window.onDidEndTerminalShellExecution,
+        // Forwarded, not captured (the event is a getter); absent where VS Code has no shell integration events.
+        onDidEndTerminalShellExecution: vscode.window.onDidEndTerminalShellExecution ? (listener, thisArgs, disposables) => vscode.window.onDidEndTerminalShellExecution(listener, thisArgs, disposables) : undefined,
         debugCommand,
     };
 }
