@@ -312,9 +312,10 @@ class StartedWatch {
     /** The pick closed: by Enter (the watch may stand on), by Escape (the job runs on, armed), or by the job's end. */
     private hidden(): void {
         if (!this.pickOpen) return;
+        const ended = this.ended; // read first: stop() marks the watch ended
         this.closePick();
         this.stop();
-        if (!this.ended) {
+        if (!ended) {
             this.host.showInfo(this.host.l10n.t('The job runs on with every rank armed: attach to any rank from Training Jobs, or stop it there.'));
         }
     }

@@ -157,11 +157,13 @@ describe('launch/startedPicks', () => {
         await tick(300);
         assert.equal(w.host.reads, reads, 'no read after Escape');
         assert.deepEqual(w.attached, []);
-        // Said nowhere today: stop() marks the watch ended before hidden() asks whether it is (see the report).
-        assert.deepEqual(w.host.infos, []);
+        // Said once: the job runs on, and where to find its ranks.
+        assert.equal(w.host.infos.length, 1);
+        assert.match(w.host.infos[0] ?? '', /runs on with every rank armed/);
         const ended = (open = await follow());
         ended.host.terminated.fire(SESSION);
         assert.ok(ended.host.pick.hidden);
         assert.match(ended.host.logged.join('\n'), /ranks as they start: J1: the job ended/);
+        assert.deepEqual(ended.host.infos, [], 'the job ended: nothing runs on to say so of');
     });
 });
