@@ -11,6 +11,7 @@
 import type { CompareEval, ErrorEval, GroupEval, ResultEval } from './generated/evalLines';
 import type { Localize } from './localize';
 import { formatSpec } from './ranks';
+import type { Raw } from './raw';
 
 export interface TensorSummary {
     shape: number[];
@@ -83,8 +84,6 @@ export interface CompareView {
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
-/** A line as read: any field may be missing or of another type, but only the declared names may be read. */
-type Raw<T> = Partial<Record<keyof T, unknown>>;
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);

@@ -9,6 +9,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { ContinueCtl, DoneCtl, PauseCtl, ProblemCtl, RefusedCtl, RunToCtl, StepCtl, StopModeCtl } from './generated/ctl';
 import type { Localize } from './localize';
+import type { Raw } from './raw';
 
 /** Ranks a command acts on: omitted (every chosen rank), a spec in the quick-pick grammar, or rank numbers. */
 export type RankArg = string | number[] | undefined;
@@ -51,8 +52,6 @@ export function commandLine(cmd: ControlCommand): string {
     return `${JSON.stringify(out)}\n`;
 }
 
-/** A reply as read: any field may be missing or of another type, but only the declared names (protocol/ctl.py REPLIES) may be read. */
-type Raw<T> = Partial<Record<keyof T, unknown>>;
 
 /** Reads one reply line; throws a ControlError for an error reply or anything unreadable. */
 export function readReply(line: string, l10n: Localize): ControlReply {

@@ -4,9 +4,8 @@
  * pyserver/rankdebug/protocol/eval.py (generated types). No `vscode` import.
  */
 import type { ErrorEval, ResultEval } from './generated/evalLines';
+import type { Raw } from './raw';
 
-/** A line as read: any field may be missing or of another type, but only the declared names may be read. */
-type Raw<T> = Partial<Record<keyof T, unknown>>;
 
 export interface EvalResult {
     rank: number | null;

@@ -6,6 +6,7 @@
  */
 import { coordText, readCoords, type Coords } from './coords';
 import type { AnswerJson, JobJson, RankJson, RaisedJson, GpuJson } from './generated/jobsAnswer';
+import type { Raw } from './raw';
 
 export type RankStateName = 'starting' | 'running' | 'armed' | 'raised' | 'listening' | 'attached' | 'exited';
 
@@ -68,8 +69,6 @@ export interface JobsSnapshot {
 }
 
 type Obj = Record<string, unknown>;
-/** An object of the answer as read: any field may be missing or of another type, but only the declared names (protocol/jobs.py) may be read. */
-type Raw<T> = Partial<Record<keyof T, unknown>>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);

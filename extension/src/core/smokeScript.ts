@@ -5,6 +5,7 @@
  */
 import type { AnswerJson, ChangeJson, CopyJson } from './generated/smokeAnswer';
 import { quote } from './shell';
+import type { Raw } from './raw';
 
 /** One knob the smoke run changed: `per_device_train_batch_size` 8 → 1, and where it lives. */
 export interface SmokeChange {
@@ -39,8 +40,6 @@ export interface SmokeAnswer {
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** An object of the answer as read: any field may be missing or of another type, but only the names declared in pyserver/rankdebug/protocol/smoke.py may be read. */
-type Raw<T> = Partial<Record<keyof T, unknown>>;
 
 function stringMap(v: unknown): Record<string, string> {
     if (!isRecord(v)) return {};

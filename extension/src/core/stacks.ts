@@ -6,6 +6,7 @@
  * lacks. No `vscode` import.
  */
 import type { AnswerJson, FrameJson, GroupJson, MismatchJson, NodeJson, RankJson } from './generated/stacksAnswer';
+import type { Raw } from './raw';
 
 export interface FrameView {
     name: string;
@@ -84,8 +85,6 @@ export interface StacksView {
     collectives: CollectiveMismatch[];
 }
 
-/** An object of the answer as read: any field may be missing or of another type, but only the declared names may be read. */
-type Raw<T> = Partial<Record<keyof T, unknown>>;
 /** What a rank's handler says of itself (its `collectives`): the rank's words, not declared. */
 type Obj = Record<string, unknown>;
 const obj = <T = Obj>(v: unknown): Raw<T> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Raw<T>) : {});

@@ -18,7 +18,7 @@ import type * as vscode from 'vscode';
 import { pickAttachRanks } from './attachPick';
 import { attachSteps, InFlight, offerable, type AttachFacts } from '../core/attachRoute';
 import { CliError } from '../core/cliOutput';
-import { parseEvent } from '../core/events';
+import { readAttachLines } from '../core/attachLines';
 import { canAttach, controlDir, jobLabel, listensNow, type JobInfo, type RankInfo } from '../core/jobList';
 import type { Execute } from '../core/rankCheck';
 import { formatSpec } from '../core/ranks';
@@ -167,10 +167,10 @@ export class RankAttacher implements vscode.Disposable {
                     const t0 = Date.now();
                     try {
                         const run = await this.host.runCli(python, ['attach', job.id, String(r.rank), '--json', ...hostFlags(this.host.settings())], { timeoutMs: 90000, signal: abort.signal });
-                        const ev = parseEvent(JSON.stringify(run.answer));
-                        if (ev?.event !== 'listening') throw new CliError(this.host.l10n.t('rankdebug attach gave no port'));
-                        this.host.log.info(`rank ${r.rank} of ${job.id} listens on ${ev.host}:${ev.port} (${Date.now() - t0} ms)`);
-                        await got({ rank: r.rank, host: ev.host, port: ev.port });
+                        const ep = readAttachLines([run.answer]).listening[0];
+                        if (!ep) throw new CliError(this.host.l10n.t('rankdebug attach gave no port'));
+                        this.host.log.info(`rank ${r.rank} of ${job.id} listens on ${ep.host}:${ep.port} (${Date.now() - t0} ms)`);
+                        await got({ rank: r.rank, host: ep.host, port: ep.port });
                     } catch (e) {
                         if (token.isCancellationRequested) break;
                         const message = e instanceof Error ? e.message : String(e);
@@ -192,17 +192,16 @@ export class RankAttacher implements vscode.Disposable {
         const t0 = Date.now();
         try {
             const run = await this.host.runCli(python, ['attach', job.id, spec, '--json', ...hostFlags(this.host.settings())], { timeoutMs: 90000 + 10000 * todo.length, signal });
+            const answer = readAttachLines(run.lines);
             const ranks: number[] = [];
-            for (const line of run.lines) {
-                const ev = parseEvent(JSON.stringify(line));
-                if (ev?.event === 'listening' && typeof line.rank === 'number') {
-                    ranks.push(line.rank);
-                    await got({ rank: line.rank, host: ev.host, port: ev.port });
-                } else if (line.event === 'failed') {
-                    const message = String(line.message ?? '');
-                    this.host.log.warn(`attach rank ${String(line.rank)} of ${job.id}: ${message}`);
-                    this.host.showError(this.host.l10n.t('Cannot attach to rank {0} of {1}: {2}', String(line.rank), job.id, message));
-                }
+            for (const ep of answer.listening) {
+                ranks.push(ep.rank);
+                await got(ep);
+            }
+            for (const f of answer.failed) {
+                const which = f.rank === null ? spec : String(f.rank);
+                this.host.log.warn(`attach rank ${which} of ${job.id}: ${f.message}`);
+                this.host.showError(this.host.l10n.t('Cannot attach to rank {0} of {1}: {2}', which, job.id, f.message));
             }
             this.host.log.info(`ranks ${formatSpec(ranks)} of ${job.id} listen (${Date.now() - t0} ms, side by side)`);
         } catch (e) {
