@@ -7,17 +7,14 @@ reads them (``jobs/attachRanks.ts``; the types generated from here are
 
 from __future__ import annotations
 
-from rankdebug.protocol.fields import Field, Message
+from rankdebug.protocol.fields import Field, Message, message_of
 
 _JOB = Field("str", "the job's id")
 
 
-def _message(tag: str, doc: str, **fields: Field) -> Message:
-    return Message(tag, doc, fields)
-
 
 LINES: dict[str, Message] = {m.tag: m for m in (
-    _message("listening", "A rank's debug port accepts connections: attach a DAP client.",
+    message_of("listening", "A rank's debug port accepts connections: attach a DAP client.",
              rank=Field("int", "the rank; null for a --pid process that is no rank",
                         null=True),
              host=Field("str", "the address to connect to"), port=Field("int", "the port"),
@@ -28,11 +25,11 @@ LINES: dict[str, Message] = {m.tag: m for m in (
              via=Field("str", "how debugpy was put in just now: `remote_exec`, `ptrace` or "
                        "`gdb` (absent: it listened already, or its handler started it)",
                        optional=True)),
-    _message("failed", "A rank of several could not be attached; the others go on.",
+    message_of("failed", "A rank of several could not be attached; the others go on.",
              rank=Field("int", "the rank"),
              pid=Field("int", "its process id; null when it does not run", null=True),
              job=_JOB, message=Field("str", "why")),
-    _message("done", "Every rank of several has listened or failed: last, once.",
+    message_of("done", "Every rank of several has listened or failed: last, once.",
              job=_JOB, attached=Field("[int]", "the ranks that listen"),
              failed=Field("[int]", "the ranks that could not be attached"),
              seconds=Field("number", "what it took")),

@@ -8,46 +8,39 @@ by tsc to the types generated from here); the real-job tests check every line ag
 
 from __future__ import annotations
 
-from rankdebug.protocol.fields import Field, Message, Shape
+from rankdebug.protocol.fields import Field, Message, Shape, message_of, optional
 
 _RANK = Field("int", "the rank")
 
 
-def _message(tag: str, doc: str, **fields: Field) -> Message:
-    return Message(tag, doc, fields)
-
-
-def _also(kind: str, doc: str) -> Field:
-    """A field only some lines have."""
-    return Field(kind, doc, optional=True)
 
 
 LINES: dict[str, Message] = {m.tag: m for m in (
-    _message("result", "A rank's value.",
+    message_of("result", "A rank's value.",
              job=Field("str", "the job's id"), rank=_RANK,
              pid=Field("int", "the rank's process id", null=True),
              expr=Field("str", "the code, as given"),
              text=Field("str", "the value's repr (shortened)"),
              type=Field("str", "the value's type", null=True),
-             summary=_also("object", "a tensor's or array's: {shape, dtype, min, max, mean, "
+             summary=optional("object", "a tensor's or array's: {shape, dtype, min, max, mean, "
                            "nan, inf, checksum, ...}"),
-             output=_also("str", "what the code printed"),
-             number=_also("any", "the value as a number, where it is one (`nan`, `inf` as "
+             output=optional("str", "what the code printed"),
+             number=optional("any", "the value as a number, where it is one (`nan`, `inf` as "
                           "text)"),
              seq=Field("int", "the rank's collective count where it was read; null where it "
                        "cannot tell", optional=True, null=True)),
-    _message("error", "A rank that could not answer, or whose code failed.",
+    message_of("error", "A rank that could not answer, or whose code failed.",
              rank=_RANK, message=Field("str", "what went wrong"),
-             line=_also("int", "the line of the code that failed"),
-             candidates=_also("[object]", "the frames an ambiguous --frame name fits: "
+             line=optional("int", "the line of the code that failed"),
+             candidates=optional("[object]", "the frames an ambiguous --frame name fits: "
                               "{index, function, file, line}")),
-    _message("compare", "The ranks grouped by value, the largest group first.",
+    message_of("compare", "The ranks grouped by value, the largest group first.",
              groups=Field("[Group]"),
              at=Field("object", "where the ranks were read (`{\"paused\": true}`, or after "
                       "one optimizer step: `{\"seq\": N, ...}`); null: as each answered",
                       null=True),
-             warning=_also("str", "why the values may not be comparable"),
-             per=_also("object", "--per: the coordinates the ranks of this compare share")),
+             warning=optional("str", "why the values may not be comparable"),
+             per=optional("object", "--per: the coordinates the ranks of this compare share")),
 )}
 
 SHAPES: dict[str, Shape] = {s.name: s for s in (

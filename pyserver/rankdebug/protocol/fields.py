@@ -63,6 +63,16 @@ class Field:
         return True
 
 
+def nullable(kind: str, doc: str = "") -> Field:
+    """A field that is always there and may be null."""
+    return Field(kind, doc, null=True)
+
+
+def optional(kind: str, doc: str = "", *, null: bool = False) -> Field:
+    """A field that only some messages or answers have (``null``: and may be null)."""
+    return Field(kind, doc, optional=True, null=null)
+
+
 def _inner(kind: str) -> tuple[str, bool]:
     return (kind[1:-1], True) if kind.startswith("[") and kind.endswith("]") else (kind, False)
 
@@ -97,6 +107,11 @@ class Message:
     doc: str
     fields: Mapping[str, Field] = field(default_factory=dict)
     more: bool = False
+
+
+def message_of(tag: str, doc: str, /, **fields: Field) -> Message:
+    """A message whose fields are given by name: ``message_of("exited", "...", code=...)``."""
+    return Message(tag, doc, fields)
 
 
 def fault(message: Mapping[str, Any], declared: Mapping[str, Field]) -> str | None:
@@ -255,6 +270,11 @@ class Shape:
     name: str
     doc: str
     fields: Mapping[str, Field] = field(default_factory=dict)
+
+
+def shape_of(name: str, doc: str, /, **fields: Field) -> Shape:
+    """A shape whose fields are given by name."""
+    return Shape(name, doc, fields)
 
 
 def shape_problem(value: object, shape: Shape, shapes: Mapping[str, Shape],

@@ -5,7 +5,7 @@ against the types generated from here)."""
 
 from __future__ import annotations
 
-from rankdebug.protocol.fields import Field, Message
+from rankdebug.protocol.fields import Field, Message, message_of
 
 _JOB = Field("str", "the job's id (`rankdebug jobs`)", optional=True)
 _RANK = Field("int", "the rank")
@@ -25,12 +25,9 @@ _NUMBERED = {
 }
 
 
-def _message(tag: str, doc: str, **fields: Field) -> Message:
-    return Message(tag, doc, fields)
-
 
 EVENTS: dict[str, Message] = {m.tag: m for m in (
-    _message("job", "The job started: first, once.",
+    message_of("job", "The job started: first, once.",
              job=Field("str", "the job's id"),
              dir=Field("str", "the job's registry folder (its ctl.sock)"),
              pid=Field("int", "the pid of `rankdebug launch`"),
@@ -43,37 +40,37 @@ EVENTS: dict[str, Message] = {m.tag: m for m in (
              attach=Field("[object]", "a `rankdebug` attach configuration per chosen rank"),
              nodes=Field("[object]", "the job's nodes, {node, host}, when it runs on several",
                          optional=True)),
-    _message("listening", "A chosen rank's debug port accepts connections.",
+    message_of("listening", "A chosen rank's debug port accepts connections.",
              rank=_RANK, host=Field("str", "the address to connect to", null=True),
              port=Field("int", "the port", null=True), pid=_PID, job=_JOB,
              node=Field("str", "the node the rank runs on (`nodeN`), when not this one",
                         optional=True)),
-    _message("attached", "A client has attached to the rank and configured it.",
+    message_of("attached", "A client has attached to the rank and configured it.",
              rank=_RANK, pid=_PID, job=_JOB),
-    _message("stopped", "A chosen rank stopped (breakpoint, pause, step, exception...).",
+    message_of("stopped", "A chosen rank stopped (breakpoint, pause, step, exception...).",
              rank=_RANK, reason=Field("str", "DAP's stop reason"), **_WHERE,
              waiting=Field("str", "the collective a rank shown paused waits in (its stack "
                            "was read from outside)", optional=True),
              **_NUMBERED, job=_JOB),
-    _message("continued", "A chosen rank runs again.", rank=_RANK, job=_JOB),
-    _message("arrived", "Every rank of a group step or run-to has stopped.",
+    message_of("continued", "A chosen rank runs again.", rank=_RANK, job=_JOB),
+    message_of("arrived", "Every rank of a group step or run-to has stopped.",
              command=Field("str", "`step` or `run-to`"),
              ranks=Field("[int]", "the ranks of the group"), job=_JOB),
-    _message("blocked", "A rank of a group step or run-to waits in a collective.",
+    message_of("blocked", "A rank of a group step or run-to waits in a collective.",
              rank=_RANK, **{"in": Field("str", "the collective")},
              file=Field("str", "where it waits", optional=True, null=True),
              line=Field("int", "its line", optional=True, null=True),
              **_NUMBERED, job=_JOB),
-    _message("raised", "A rank is held alive at an uncaught exception.",
+    message_of("raised", "A rank is held alive at an uncaught exception.",
              rank=_RANK, pid=_PID, exception=Field("str", "the exception's type", null=True),
              message=Field("str", "its message", null=True), **_WHERE, job=_JOB),
-    _message("role", "A Ray actor rank's role, once it runs the actor's code.",
+    message_of("role", "A Ray actor rank's role, once it runs the actor's code.",
              rank=_RANK, role=Field("str", "`actor/rollout/ref`, `critic`"), job=_JOB),
-    _message("error", "A command or an attach could not be carried out; the job goes on.",
+    message_of("error", "A command or an attach could not be carried out; the job goes on.",
              message=Field("str", "what went wrong"),
              command=Field("str", "the command it answers", optional=True, null=True),
              rank=Field("int", "the rank it concerns", optional=True, null=True), job=_JOB),
-    _message("hang", "No rank has made progress for `--hang-seconds` (said once per hang; "
+    message_of("hang", "No rank has made progress for `--hang-seconds` (said once per hang; "
              "never while a chosen rank is stopped in the debugger or held at an exception).",
              job=Field("str", "the job's id"),
              seconds=Field("number", "how long no rank has made progress"),
@@ -81,9 +78,9 @@ EVENTS: dict[str, Message] = {m.tag: m for m in (
              culprits=Field("[object]", "the diagnosis' culprit findings, {ranks, why, where: "
                             "{file, line, function} | null} (`rankdebug diagnose --json`'s "
                             "`culprit` lines); empty when it names none")),
-    _message("hang_over", "A rank made progress again after a `hang`: the hang is over.",
+    message_of("hang_over", "A rank made progress again after a `hang`: the hang is over.",
              job=Field("str", "the job's id"),
              seconds=Field("number", "how long no rank had made progress")),
-    _message("exited", "The job ended: last, once.",
+    message_of("exited", "The job ended: last, once.",
              code=Field("int", "its exit status")),
 )}

@@ -6,15 +6,10 @@ types generated from here); the smoke tests check every answer against them
 
 from __future__ import annotations
 
-from rankdebug.protocol.fields import Field, Shape
-
-
-def _s(name: str, doc: str, /, **fields: Field) -> Shape:
-    return Shape(name, doc, fields)
-
+from rankdebug.protocol.fields import Field, Shape, shape_of
 
 SHAPES: dict[str, Shape] = {s.name: s for s in (
-    _s("Answer", "What `rankdebug smoke --json` prints: the smoke version of the command.",
+    shape_of("Answer", "What `rankdebug smoke --json` prints: the smoke version of the command.",
        argv=Field("[str]", "the smoke command's words"),
        env=Field("object", "the environment it sets, name to value"),
        changes=Field("[Change]", "each knob changed, with why"),
@@ -31,23 +26,23 @@ SHAPES: dict[str, Shape] = {s.name: s for s in (
                   "run has none", null=True),
        gpu_uses=Field("[GpuUse]", "where the script asks for CUDA or NCCL"),
        cpu_change=Field("[str]", "what --cpu sets (`--backend=gloo`)")),
-    _s("Change", "One knob changed.",
+    shape_of("Change", "One knob changed.",
        name=Field("str", "as the framework spells it"),
        **{"from": Field("str", "its value before; null: not set", null=True),
           "to": Field("str", "its value now; null: not set", null=True)},
        why=Field("str"), where=Field("str", "where it lives: a flag, a config key, a script "
                                      "variable, an environment variable")),
-    _s("Copy", "A file copied to be changed.",
+    shape_of("Copy", "A file copied to be changed.",
        **{"from": Field("str"), "to": Field("str")}),
-    _s("NotApplied", "A knob the script cannot be given from outside.",
+    shape_of("NotApplied", "A knob the script cannot be given from outside.",
        name=Field("str"), why=Field("str")),
-    _s("GpuUse", "Where a script asks for CUDA or NCCL whatever the machine has.",
+    shape_of("GpuUse", "Where a script asks for CUDA or NCCL whatever the machine has.",
        what=Field("str", "as written, shortened (`x.cuda()`)"), line=Field("int"),
        kind=Field("str", "`nccl` or `cuda`"),
        knob=Field("str", "the key or option a command-line value replaces; null: fixed in "
                   "code", null=True),
        value=Field("str", "the value as the job gets it")),
-    _s("Stage", "One line of `rankdebug smoke --check --json`: a stage passed or failed "
+    shape_of("Stage", "One line of `rankdebug smoke --check --json`: a stage passed or failed "
        "(the first that fails is the last line).",
        stage=Field("str", "the stage's name (`entry` first)"),
        ok=Field("bool"), reason=Field("str")),

@@ -7,30 +7,15 @@ held thread's ``raised``) is passed on as the rank said it: an object, not decla
 
 from __future__ import annotations
 
-from rankdebug.protocol.fields import Field, Shape
-
-
-def _s(name: str, doc: str, /, **fields: Field) -> Shape:
-    return Shape(name, doc, fields)
-
-
-def _n(kind: str, doc: str = "") -> Field:
-    """A field that is always there and may be null."""
-    return Field(kind, doc, null=True)
-
-
-def _maybe(kind: str, doc: str) -> Field:
-    """A field that only some answers have, and may be null."""
-    return Field(kind, doc, optional=True, null=True)
-
+from rankdebug.protocol.fields import Field, Shape, nullable, optional, shape_of
 
 _FRAME = {"name": Field("str", "the function"), "file": Field("str"), "line": Field("int"),
           "library": Field("bool", "library code (the extension dims it)"),
           "short": Field("str", "the file's short place with the line (`torch/nn/x.py:12`)")}
 
 SHAPES: dict[str, Shape] = {s.name: s for s in (
-    _s("Answer", "What `rankdebug stacks --json` prints.",
-       job=_n("str", "the job's id; null for --pid processes"),
+    shape_of("Answer", "What `rankdebug stacks --json` prints.",
+       job=nullable("str", "the job's id; null for --pid processes"),
        time=Field("number", "when it read, in seconds since the epoch"),
        seconds=Field("number", "what the reads took"),
        ranks=Field("[Rank]", "every rank (or --pid process) read, as the last read found it"),
@@ -41,50 +26,52 @@ SHAPES: dict[str, Shape] = {s.name: s for s in (
        tree=Field("[Node]", "the main threads merged into one tree, outermost frame first"),
        collectives=Field("[Mismatch]", "the process groups whose ranks are at different "
                          "collectives, in every read")),
-    _s("Rank", "One rank as read.",
-       rank=_n("int", "null for a process that is no rank"), pid=Field("int"),
-       host=_n("str"), error=_n("str", "why it could not be read"),
-       collective=_n("Waiting", "the collective it waits in"),
-       collectives=_n("object", "its handler's `runtime.collectives` state, as it said it "
+    shape_of("Rank", "One rank as read.",
+       rank=nullable("int", "null for a process that is no rank"), pid=Field("int"),
+       host=nullable("str"), error=nullable("str", "why it could not be read"),
+       collective=nullable("Waiting", "the collective it waits in"),
+       collectives=nullable("object", "its handler's `runtime.collectives` state, as it said it "
                       "(`{\"error\": ...}` when the rank could not tell)"),
        seconds=Field("number", "what its read took"),
-       via=_n("str", "`handler` or `py-spy`"),
+       via=nullable("str", "`handler` or `py-spy`"),
        threads=Field("[Thread]")),
-    _s("Thread", "One thread of a rank.",
-       name=Field("str"), thread_id=_n("int"), os_thread_id=_n("int"),
+    shape_of("Thread", "One thread of a rank.",
+       name=Field("str"), thread_id=nullable("int"), os_thread_id=nullable("int"),
        main=Field("bool"), active=Field("bool"), owns_gil=Field("bool"),
-       raised=_n("object", "held at an uncaught exception: {exception, message, file, line, "
+       raised=nullable("object", "held at an uncaught exception: {exception, message, file, line, "
                  "function}, as the rank said"),
        frames=Field("[Frame]", "innermost first")),
-    _s("Frame", "One frame.", **_FRAME),
-    _s("Group", "Ranks whose thread has the very same frames.",
+    shape_of("Frame", "One frame.", **_FRAME),
+    shape_of("Group", "Ranks whose thread has the very same frames.",
        thread=Field("str"), main=Field("bool"),
        ranks=Field("[int?]", "their ranks (null: a process that is no rank)"),
        pids=Field("[int]"), label=Field("str", "the ranks as one label (`0-3,8`)"),
        summary=Field("str", "`all_reduce ← train_step ← main`: innermost first"),
-       collective=_n("str", "the collective its ranks wait in"),
-       collective_text=_n("str", "that collective with its number and who issued it "
+       collective=nullable("str", "the collective its ranks wait in"),
+       collective_text=nullable("str", "that collective with its number and who issued it "
                           "(`all_reduce #4 (DDP bucket, from backward)`)"),
        active=Field("bool"), odd=Field("bool", "not the largest main-thread row"),
-       raised=_n("str", "the exception a held thread of these ranks raised"),
+       raised=nullable("str", "the exception a held thread of these ranks raised"),
        frames=Field("[Frame]", "innermost first")),
-    _s("Node", "A frame of the merged tree, with the ranks at it.",
+    shape_of("Node", "A frame of the merged tree, with the ranks at it.",
        **_FRAME, count=Field("int", "how many ranks are at it"), ranks=Field("[int]"),
        children=Field("[Node]", "the frames called from it, largest branch first")),
-    _s("Waiting", "The collective a rank waits in: its handler's word (from PyTorch's "
+    shape_of("Waiting", "The collective a rank waits in: its handler's word (from PyTorch's "
        "records) or the torch.distributed call on its stack.",
-       name=Field("str", "the collective (`all_reduce`)"), file=_n("str"), line=_n("int"),
+       name=Field("str", "the collective (`all_reduce`)"), file=nullable("str"),
+       line=nullable("int"),
        thread=Field("str", "the thread that waits"),
-       seq=_maybe("int", "its sequence number in its process group (handler only)"),
-       group=_maybe("str", "that process group (handler only)"),
-       context=_maybe("str", "what issued it (handler only)"),
-       label=_maybe("str", "`all_reduce #4 (DDP bucket, from backward)` (handler only)")),
-    _s("Mismatch", "A process group whose ranks are at different collectives.",
-       group=Field("str"), desc=_n("str", "the group's description"),
+       seq=optional("int", "its sequence number in its process group (handler only)", null=True),
+       group=optional("str", "that process group (handler only)", null=True),
+       context=optional("str", "what issued it (handler only)", null=True),
+       label=optional("str", "`all_reduce #4 (DDP bucket, from backward)` (handler only)",
+                      null=True)),
+    shape_of("Mismatch", "A process group whose ranks are at different collectives.",
+       group=Field("str"), desc=nullable("str", "the group's description"),
        odd=Field("[int]", "the ranks apart from the largest position"),
        message=Field("str", "one sentence"),
        positions=Field("[Position]", "each position with its ranks, the largest first")),
-    _s("Position", "Where some ranks of a group are.",
-       ranks=Field("[int]"), op=_n("str", "the collective; null: none open"),
-       seq=_n("int"), context=_n("str")),
+    shape_of("Position", "Where some ranks of a group are.",
+       ranks=Field("[int]"), op=nullable("str", "the collective; null: none open"),
+       seq=nullable("int"), context=nullable("str")),
 )}
