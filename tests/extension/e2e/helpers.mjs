@@ -273,6 +273,14 @@ export async function pickMenuItem(page, name) {
 }
 
 /** Right-click a tree row and pick a menu item; again if a refresh re-rendered the row meanwhile. */
+/** In the rank pick of a four-rank command (once its last row is shown), `text` typed, and
+ * the language server given the time to read it: Enter is the caller's to press (and time). */
+export async function typeRanks(page, text, lastRow = 'rank 3 · node 0 · local 3') {
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: lastRow }).waitFor({ timeout: 30000 });
+    await page.locator('.quick-input-widget input').fill(text);
+    await sleep(700); // the language server reads the typed ranks
+}
+
 export async function rowMenu(page, row, name) {
     for (let i = 0; i < 3; i++) {
         await row.click({ button: 'right' });

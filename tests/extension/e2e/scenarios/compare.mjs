@@ -9,7 +9,7 @@
 //   → tolerance 1e-2 on weight → one group → stop → no process left;
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ROOT, say, sleep, docs, jobProcesses, waitFor, shot, palette, openFile, goToLine, setBreakpoint, commandLine, stopDebugging, frameRow, expandMainThreads, jobsPane, openJobsView, rowMenu, stacksFrame, webviewWith, shownAt, waitGroups } from '../helpers.mjs';
+import { ROOT, say, sleep, docs, jobProcesses, waitFor, shot, palette, openFile, goToLine, setBreakpoint, commandLine, stopDebugging, frameRow, expandMainThreads, jobsPane, openJobsView, rowMenu, stacksFrame, webviewWith, shownAt, waitGroups, typeRanks } from '../helpers.mjs';
 
 /**
  * Show Stacks on the compare job while rank 0 is paused at its breakpoint and ranks 1-3 wait for
@@ -104,9 +104,7 @@ export async function scenarioCompare(page, ws) {
     await setBreakpoint(page, bp);
     const line = await commandLine(page, 'compare.sh', 'torchrun --nproc_per_node 4 compare_train.py');
     await rowMenu(page, line, 'Debug Training Command');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 3 · node 0 · local 3' }).waitFor({ timeout: 30000 });
-    await page.locator('.quick-input-widget input').fill('0 arm');
-    await sleep(700); // the language server reads the typed ranks
+    await typeRanks(page, '0 arm');
     const tEnter = Date.now();
     await page.keyboard.press('Enter');
 

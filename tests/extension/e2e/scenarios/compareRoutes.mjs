@@ -11,6 +11,7 @@
 // The helpers are run.mjs's own (passed in: `h`), so that the two files drive the UI alike.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { typeRanks } from '../helpers.mjs';
 
 /** Selects the first whole word `word` on line `line` of the active editor (the cursor goes there first). */
 async function selectWord(page, h, line, word) {
@@ -52,9 +53,7 @@ export async function scenarioCompareRoutes(page, ws, h) {
     await line.waitFor();
     await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Debug' }).first().waitFor({ timeout: 90000 });
     await h.rowMenu(page, line, 'Debug Training Command');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 3 · node 0 · local 3' }).waitFor({ timeout: 30000 });
-    await page.locator('.quick-input-widget input').fill('0 arm');
-    await h.sleep(700); // the language server reads the typed ranks
+    await typeRanks(page, '0 arm');
     const tEnter = Date.now();
     await page.keyboard.press('Enter');
     await page.locator('.debug-call-stack .monaco-list-row', { hasText: /^\s*rank 0(?!\d)/ }).first().waitFor({ timeout: 120000 });

@@ -17,7 +17,7 @@
 // The helpers are run.mjs's own (passed in: `h`).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { workspaceSettings } from '../helpers.mjs';
+import { workspaceSettings, typeRanks } from '../helpers.mjs';
 
 /**
  * A command from the palette, again when the palette closed or went inert as it opened (the
@@ -75,9 +75,7 @@ export async function scenarioSessionCap(page, ws, h) {
     await h.setBreakpoint(page, bp);
     const line = await h.commandLine(page, 'cap.sh', 'torchrun --nproc_per_node 4 cap_train.py');
     const tRight = await h.rowMenu(page, line, 'Debug Training Command');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 3 · node 0 · local 3' }).waitFor({ timeout: 30000 });
-    await page.locator('.quick-input-widget input').fill('0-3');
-    await h.sleep(700); // the language server reads the typed ranks
+    await typeRanks(page, '0-3');
     const tEnter = Date.now();
     await page.keyboard.press('Enter');
 

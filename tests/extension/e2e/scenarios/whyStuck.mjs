@@ -16,7 +16,7 @@
 // The helpers are run.mjs's own (passed in: `h`).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { workspaceSettings } from '../helpers.mjs';
+import { workspaceSettings, typeRanks } from '../helpers.mjs';
 
 function toast(page, text) {
     return page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
@@ -35,9 +35,7 @@ export async function scenarioWhyStuck(page, ws, h) {
     await h.palette(page, 'Notifications: Clear All Notifications');
     const line = await h.commandLine(page, 'stuck.sh', 'torchrun --nproc_per_node 4 stuck_train.py');
     await h.rowMenu(page, line, 'Debug Training Command');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'rank 3 · node 0 · local 3' }).waitFor({ timeout: 30000 });
-    await page.locator('.quick-input-widget input').fill('arm');
-    await h.sleep(700); // the language server reads the typed ranks
+    await typeRanks(page, 'arm');
     const tEnter = Date.now();
     await page.keyboard.press('Enter');
 
