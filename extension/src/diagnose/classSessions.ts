@@ -6,97 +6,15 @@
  * each session labelled with the class it stands for (`rank 3 · 252 like it`), then Attach to
  * Ranks (rankAttach.ts `attachRanks`: through the job's own parent when this window follows it,
  * else `rankdebug attach` for an armed or found rank). The classes left past the cap are said.
+ * The route: classRoute.ts, with the VS Code host (vscodeHost.ts).
  */
-import * as vscode from 'vscode';
-import { capClasses, classLabel, type ClassPick } from '../core/classSessions';
-import { jobLabel, type JobInfo, type RankInfo } from '../core/jobList';
-import { formatSpec } from '../core/ranks';
-import type { RankdebugConfiguration } from '../debug/configuration';
-import { log } from '../common/log';
-import { getSettings } from '../common/settings';
+import { ClassRoute, type ClassSessionDeps } from './classRoute';
+import { classSessionsHost } from './vscodeHost';
 
-/** What the route uses from the other parts. */
-export interface ClassSessionDeps {
-    jobs: { fresh(): Promise<readonly JobInfo[]> };
-    attach: {
-        attachRanks(job: JobInfo, ranks: RankInfo[], told?: boolean): Promise<void>;
-        /** Ranks of the job this window has a session on, or is starting one for. */
-        sessionsOf(job: string): ReadonlySet<number>;
-    };
-}
+export type { ClassSessionDeps } from './classRoute';
 
-/**
- * The labels of the sessions it starts: set on each session as it starts (a session's name can
- * change while it runs), once.
- */
-class SessionLabels implements vscode.Disposable {
-    private readonly pending = new Map<string, string>();
-    private readonly listener = vscode.debug.onDidStartDebugSession((s) => {
-        const rank = (s.configuration as RankdebugConfiguration).__rank;
-        if (!rank) return;
-        // A rank's session started from the supervisor's own `listening` line may not name its job.
-        const key = rank.job !== undefined ? `${rank.job}/${rank.rank}` : [...this.pending.keys()].find((k) => k.endsWith(`/${rank.rank}`));
-        const label = key ? this.pending.get(key) : undefined;
-        if (!key || !label) return;
-        this.pending.delete(key);
-        s.name = label;
-    });
-
-    set(job: string, rank: number, label: string): void {
-        this.pending.set(`${job}/${rank}`, label);
-    }
-
-    dispose(): void {
-        this.listener.dispose();
-    }
-}
-
-export class ClassSessions implements vscode.Disposable {
-    private readonly labels = new SessionLabels();
-
-    constructor(private readonly deps: ClassSessionDeps) {}
-
-    /**
-     * Sessions on these representatives of `jobId`'s classes (in order: the first ones open
-     * when the cap leaves room for fewer). `what` names them in the log.
-     */
-    async open(jobId: string, reps: readonly ClassPick[], what: string): Promise<void> {
-        const job = (await this.deps.jobs.fresh()).find((j) => j.id === jobId);
-        if (!job) {
-            void vscode.window.showInformationMessage(vscode.l10n.t('Job {0} is not running any more.', jobId));
-            return;
-        }
-        const live = reps.filter((r) => job.ranks.some((i) => i.rank === r.rank && i.pid !== null && i.state !== 'exited'));
-        const missing = reps.filter((r) => !live.includes(r)).map((r) => r.rank);
-        if (missing.length) void vscode.window.showWarningMessage(vscode.l10n.t('{0} has no live rank {1} to attach to.', jobLabel(job), formatSpec(missing)));
-        const cap = getSettings().maxSessions;
-        const { open, shown, left } = capClasses(live, cap, this.deps.attach.sessionsOf(job.id));
-        log().info(
-            `${what} of ${job.id}: ${reps.length} classes, open ${formatSpec(open.map((r) => r.rank)) || 'none'}` +
-                `${shown.length ? `, shown already ${formatSpec(shown.map((r) => r.rank))}` : ''}${left.length ? `, ${left.length} past rankdebug.maxSessions (${cap})` : ''}`,
-        );
-        if (left.length) {
-            const ranks = left.reduce((n, r) => n + r.others + 1, 0);
-            void vscode.window.showInformationMessage(
-                vscode.l10n.t(
-                    'rankdebug.maxSessions is {0}: {1} classes left without a session ({2} ranks, represented by ranks {3}). Debug this class in Show Stacks opens one.',
-                    cap,
-                    left.length,
-                    ranks,
-                    formatSpec(left.map((r) => r.rank)),
-                ),
-            );
-        }
-        if (!open.length) {
-            if (!left.length && shown.length) void vscode.window.showInformationMessage(vscode.l10n.t('Rank {0} of {1} is attached already: see the Call Stack.', formatSpec(shown.map((r) => r.rank)), job.id));
-            return;
-        }
-        for (const r of open) if (r.others > 0) this.labels.set(job.id, r.rank, classLabel(r, vscode.l10n));
-        const infos = open.map((r) => job.ranks.find((i) => i.rank === r.rank)).filter((r): r is RankInfo => r !== undefined);
-        await this.deps.attach.attachRanks(job, infos, open.length === 1);
-    }
-
-    dispose(): void {
-        this.labels.dispose();
+export class ClassSessions extends ClassRoute {
+    constructor(deps: ClassSessionDeps) {
+        super(classSessionsHost, deps);
     }
 }
