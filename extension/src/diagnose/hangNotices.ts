@@ -10,7 +10,7 @@
 import type { HangEvent, HangOverEvent } from '../core/hangEvents';
 import type { Localize } from '../core/localize';
 
-/** What the notification uses from VS Code (whyStuck.ts `noticeHost` gives the real one). */
+/** What the notification uses from VS Code (vscodeHost.ts `noticeHost` gives the real one, whyStuck.ts exports it). */
 export interface NoticeHost {
     readonly l10n: Localize;
     /** A warning notification with buttons: the button clicked, or undefined when it was closed. */
