@@ -36,6 +36,12 @@ interface Pending {
 export class GroupCommands implements vscode.Disposable {
     /** The step or run-to under way, per job folder. */
     private readonly pending = new Map<string, Pending>();
+    /**
+     * The job's events that come while a command's reply is on the way, per job folder: events
+     * and replies come on different channels, so a rank can stop, and a step arrive, before
+     * the reply that says which ranks it moved.
+     */
+    private readonly early = new Map<string, LaunchEvent[]>();
     private message: vscode.Disposable | undefined;
     private readonly disposables: vscode.Disposable[] = [];
     private readonly contexts = new Map<string, unknown>();
@@ -94,10 +100,21 @@ export class GroupCommands implements vscode.Disposable {
         if (!job) return;
         const pick = this.targets.ranks(job, args);
         const cmd: ControlCommand = verb === 'continue' || verb === 'pause' ? { command: verb, ranks: pick.ranks } : { command: 'step', ranks: pick.ranks, kind: verb as StepKind };
-        const reply = await this.send(job, cmd);
+        const { reply, early } = await this.sendKeeping(job, cmd);
         if (!reply) return;
         const held = cmd.command === 'step' ? this.held(job, pick.ranks, reply.ranks) : undefined;
-        this.follow(job, new GroupProgress(verb, reply.ranks, '', held));
+        this.follow(job, new GroupProgress(verb, reply.ranks, '', held), early);
+    }
+
+    /** `send`, keeping the job's events that come before the reply (see `early`). */
+    private async sendKeeping(job: ControlJob, cmd: ControlCommand): Promise<{ reply: ControlReply | undefined; early: LaunchEvent[] }> {
+        const early: LaunchEvent[] = [];
+        this.early.set(job.dir, early);
+        try {
+            return { reply: await this.send(job, cmd), early };
+        } finally {
+            if (this.early.get(job.dir) === early) this.early.delete(job.dir);
+        }
     }
 
     /**
@@ -131,25 +148,29 @@ export class GroupCommands implements vscode.Disposable {
         const file = cursor.uri.fsPath;
         const line = cursor.line + 1;
         const pick = this.targets.ranks(job, args);
-        const reply = await this.send(job, { command: 'run-to', ranks: pick.ranks, file, line });
-        if (reply) this.follow(job, new GroupProgress('run-to', reply.ranks, `${path.basename(file)}:${line}`));
+        const { reply, early } = await this.sendKeeping(job, { command: 'run-to', ranks: pick.ranks, file, line });
+        if (reply) this.follow(job, new GroupProgress('run-to', reply.ranks, `${path.basename(file)}:${line}`), early);
     }
 
-    /** Reports a command's outcome now, or as its ranks arrive. */
-    private follow(job: ControlJob, progress: GroupProgress): void {
+    /** Reports a command's outcome now (with the events that came before its reply), or as its ranks arrive. */
+    private follow(job: ControlJob, progress: GroupProgress, early: readonly LaunchEvent[] = []): void {
         const old = this.pending.get(job.dir);
         if (old?.timer) clearTimeout(old.timer);
         this.pending.delete(job.dir);
+        for (const ev of early) progress.apply(ev);
         if (progress.done || !job.tracked) {
             // A job this window does not follow sends no events: the reply is all there is.
             this.say(progress.done ? progress.text(this.host.l10n) : this.host.l10n.t('{0}: sent', who(progress.ranks)));
             return;
         }
-        this.pending.set(job.dir, { job, progress, notified: false });
+        const p: Pending = { job, progress, notified: false };
+        this.pending.set(job.dir, p);
         this.say(progress.text(this.host.l10n));
+        this.gatherBlocked(p);
     }
 
     private onEvent(tracked: TrackedJob, event: LaunchEvent): void {
+        if (tracked.dir) this.early.get(tracked.dir)?.push(event);
         const p = tracked.dir ? this.pending.get(tracked.dir) : undefined;
         if (!p || !p.progress.apply(event)) return;
         if (p.progress.done) {
@@ -161,6 +182,11 @@ export class GroupCommands implements vscode.Disposable {
             return;
         }
         this.say(p.progress.text(this.host.l10n));
+        this.gatherBlocked(p);
+    }
+
+    /** A rank reported waiting in a collective: one notification, once the others have had time to say so too. */
+    private gatherBlocked(p: Pending): void {
         if (p.progress.blocked.size && !p.notified && !p.timer) {
             p.timer = setTimeout(() => {
                 p.timer = undefined;

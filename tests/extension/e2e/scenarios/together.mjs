@@ -81,6 +81,17 @@ export async function scenarioTogether(page, ws) {
     // and the report says so.
     say('Step Over All Ranks');
     const stepLine = py.findIndex((l) => l.includes('# the e2e step')) + 1;
+    // The report is watched from the Step on: it is a status bar message of a few seconds,
+    // and the Call Stack may take that long to show the step on a loaded machine.
+    let report = '';
+    const reported = waitFor('the step\'s report (rank 1 waiting in all_reduce)', async () => {
+        const texts = await page.locator('.statusbar-item, .notifications-toasts .notification-list-item').allInnerTexts();
+        report = texts.map((t) => t.replace(/\s+/g, ' ')).find((t) => /stepped over/.test(t)) ?? report;
+        return /rank 0 stepped over/.test(report) && /rank 1 waiting in all_reduce/.test(report);
+    }, 30000).catch((e) => {
+        throw new Error(`${e.message}; the report: ${JSON.stringify(report)}`);
+    });
+    reported.catch(() => {}); // said where it is awaited, below: not as an unhandled rejection first
     const tStep = Date.now();
     await palette(page, 'Rank Debugger: Step Over All Ranks');
     await waitFor(`rank 0 paused on step at line ${stepLine}, rank 1 still waiting`, async () => {
@@ -90,14 +101,7 @@ export async function scenarioTogether(page, ws) {
         throw new Error(`${e.message}; Call Stack: ${JSON.stringify(stacks)}`);
     });
     await waitFor(`the editor's current-line arrow on line ${stepLine}`, () => glyphOnLine(page, 'codicon-debug-stackframe', stepLine), 15000);
-    let report = '';
-    await waitFor('the step\'s report (rank 1 waiting in all_reduce)', async () => {
-        const texts = await page.locator('.statusbar-item, .notifications-toasts .notification-list-item').allInnerTexts();
-        report = texts.map((t) => t.replace(/\s+/g, ' ')).find((t) => /stepped over/.test(t)) ?? report;
-        return /rank 0 stepped over/.test(report) && /rank 1 waiting in all_reduce/.test(report);
-    }, 15000).catch((e) => {
-        throw new Error(`${e.message}; the report: ${JSON.stringify(report)}`);
-    });
+    await reported;
     await rankRow(0, `paused at together_train\\.py:${stepLine} in <module> \\(step\\)`).waitFor({ timeout: 15000 });
     timings.stepMs = Date.now() - tStep;
     say(`rank 0 stepped to line ${stepLine} ${timings.stepMs} ms after Step Over All Ranks; report: ${report.trim()}`);

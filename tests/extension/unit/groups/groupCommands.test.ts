@@ -84,6 +84,25 @@ describe('groups/groupCommands', () => {
         assert.deepEqual(host.infos, ['ranks 0-3 stepped over'], 'once a notification said a rank waits, the arrival is one too');
     });
 
+    it('counts the events that come before the reply: a one-line step can arrive first', async () => {
+        // Events and replies come on different channels: here the supervisor's events for the
+        // step (rank 0 stopped, the group arrived) reach the window before its reply does.
+        const box: { w?: World } = {};
+        const w = await world(() => {
+            const fire = (e: Record<string, unknown>) => box.w?.state.rankEvents.fire({ job: box.w.t, event: event(e) });
+            fire({ event: 'blocked', rank: 1, in: 'all_reduce' });
+            fire({ event: 'stopped', rank: 0, reason: 'step', file: '/w/t.py', line: 25, function: 'f' });
+            fire({ event: 'arrived', command: 'step', ranks: [0] });
+            return { ranks: [0] };
+        });
+        box.w = w;
+        w.t.live = new LiveRanks();
+        w.t.live.apply(event({ event: 'stopped', rank: 1, reason: 'pause', file: null, line: null, function: null, waiting: 'all_reduce' }));
+        await w.groups.run('over', []);
+        assert.equal(w.host.status.at(-1), '$(debug-alt) 1 of 2 stopped: rank 0 stepped over; rank 1 waiting in all_reduce');
+        assert.deepEqual(w.host.warnings, [], 'the step is over: nothing left to wait for');
+    });
+
     it('says which ranks of a step could not move: they wait in a collective', async () => {
         const { host, t, groups } = await world(() => ({ ranks: [0, 1] }));
         t.live = new LiveRanks();
