@@ -32,6 +32,7 @@ from rankdebug.command.state import Scalar, State, Var, text_of, unknown
 from rankdebug.command.syntax import (
     Positions,
     broken_text,
+    glued_prefix,
     parse,
     readable_prefix,
     text,
@@ -267,11 +268,12 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
                 argv_override: list[Word] | None = None) -> LaunchPlan:
     """Evaluate one reached command and plan it (with `argv_override` as its words)."""
     node, pos = rep.node, rep.pos
+    glued = {c.start_byte for c in glued_prefix(node)}  # the walk has set them already
     scratch = rep.state.copy() if any(
         c.type == "variable_assignment" for c in node.children) else rep.state
     inline: dict[str, Word] = {}
     for child in node.children:
-        if child.type != "variable_assignment":
+        if child.type != "variable_assignment" or child.start_byte in glued:
             continue
         name_node = child.child_by_field_name("name")
         value_node = child.child_by_field_name("value")
@@ -301,6 +303,9 @@ def plan_report(rep: Report, sbatch: Sequence[Word], opts: Options,
     env.update(inline)
     shell_vars = _VarWords(state.vars)
     span = pos.span(_statement(node))
+    if glued:  # the command starts at its name, below the assignments
+        name_span = pos.span(node.child_by_field_name("name") or node)
+        span = Span(name_span.start_line, name_span.start_col, span.end_line, span.end_col)
     plan = LaunchPlan(launcher=OTHER, argv=argv, span=span, env=inline,
                       script_env=script_env, cwd=state.cwd, background=rep.background)
     cwd = Path(state.cwd) if state.cwd is not None else None

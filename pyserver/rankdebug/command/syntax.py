@@ -130,6 +130,27 @@ def text(node: Node) -> str:
     return raw.decode("utf-8", errors="replace") if raw is not None else ""
 
 
+def glued_prefix(node: Node) -> list[Node]:
+    """The assignments tree-sitter-bash reads as a command's prefix across a line end: it
+    parses ``A=1 B=2⏎⏎cmd`` (two or more assignments, then a command on a later line) as one
+    command, where bash runs the assignments, then ``cmd``. Empty for a real prefix
+    (``A=1 cmd``, ``A=1 \\⏎cmd``)."""
+    name = node.child_by_field_name("name") if node.type == "command" else None
+    if name is None:
+        return []
+    lead = []
+    for child in node.children:
+        if child.start_byte >= name.start_byte:
+            break
+        if child.type != "variable_assignment":
+            return []  # a redirection among them: as written
+        lead.append(child)
+    raw = node.text or b""
+    gap = raw[lead[-1].end_byte - node.start_byte:name.start_byte - node.start_byte] \
+        if lead else b""
+    return lead if b"\n" in gap.replace(b"\\\n", b"") else []
+
+
 def binary_parts(node: Node) -> tuple[Node, Node, Node] | None:
     """The left operand, the operator and the right operand of a ``binary_expression``."""
     left = node.child_by_field_name("left")

@@ -24,7 +24,14 @@ from rankdebug.command.script.conditions import test_expander, test_status
 from rankdebug.command.script.walk import Status
 from rankdebug.command.source import Segment
 from rankdebug.command.state import Function, State, text_of
-from rankdebug.command.syntax import Positions, broken_text, parse, readable_prefix, text
+from rankdebug.command.syntax import (
+    Positions,
+    broken_text,
+    glued_prefix,
+    parse,
+    readable_prefix,
+    text,
+)
 from rankdebug.command.words import Span, Word
 
 MAX_CALL_DEPTH = 12
@@ -216,6 +223,8 @@ class Walker:
     def command(self, node: Node, seg: int, state: State,
                 background: bool) -> tuple[State, Status]:
         pos = self._positions[seg]
+        for c in glued_prefix(node):  # `A=1 B=2` on a line of its own: set, as bash does
+            assign(c, pos, state)
         self.on_command(Report(node, pos, state, background, seg))
         name_node = node.child_by_field_name("name")
         if name_node is None:
