@@ -155,12 +155,23 @@ export async function shot(page, name) {
     await page.screenshot({ path: path.join(ART, `${name}.png`) }).catch(() => undefined);
 }
 
+/** Runs a command from the palette. A session that starts meanwhile can take the focus and
+ * close the palette as it opens (its input goes inert, then hidden): then it is opened again. */
 export async function palette(page, text) {
-    await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(`>${text}`);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: text.split(': ').pop() }).first().waitFor();
+    for (let i = 1; ; i++) {
+        await page.keyboard.press('F1');
+        try {
+            await input.waitFor({ state: 'visible', timeout: 20000 });
+            await input.fill(`>${text}`, { timeout: 10000 });
+            await page.locator('.quick-input-list .monaco-list-row', { hasText: text.split(': ').pop() }).first().waitFor({ timeout: 30000 });
+            break;
+        } catch (e) {
+            if (i === 3) throw e;
+            say(`palette ${text}: ${e instanceof Error ? e.message.split('\n')[0] : e}; again`);
+            if (await input.isVisible()) await page.keyboard.press('Escape');
+        }
+    }
     await page.keyboard.press('Enter');
 }
 
