@@ -83,7 +83,6 @@ class _Handler:
     path = ""
     pid = 0
     rank = 0
-    ident: int | None = None
     # Starts the debugger and says where it listens: ``runtime.debug`` passes it in, so
     # the handler never imports the module that starts it.
     attach: Callable[[], dict[str, Any]] | None = None
@@ -126,7 +125,7 @@ def start(folder: str, rank: int,
                             Loop(name="rankdebug-handler", threads="rankdebug-handler-conn",
                                  spawn=_start_thread, on_error=_ignore),
                             Door(admit=peercred.same_user, cap=MAX_CONNECTIONS, full=full))
-    handler.ident = handler.server.start().ident
+    handler.server.start()
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)
     from rankdebug.runtime import coords
